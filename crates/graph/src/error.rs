@@ -1,0 +1,95 @@
+//! Errors of the graph layer. Each variant carries what a user needs to fix the problem:
+//! which file and line, which endpoint, what came back.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything that can go wrong while loading, searching or querying a knowledge graph.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("no chatty-kg store at {path}: load one first with `chatty-kg load --store {path} FILE...`")]
+    StoreNotFound { path: PathBuf },
+
+    #[error(
+        "the store at {path} is incomplete: its last load ({detail}) did not finish; run `chatty-kg load` again"
+    )]
+    StoreIncomplete { path: PathBuf, detail: String },
+
+    #[error("storage error in {path}: {message}")]
+    Storage { path: PathBuf, message: String },
+
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path}: unknown RDF format (use .nt, .ttl, .rdf/.owl/.xml, .nq or .trig, optionally .gz)")]
+    UnsupportedFormat { path: PathBuf },
+
+    #[error("{path}:{line}:{column}: syntax error: {message} (nothing from this load was kept)")]
+    Syntax {
+        path: PathBuf,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+
+    #[error("label index at {path}: {message}")]
+    LabelIndex { path: PathBuf, message: String },
+
+    #[error("invalid SPARQL query: {message}")]
+    QueryParse { message: String },
+
+    #[error("refused: only SELECT and ASK queries run here, this one is {kind}")]
+    NotReadOnly { kind: &'static str },
+
+    #[error("invalid IRI <{iri}>: {message}")]
+    InvalidIri { iri: String, message: String },
+
+    #[error("query evaluation failed: {message}")]
+    Evaluation { message: String },
+
+    #[error("query timed out after {after:?}")]
+    Timeout { after: Duration },
+
+    #[error("SPARQL endpoint {endpoint} is unreachable: {message}")]
+    Unreachable { endpoint: String, message: String },
+
+    #[error("SPARQL endpoint {endpoint} did not answer within {after:?}")]
+    EndpointTimeout { endpoint: String, after: Duration },
+
+    #[error("SPARQL endpoint {endpoint} answered HTTP {status}: {body}")]
+    Http {
+        endpoint: String,
+        status: u16,
+        body: String,
+    },
+
+    #[error("SPARQL endpoint {endpoint} sent results that cannot be parsed ({content_type}): {message}")]
+    BadResults {
+        endpoint: String,
+        content_type: String,
+        message: String,
+    },
+
+    #[error("invalid endpoint configuration: {message}")]
+    Config { message: String },
+}
+
+impl GraphError {
+    pub(crate) fn storage(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Self::Storage {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        }
+    }
+
+    pub(crate) fn index(path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+        Self::LabelIndex {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        }
+    }
+}

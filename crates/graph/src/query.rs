@@ -1,0 +1,378 @@
+//! Read-only SPARQL: every query that leaves this crate is a parsed [`ReadQuery`] (SELECT or ASK,
+//! no SERVICE), and the queries we write ourselves are built from spargebra's algebra types, so user
+//! text only ever becomes an escaped literal, never query syntax.
+
+use crate::GraphError;
+use oxigraph::model::{Literal, NamedNode, Variable};
+use spargebra::algebra::{Expression, Function, GraphPattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::{Query, SparqlParser};
+use std::fmt;
+
+/// A query that is known to be read-only: SELECT or ASK, without SERVICE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadQuery(Query);
+
+impl ReadQuery {
+    /// Parses SPARQL text and refuses anything but SELECT/ASK (CONSTRUCT, DESCRIBE, updates, SERVICE).
+    pub fn parse(text: &str) -> Result<Self, GraphError> {
+        match SparqlParser::new().parse_query(text) {
+            Ok(query) => Self::new(query),
+            Err(query_error) => {
+                // Say "update" rather than a parse error when that is what it is.
+                if SparqlParser::new().parse_update(text).is_ok() {
+                    Err(GraphError::NotReadOnly { kind: "an update" })
+                } else {
+                    Err(GraphError::QueryParse {
+                        message: query_error.to_string(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Checks an already built query.
+    pub fn new(query: Query) -> Result<Self, GraphError> {
+        let pattern = match &query {
+            Query::Select { pattern, .. } | Query::Ask { pattern, .. } => pattern,
+            Query::Construct { .. } => return Err(GraphError::NotReadOnly { kind: "CONSTRUCT" }),
+            Query::Describe { .. } => return Err(GraphError::NotReadOnly { kind: "DESCRIBE" }),
+        };
+        if pattern_has_service(pattern) {
+            return Err(GraphError::NotReadOnly {
+                kind: "a federated query (SERVICE)",
+            });
+        }
+        Ok(Self(query))
+    }
+
+    pub fn is_ask(&self) -> bool {
+        matches!(self.0, Query::Ask { .. })
+    }
+
+    pub fn as_query(&self) -> &Query {
+        &self.0
+    }
+
+    /// Builds a SELECT from a graph pattern (which must already project the variables it returns).
+    pub fn select(pattern: GraphPattern) -> Result<Self, GraphError> {
+        Self::new(Query::Select {
+            dataset: None,
+            pattern,
+            base_iri: None,
+        })
+    }
+}
+
+impl fmt::Display for ReadQuery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+fn pattern_has_service(pattern: &GraphPattern) -> bool {
+    match pattern {
+        GraphPattern::Service { .. } => true,
+        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => false,
+        GraphPattern::Join { left, right }
+        | GraphPattern::Lateral { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => {
+            pattern_has_service(left) || pattern_has_service(right)
+        }
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => {
+            pattern_has_service(left)
+                || pattern_has_service(right)
+                || expression.as_ref().is_some_and(expression_has_service)
+        }
+        GraphPattern::Filter { expr, inner } => {
+            expression_has_service(expr) || pattern_has_service(inner)
+        }
+        GraphPattern::Extend {
+            inner, expression, ..
+        } => expression_has_service(expression) || pattern_has_service(inner),
+        GraphPattern::Graph { inner, .. }
+        | GraphPattern::OrderBy { inner, .. }
+        | GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::Group { inner, .. } => pattern_has_service(inner),
+    }
+}
+
+fn expression_has_service(expression: &Expression) -> bool {
+    match expression {
+        Expression::Exists(pattern) => pattern_has_service(pattern),
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => expression_has_service(a) || expression_has_service(b),
+        Expression::In(a, list) => {
+            expression_has_service(a) || list.iter().any(expression_has_service)
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+            expression_has_service(a)
+        }
+        Expression::If(a, b, c) => {
+            expression_has_service(a) || expression_has_service(b) || expression_has_service(c)
+        }
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+            list.iter().any(expression_has_service)
+        }
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_) => false,
+    }
+}
+
+// ----- builders for the queries the graph layer itself needs -----
+
+pub(crate) fn named_node(iri: &str) -> Result<NamedNode, GraphError> {
+    NamedNode::new(iri).map_err(|e| GraphError::InvalidIri {
+        iri: iri.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+pub(crate) fn var(name: &str) -> Variable {
+    Variable::new_unchecked(name)
+}
+
+pub(crate) fn triple(
+    subject: impl Into<TermPattern>,
+    predicate: impl Into<NamedNodePattern>,
+    object: impl Into<TermPattern>,
+) -> TriplePattern {
+    TriplePattern {
+        subject: subject.into(),
+        predicate: predicate.into(),
+        object: object.into(),
+    }
+}
+
+fn bgp(patterns: Vec<TriplePattern>) -> GraphPattern {
+    GraphPattern::Bgp { patterns }
+}
+
+fn distinct_project(inner: GraphPattern, variables: Vec<Variable>, limit: Option<usize>) -> GraphPattern {
+    let projected = GraphPattern::Distinct {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(inner),
+            variables,
+        }),
+    };
+    match limit {
+        Some(length) => GraphPattern::Slice {
+            inner: Box::new(projected),
+            start: 0,
+            length: Some(length),
+        },
+        None => projected,
+    }
+}
+
+/// `SELECT DISTINCT ?p WHERE { <v> ?p ?o }` (or `?s ?p <v>` for incoming) `LIMIT n`.
+pub fn predicates_around_query(vertex: &str, outgoing: bool, limit: usize) -> Result<ReadQuery, GraphError> {
+    let v = named_node(vertex)?;
+    let (p, other) = (var("p"), var("x"));
+    let pattern = if outgoing {
+        triple(v, p.clone(), other)
+    } else {
+        triple(other, p.clone(), v)
+    };
+    ReadQuery::select(distinct_project(bgp(vec![pattern]), vec![p], Some(limit)))
+}
+
+/// `SELECT DISTINCT ?p WHERE { <a> ?p <b> }`.
+pub fn predicates_between_query(from: &str, to: &str) -> Result<ReadQuery, GraphError> {
+    let p = var("p");
+    let pattern = triple(named_node(from)?, p.clone(), named_node(to)?);
+    ReadQuery::select(distinct_project(bgp(vec![pattern]), vec![p], None))
+}
+
+/// Entity search on a remote endpoint: `SELECT DISTINCT ?s ?l WHERE { ?s ?lp ?l . VALUES ?lp {…}
+/// <filter> } LIMIT n`, where the filter is chosen by the [`SearchStrategy`](crate::SearchStrategy).
+pub fn entity_search_query(
+    words: &[String],
+    label_predicates: &[String],
+    strategy: crate::SearchStrategy,
+    limit: usize,
+) -> Result<ReadQuery, GraphError> {
+    let (s, lp, l) = (var("s"), var("lp"), var("l"));
+    let mut patterns = vec![triple(s.clone(), lp.clone(), l.clone())];
+    if strategy == crate::SearchStrategy::BifContains {
+        // Virtuoso's magic predicate: `?l bif:contains "'tom' AND 'hanks'"`.
+        patterns.push(triple(
+            l.clone(),
+            NamedNode::new_unchecked("bif:contains"),
+            Literal::new_simple_literal(bif_contains_expression(words)),
+        ));
+    }
+    let values = GraphPattern::Values {
+        variables: vec![lp],
+        bindings: label_predicates
+            .iter()
+            .map(|p| Ok(vec![Some(named_node(p)?.into())]))
+            .collect::<Result<_, GraphError>>()?,
+    };
+    let joined = GraphPattern::Join {
+        left: Box::new(values),
+        right: Box::new(bgp(patterns)),
+    };
+    let lowered_label = || {
+        Expression::FunctionCall(
+            Function::LCase,
+            vec![Expression::FunctionCall(
+                Function::Str,
+                vec![Expression::Variable(l.clone())],
+            )],
+        )
+    };
+    let filtered = match strategy {
+        crate::SearchStrategy::BifContains => joined,
+        crate::SearchStrategy::Contains => GraphPattern::Filter {
+            expr: all_of(words.iter().map(|w| {
+                Expression::FunctionCall(
+                    Function::Contains,
+                    vec![lowered_label(), Expression::Literal(Literal::new_simple_literal(w))],
+                )
+            })),
+            inner: Box::new(joined),
+        },
+        crate::SearchStrategy::Regex => GraphPattern::Filter {
+            expr: all_of(words.iter().map(|w| {
+                Expression::FunctionCall(
+                    Function::Regex,
+                    // Words are lower-case already. `LCASE` rather than the "i" flag: Virtuoso
+                    // matches non-ASCII letters case-insensitively only this way.
+                    vec![
+                        lowered_label(),
+                        Expression::Literal(Literal::new_simple_literal(regex_escape(w))),
+                    ],
+                )
+            })),
+            inner: Box::new(joined),
+        },
+    };
+    ReadQuery::select(distinct_project(filtered, vec![s, l], Some(limit)))
+}
+
+fn all_of(expressions: impl Iterator<Item = Expression>) -> Expression {
+    expressions
+        .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
+        .unwrap_or(Expression::Literal(Literal::from(true)))
+}
+
+/// Virtuoso free-text syntax: each word double-quoted, joined with AND; the last word of four or
+/// more characters also matches as a prefix. Words contain only letters and digits (see
+/// [`search_words`](crate::text::search_words)), so nothing in them is free-text syntax.
+fn bif_contains_expression(words: &[String]) -> String {
+    let last = words.len().saturating_sub(1);
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i == last && w.chars().count() >= 4 {
+                format!("\"{w}*\"")
+            } else {
+                format!("\"{w}\"")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+fn regex_escape(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        if "\\.^$|?*+()[]{}-".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_select_and_ask_pass() {
+        assert!(ReadQuery::parse("SELECT * WHERE { ?s ?p ?o }").is_ok());
+        assert!(ReadQuery::parse("ASK { ?s ?p ?o }").unwrap().is_ask());
+        for (text, kind) in [
+            ("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", "CONSTRUCT"),
+            ("DESCRIBE <http://e/x>", "DESCRIBE"),
+            ("DELETE WHERE { ?s ?p ?o }", "an update"),
+            ("INSERT DATA { <http://e/a> <http://e/b> <http://e/c> }", "an update"),
+            ("DROP ALL", "an update"),
+            ("SELECT * WHERE { SERVICE <http://evil/sparql> { ?s ?p ?o } }", "a federated query (SERVICE)"),
+            (
+                "SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SERVICE <http://e/s> { ?s ?p ?o } } }",
+                "a federated query (SERVICE)",
+            ),
+        ] {
+            match ReadQuery::parse(text) {
+                Err(GraphError::NotReadOnly { kind: k }) => assert_eq!(k, kind, "{text}"),
+                other => panic!("{text} gave {other:?}"),
+            }
+        }
+        assert!(matches!(ReadQuery::parse("SELECT WHERE"), Err(GraphError::QueryParse { .. })));
+    }
+
+    /// A label full of SPARQL syntax must stay one literal: the query keeps its shape.
+    #[test]
+    fn hostile_words_cannot_change_the_query_shape() {
+        let hostile = "x\" } ; DROP ALL ; SELECT * WHERE { ?a ?b \"\\\n }";
+        let words = vec![hostile.to_owned()];
+        for strategy in [
+            crate::SearchStrategy::Contains,
+            crate::SearchStrategy::Regex,
+            crate::SearchStrategy::BifContains,
+        ] {
+            let built = entity_search_query(&words, &[crate::settings::RDFS_LABEL.into()], strategy, 100).unwrap();
+            let reparsed = ReadQuery::parse(&built.to_string()).unwrap();
+            assert_eq!(reparsed, built, "round trip changed the query for {strategy:?}: {built}");
+            let text = built.to_string();
+            assert!(text.trim_end().ends_with("LIMIT 100"), "the LIMIT survived: {text}");
+        }
+    }
+
+    #[test]
+    fn regex_words_are_escaped() {
+        assert_eq!(regex_escape("a.b*(c)"), "a\\.b\\*\\(c\\)");
+    }
+
+    #[test]
+    fn bif_contains_quotes_words_and_prefixes_the_last() {
+        let words = vec!["tom".to_owned(), "hanks".to_owned()];
+        assert_eq!(bif_contains_expression(&words), "\"tom\" AND \"hanks*\"");
+    }
+
+    #[test]
+    fn invalid_iri_is_a_typed_error() {
+        assert!(matches!(
+            predicates_around_query("not an iri", true, 5),
+            Err(GraphError::InvalidIri { .. })
+        ));
+        assert!(matches!(
+            predicates_around_query("http://e/x> } DROP ALL {", true, 5),
+            Err(GraphError::InvalidIri { .. })
+        ));
+    }
+}

@@ -1,0 +1,155 @@
+//! Serializable settings of the graph layer. The configuration crate embeds these in its TOML file,
+//! so every field here is documented as a user would read it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Settings shared by every backend.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct GraphSettings {
+    /// Predicates whose literal objects are entity labels (searched by entity search).
+    pub label_predicates: Vec<String>,
+    /// Predicates never offered to relation linking (types, labels, sameAs and the like).
+    pub predicate_blacklist: Vec<String>,
+    /// Predicates whose IRI contains one of these substrings are blacklisted too (e.g. `wikiPage`).
+    pub predicate_blacklist_patterns: Vec<String>,
+    /// At most this many rows are kept from one SELECT; the result says when it was truncated.
+    pub max_rows: usize,
+    /// Wall-clock limit for one query, in seconds.
+    pub query_timeout_secs: f64,
+}
+
+pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
+
+impl Default for GraphSettings {
+    fn default() -> Self {
+        Self {
+            label_predicates: vec![
+                RDFS_LABEL.into(),
+                "http://www.w3.org/2004/02/skos/core#prefLabel".into(),
+                "http://www.w3.org/2004/02/skos/core#altLabel".into(),
+                "http://schema.org/name".into(),
+                "http://xmlns.com/foaf/0.1/name".into(),
+            ],
+            predicate_blacklist: vec![
+                "http://www.w3.org/1999/02/22-rdf-syntax-ns#type".into(),
+                RDFS_LABEL.into(),
+                "http://www.w3.org/2000/01/rdf-schema#comment".into(),
+                "http://www.w3.org/2000/01/rdf-schema#seeAlso".into(),
+                "http://www.w3.org/2002/07/owl#sameAs".into(),
+                "http://www.w3.org/2004/02/skos/core#prefLabel".into(),
+                "http://www.w3.org/2004/02/skos/core#altLabel".into(),
+                "http://schema.org/name".into(),
+                "http://xmlns.com/foaf/0.1/name".into(),
+                "http://purl.org/dc/terms/subject".into(),
+                "http://www.w3.org/ns/prov#wasDerivedFrom".into(),
+            ],
+            predicate_blacklist_patterns: vec![
+                "wikiPage".into(),
+                "abstract".into(),
+                "thumbnail".into(),
+                "depiction".into(),
+            ],
+            max_rows: 10_000,
+            query_timeout_secs: 30.0,
+        }
+    }
+}
+
+impl GraphSettings {
+    pub fn query_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.query_timeout_secs.max(0.001))
+    }
+
+    /// Whether relation linking must skip this predicate.
+    pub fn is_blacklisted(&self, predicate: &str) -> bool {
+        self.predicate_blacklist.iter().any(|p| p == predicate)
+            || self
+                .predicate_blacklist_patterns
+                .iter()
+                .any(|p| predicate.contains(p.as_str()))
+    }
+}
+
+/// How entity search runs on a remote endpoint (the embedded store always uses its label index).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchStrategy {
+    /// Virtuoso's full-text `bif:contains` (needs its full-text index; fast on big graphs).
+    BifContains,
+    /// Standard SPARQL 1.1: every word must occur in `LCASE(STR(?label))` (scans labels; small graphs).
+    #[default]
+    Contains,
+    /// Standard SPARQL 1.1 `REGEX(LCASE(STR(?label)), word)` per word (regex-escaped).
+    Regex,
+}
+
+/// HTTP method used to send queries.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HttpMethod {
+    /// GET for short queries, POST (form-encoded) when the URL would be long.
+    #[default]
+    Auto,
+    Get,
+    Post,
+}
+
+/// Result format asked from the endpoint.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultsFormat {
+    #[default]
+    Json,
+    Xml,
+}
+
+/// Authentication sent with every request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EndpointAuth {
+    Basic { username: String, password: String },
+    Bearer { token: String },
+}
+
+/// A remote SPARQL 1.1 endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSettings {
+    /// The query URL, e.g. `http://localhost:8890/sparql`.
+    pub url: String,
+    #[serde(default)]
+    pub method: HttpMethod,
+    #[serde(default)]
+    pub results_format: ResultsFormat,
+    #[serde(default)]
+    pub search: SearchStrategy,
+    /// Per-request timeout in seconds (the query timeout of [`GraphSettings`] applies too).
+    #[serde(default = "default_request_timeout")]
+    pub timeout_secs: f64,
+    #[serde(default)]
+    pub auth: Option<EndpointAuth>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+fn default_request_timeout() -> f64 {
+    30.0
+}
+
+impl EndpointSettings {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            method: HttpMethod::default(),
+            results_format: ResultsFormat::default(),
+            search: SearchStrategy::default(),
+            timeout_secs: default_request_timeout(),
+            auth: None,
+            headers: BTreeMap::new(),
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The remote backend: any SPARQL 1.1 endpoint over HTTP (reqwest with rustls).
+//!
+//! Queries go out as GET (short) or form-encoded POST (long, or when configured), with basic or
+//! bearer auth and custom headers; results come back as SPARQL JSON or XML (TSV is understood too
+//! if the server insists). Every failure is typed: unreachable, timed out, HTTP status with the
+//! start of the body, unparsable results.
+
+use crate::query::{named_node, triple, var};
+use crate::settings::{EndpointAuth, EndpointSettings, HttpMethod, ResultsFormat, SearchStrategy};
+use crate::text::search_words;
+use crate::{rank_candidates, EntityCandidate, GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
+use async_trait::async_trait;
+use oxigraph::model::Term;
+use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
+use spargebra::algebra::{AggregateExpression, GraphPattern};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// URLs longer than this are sent as POST under [`HttpMethod::Auto`].
+const MAX_GET_URL: usize = 2000;
+/// How many equally good candidates get their degree fetched to break the tie.
+const TIE_BREAK_MAX: usize = 16;
+
+pub struct SparqlEndpoint {
+    endpoint: EndpointSettings,
+    settings: GraphSettings,
+    client: reqwest::Client,
+    timeout: Duration,
+}
+
+impl SparqlEndpoint {
+    pub fn new(endpoint: EndpointSettings, settings: GraphSettings) -> Result<Self, GraphError> {
+        let url = url::Url::parse(&endpoint.url).map_err(|e| GraphError::Config {
+            message: format!("endpoint URL {:?}: {e}", endpoint.url),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(GraphError::Config {
+                message: format!("endpoint URL {:?} must be http or https", endpoint.url),
+            });
+        }
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &endpoint.headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| GraphError::Config {
+                message: format!("header name {name:?}: {e}"),
+            })?;
+            let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| GraphError::Config {
+                message: format!("header {name}: {e}"),
+            })?;
+            headers.insert(name, value);
+        }
+        let timeout = Duration::from_secs_f64(endpoint.timeout_secs.max(0.001)).min(settings.query_timeout());
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("chatty-kg/", env!("CARGO_PKG_VERSION")))
+            .default_headers(headers)
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| GraphError::Config {
+                message: format!("HTTP client: {e}"),
+            })?;
+        Ok(Self {
+            endpoint,
+            settings,
+            client,
+            timeout,
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.endpoint.url
+    }
+
+    fn request(&self, text: &str) -> reqwest::RequestBuilder {
+        let accept = match self.endpoint.results_format {
+            ResultsFormat::Json => "application/sparql-results+json",
+            ResultsFormat::Xml => "application/sparql-results+xml",
+        };
+        let use_post = match self.endpoint.method {
+            HttpMethod::Get => false,
+            HttpMethod::Post => true,
+            HttpMethod::Auto => {
+                let encoded: usize = url::form_urlencoded::byte_serialize(text.as_bytes()).map(str::len).sum();
+                self.endpoint.url.len() + encoded > MAX_GET_URL
+            }
+        };
+        let builder = if use_post {
+            self.client.post(&self.endpoint.url).form(&[("query", text)])
+        } else {
+            self.client.get(&self.endpoint.url).query(&[("query", text)])
+        };
+        let builder = builder.header(reqwest::header::ACCEPT, accept);
+        match &self.endpoint.auth {
+            Some(EndpointAuth::Basic { username, password }) => builder.basic_auth(username, Some(password)),
+            Some(EndpointAuth::Bearer { token }) => builder.bearer_auth(token),
+            None => builder,
+        }
+    }
+
+    fn transport_error(&self, error: reqwest::Error) -> GraphError {
+        if error.is_timeout() {
+            GraphError::EndpointTimeout {
+                endpoint: self.endpoint.url.clone(),
+                after: self.timeout,
+            }
+        } else {
+            GraphError::Unreachable {
+                endpoint: self.endpoint.url.clone(),
+                message: error_chain(&error),
+            }
+        }
+    }
+
+    fn parse_results(&self, content_type: &str, body: &[u8]) -> Result<QueryResults, GraphError> {
+        let format = QueryResultsFormat::from_media_type(content_type)
+            .filter(|f| *f != QueryResultsFormat::Csv)
+            .unwrap_or(match self.endpoint.results_format {
+                ResultsFormat::Json => QueryResultsFormat::Json,
+                ResultsFormat::Xml => QueryResultsFormat::Xml,
+            });
+        let bad = |message: String| GraphError::BadResults {
+            endpoint: self.endpoint.url.clone(),
+            content_type: content_type.to_owned(),
+            message,
+        };
+        let parsed = QueryResultsParser::from_format(format)
+            .for_slice(body)
+            .map_err(|e| bad(e.to_string()))?;
+        match parsed {
+            SliceQueryResultsParserOutput::Boolean(b) => Ok(QueryResults::Boolean(b)),
+            SliceQueryResultsParserOutput::Solutions(solutions) => {
+                let variables = solutions.variables().to_vec();
+                let mut out = Solutions {
+                    variables: variables.iter().map(|v| v.as_str().to_owned()).collect(),
+                    ..Solutions::default()
+                };
+                for solution in solutions {
+                    if out.rows.len() == self.settings.max_rows {
+                        out.truncated = true;
+                        break;
+                    }
+                    let solution = solution.map_err(|e| bad(e.to_string()))?;
+                    out.rows.push(variables.iter().map(|v| solution.get(v).cloned()).collect());
+                }
+                Ok(QueryResults::Solutions(out))
+            }
+        }
+    }
+
+    /// Degrees of some candidates, in one grouped COUNT query.
+    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
+        let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
+        let values = GraphPattern::Values {
+            variables: vec![s.clone()],
+            bindings: iris
+                .iter()
+                .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
+                .collect::<Result<_, GraphError>>()?,
+        };
+        let edges = GraphPattern::Union {
+            left: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(s.clone(), p.clone(), o.clone())],
+            }),
+            right: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(o, p, s.clone())],
+            }),
+        };
+        let pattern = GraphPattern::Project {
+            inner: Box::new(GraphPattern::Group {
+                inner: Box::new(GraphPattern::Join {
+                    left: Box::new(values),
+                    right: Box::new(edges),
+                }),
+                variables: vec![s.clone()],
+                aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
+            }),
+            variables: vec![s, n],
+        };
+        let QueryResults::Solutions(solutions) = self.query(&ReadQuery::select(pattern)?).await? else {
+            return Ok(HashMap::new());
+        };
+        Ok(solutions
+            .rows
+            .iter()
+            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
+                (Term::NamedNode(iri), Term::Literal(count)) => {
+                    Some((iri.as_str().to_owned(), count.value().parse().ok()?))
+                }
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+#[async_trait]
+impl KnowledgeGraph for SparqlEndpoint {
+    fn describe(&self) -> String {
+        format!("SPARQL endpoint {}", self.endpoint.url)
+    }
+
+    fn settings(&self) -> &GraphSettings {
+        &self.settings
+    }
+
+    async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
+        let text = query.to_string();
+        let response = self
+            .request(&text)
+            .send()
+            .await
+            .map_err(|e| self.transport_error(e))?;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let body = response.bytes().await.map_err(|e| self.transport_error(e))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body);
+            let mut excerpt: String = text.trim().chars().take(500).collect();
+            if text.trim().chars().count() > 500 {
+                excerpt.push('…');
+            }
+            return Err(GraphError::Http {
+                endpoint: self.endpoint.url.clone(),
+                status: status.as_u16(),
+                body: excerpt,
+            });
+        }
+        self.parse_results(&content_type, &body)
+    }
+
+    async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
+        let mut words = search_words(text);
+        if self.endpoint.search == SearchStrategy::BifContains && words.iter().any(|w| w.chars().count() > 1) {
+            // Single letters are noise words for Virtuoso's free-text index.
+            words.retain(|w| w.chars().count() > 1);
+        }
+        if words.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Fetch more than asked: the endpoint returns matches unranked.
+        let fetch = limit.saturating_mul(4).clamp(100, self.settings.max_rows.max(1));
+        let query = crate::query::entity_search_query(&words, &self.settings.label_predicates, self.endpoint.search, fetch)?;
+        let QueryResults::Solutions(solutions) = self.query(&query).await? else {
+            return Ok(Vec::new());
+        };
+        let found: Vec<(String, String)> = solutions
+            .rows
+            .into_iter()
+            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
+                (Term::NamedNode(iri), Term::Literal(label)) => Some((iri.as_str().to_owned(), label.value().to_owned())),
+                _ => None,
+            })
+            .collect();
+        let mut ranked = rank_candidates(text, found.iter().map(|(i, l)| (i.clone(), l.clone(), 0)), usize::MAX);
+        // Equally good matches are ordered by degree, as the embedded index does.
+        let tied: Vec<&str> = ranked
+            .iter()
+            .take_while(|c| ranked.first().is_some_and(|best| c.score == best.score))
+            .take(TIE_BREAK_MAX)
+            .map(|c| c.iri.as_str())
+            .collect();
+        if tied.len() > 1 {
+            let degrees = self.degrees(&tied).await?;
+            ranked = rank_candidates(
+                text,
+                found
+                    .into_iter()
+                    .map(|(i, l)| {
+                        let d = degrees.get(&i).copied().unwrap_or(0);
+                        (i, l, d)
+                    }),
+                limit,
+            );
+        } else {
+            ranked.truncate(limit);
+        }
+        Ok(ranked)
+    }
+}

@@ -1,0 +1,263 @@
+//! One test suite, run against every backend: the embedded store and a real Virtuoso 7.2.5 with
+//! each remote search strategy. All load `tests/fixtures/movies.ttl`.
+//!
+//! Virtuoso is started by `scripts/test.sh` (which `.ci/run` calls) and found through
+//! `CHATTY_KG_TEST_VIRTUOSO`. Without it the Virtuoso cases skip with a loud message, unless
+//! `CHATTY_KG_REQUIRE_VIRTUOSO=1` (set in CI), where they fail instead.
+
+use chatty_kg_graph::{
+    Direction, EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, QueryResults, RdfFile,
+    SearchStrategy, SparqlEndpoint, Term,
+};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+const E: &str = "http://example.org/entity/";
+const R: &str = "http://example.org/relation/";
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/movies.ttl")
+}
+
+/// The fixture, loaded once per test binary into a store under cargo's scratch directory.
+fn embedded_store_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("suite-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        EmbeddedStore::load(&dir, &[RdfFile::new(fixture()).unwrap()], &GraphSettings::default(), false).unwrap();
+        dir
+    })
+}
+
+fn embedded(settings: GraphSettings) -> Option<Arc<dyn KnowledgeGraph>> {
+    Some(Arc::new(EmbeddedStore::open(embedded_store_dir(), settings).unwrap()))
+}
+
+fn virtuoso(strategy: SearchStrategy, settings: GraphSettings) -> Option<Arc<dyn KnowledgeGraph>> {
+    match std::env::var("CHATTY_KG_TEST_VIRTUOSO") {
+        Ok(url) if !url.is_empty() => {
+            let mut endpoint = EndpointSettings::new(url);
+            endpoint.search = strategy;
+            Some(Arc::new(SparqlEndpoint::new(endpoint, settings).unwrap()))
+        }
+        _ if std::env::var("CHATTY_KG_REQUIRE_VIRTUOSO").as_deref() == Ok("1") => {
+            panic!("CHATTY_KG_REQUIRE_VIRTUOSO=1 but CHATTY_KG_TEST_VIRTUOSO is not set: Virtuoso did not start")
+        }
+        _ => {
+            eprintln!(
+                "\n!!!!! SKIPPED: no Virtuoso (CHATTY_KG_TEST_VIRTUOSO unset). Run scripts/test.sh to test the remote backend. !!!!!\n"
+            );
+            None
+        }
+    }
+}
+
+fn iris(candidates: &[chatty_kg_graph::EntityCandidate]) -> Vec<String> {
+    candidates.iter().map(|c| c.iri.trim_start_matches(E).to_owned()).collect()
+}
+
+// ----- the cases -----
+
+async fn exact_label_first_then_degree(kg: Arc<dyn KnowledgeGraph>) {
+    let found = kg.search_entities("tom hanks", 10).await.unwrap();
+    // Both match exactly; the actor (4 triples) outranks the tag (2 triples).
+    assert_eq!(iris(&found)[..2], ["Tom_Hanks", "tom_hanks"], "{found:?}");
+    let shouted = kg.search_entities("  TOM   HANKS!! ", 1).await.unwrap();
+    assert_eq!(iris(&shouted), ["Tom_Hanks"]);
+}
+
+async fn one_word_finds_full_names(kg: Arc<dyn KnowledgeGraph>) {
+    let found = iris(&kg.search_entities("hanks", 10).await.unwrap());
+    assert_eq!(found[..2], ["Tom_Hanks", "tom_hanks"], "{found:?}");
+    let found = iris(&kg.search_entities("zemeckis", 10).await.unwrap());
+    assert_eq!(found, ["Robert_Zemeckis"]);
+}
+
+async fn limit_is_respected(kg: Arc<dyn KnowledgeGraph>) {
+    assert_eq!(kg.search_entities("tom", 1).await.unwrap().len(), 1);
+    let all = kg.search_entities("tom", 10).await.unwrap();
+    assert!(all.len() >= 3, "{all:?}");
+}
+
+async fn every_label_predicate_is_searched(kg: Arc<dyn KnowledgeGraph>) {
+    assert_eq!(iris(&kg.search_entities("goldfinger", 5).await.unwrap()), ["Goldfinger"]);
+    assert_eq!(
+        iris(&kg.search_entities("Thomas Cruise Mapother", 5).await.unwrap())[0],
+        "Tom_Cruise"
+    );
+    assert_eq!(iris(&kg.search_entities("Gert Fröbe", 5).await.unwrap())[0], "Gert_Frobe");
+}
+
+async fn unknown_entity_is_empty(kg: Arc<dyn KnowledgeGraph>) {
+    assert!(kg.search_entities("meryl streep", 10).await.unwrap().is_empty());
+    assert!(kg.search_entities("", 10).await.unwrap().is_empty());
+    assert!(kg.search_entities("?!", 10).await.unwrap().is_empty());
+}
+
+/// User text full of SPARQL syntax is searched for, never executed.
+async fn hostile_search_text_is_data(kg: Arc<dyn KnowledgeGraph>) {
+    for text in [
+        "\"} ; DROP ALL ; SELECT * WHERE { ?s ?p ?o",
+        "tom\" . } UNION { ?s ?p ?o",
+        "x\\\" ) || true || (\"",
+        "quoted\" } film\n",
+    ] {
+        let result = kg.search_entities(text, 10).await;
+        let found = result.unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert!(found.len() <= 10);
+    }
+    let found = kg.search_entities("quoted film", 5).await.unwrap();
+    assert_eq!(iris(&found), ["Quoted"]);
+    assert_eq!(found[0].label, "The \"Quoted\" } Film\\ \nSELECT * WHERE { ?s ?p ?o }");
+}
+
+async fn select_and_ask(kg: Arc<dyn KnowledgeGraph>) {
+    let results = kg
+        .query_text(&format!("SELECT ?m WHERE {{ ?m <{R}starredActors> <{E}Tom_Hanks> }} ORDER BY ?m"))
+        .await
+        .unwrap();
+    let QueryResults::Solutions(solutions) = results else { panic!("not solutions") };
+    assert_eq!(solutions.variables, ["m"]);
+    let movies: Vec<String> = solutions.column("m").map(|t| t.to_string()).collect();
+    assert_eq!(
+        movies,
+        [format!("<{E}Big>"), format!("<{E}Cast_Away>"), format!("<{E}Forrest_Gump>")]
+    );
+    let ask = |q: String| {
+        let kg = Arc::clone(&kg);
+        async move { kg.query_text(&q).await.unwrap() }
+    };
+    assert_eq!(ask(format!("ASK {{ <{E}Big> <{R}starredActors> <{E}Tom_Hanks> }}")).await, QueryResults::Boolean(true));
+    assert_eq!(ask(format!("ASK {{ <{E}Big> <{R}starredActors> <{E}Tom_Cruise> }}")).await, QueryResults::Boolean(false));
+}
+
+async fn literals_round_trip(kg: Arc<dyn KnowledgeGraph>) {
+    let results = kg
+        .query_text(&format!("SELECT ?l WHERE {{ <{E}Quoted> <http://www.w3.org/2000/01/rdf-schema#label> ?l }}"))
+        .await
+        .unwrap();
+    let QueryResults::Solutions(solutions) = results else { panic!("not solutions") };
+    let labels: Vec<_> = solutions.column("l").collect();
+    assert_eq!(labels.len(), 1);
+    let Term::Literal(label) = labels[0] else { panic!("{:?}", labels[0]) };
+    assert_eq!(label.value(), "The \"Quoted\" } Film\\ \nSELECT * WHERE { ?s ?p ?o }");
+}
+
+async fn writes_are_refused(kg: Arc<dyn KnowledgeGraph>) {
+    for text in [
+        "INSERT DATA { <http://e/a> <http://e/b> <http://e/c> }".to_owned(),
+        format!("DELETE WHERE {{ <{E}Big> ?p ?o }}"),
+        "CLEAR ALL".to_owned(),
+        "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }".to_owned(),
+    ] {
+        assert!(
+            matches!(kg.query_text(&text).await, Err(GraphError::NotReadOnly { .. })),
+            "{text} was not refused"
+        );
+    }
+    // And nothing changed.
+    let results = kg.query_text(&format!("ASK {{ <{E}Big> ?p ?o }}")).await.unwrap();
+    assert_eq!(results, QueryResults::Boolean(true));
+}
+
+async fn predicate_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
+    let around = kg.predicates_around(&format!("{E}Forrest_Gump"), 50).await.unwrap();
+    let mut outgoing: Vec<_> = around
+        .iter()
+        .filter(|p| p.direction == Direction::Outgoing)
+        .map(|p| (p.iri.trim_start_matches(R), p.label.as_str()))
+        .collect();
+    outgoing.sort();
+    assert_eq!(
+        outgoing,
+        [
+            ("directedBy", "directed by"),
+            ("has_tags", "has tags"),
+            ("release_year", "release year"),
+            ("starredActors", "starred actors"),
+        ],
+        "rdf:type and rdfs:label are blacklisted"
+    );
+    let around = kg.predicates_around(&format!("{E}Tom_Hanks"), 50).await.unwrap();
+    assert!(around
+        .iter()
+        .any(|p| p.iri == format!("{R}starredActors") && p.direction == Direction::Incoming));
+    assert!(around.iter().all(|p| p.direction == Direction::Incoming), "{around:?}");
+    let limited = kg.predicates_around(&format!("{E}Forrest_Gump"), 2).await.unwrap();
+    assert_eq!(limited.len(), 2);
+}
+
+async fn predicates_between_vertices(kg: Arc<dyn KnowledgeGraph>) {
+    let links = kg.predicates_between(&format!("{E}Forrest_Gump"), &format!("{E}Tom_Hanks")).await.unwrap();
+    assert_eq!(links.len(), 1);
+    assert_eq!((links[0].iri.as_str(), links[0].direction), (format!("{R}starredActors").as_str(), Direction::Outgoing));
+    let reversed = kg.predicates_between(&format!("{E}Tom_Hanks"), &format!("{E}Forrest_Gump")).await.unwrap();
+    assert_eq!(reversed[0].direction, Direction::Incoming);
+    assert!(kg.predicates_between(&format!("{E}Big"), &format!("{E}Tom_Cruise")).await.unwrap().is_empty());
+    assert!(matches!(
+        kg.predicates_between("not an iri", &format!("{E}Big")).await,
+        Err(GraphError::InvalidIri { .. })
+    ));
+}
+
+async fn rows_are_capped(make: impl Fn(GraphSettings) -> Option<Arc<dyn KnowledgeGraph>>) {
+    let Some(kg) = make(GraphSettings {
+        max_rows: 2,
+        ..GraphSettings::default()
+    }) else {
+        return;
+    };
+    let QueryResults::Solutions(solutions) = kg
+        .query_text(&format!("SELECT ?m WHERE {{ ?m <{R}release_year> ?y }}"))
+        .await
+        .unwrap()
+    else {
+        panic!("not solutions")
+    };
+    assert_eq!(solutions.rows.len(), 2);
+    assert!(solutions.truncated);
+}
+
+macro_rules! backend_suite {
+    ($backend:ident, $make:expr, [$($case:ident),* $(,)?]) => {
+        mod $backend {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    if let Some(kg) = ($make)(GraphSettings::default()) {
+                        super::$case(kg).await;
+                    }
+                }
+            )*
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn rows_are_capped() {
+                super::rows_are_capped($make).await;
+            }
+        }
+    };
+}
+
+macro_rules! all_cases {
+    ($backend:ident, $make:expr) => {
+        backend_suite!($backend, $make, [
+            exact_label_first_then_degree,
+            one_word_finds_full_names,
+            limit_is_respected,
+            every_label_predicate_is_searched,
+            unknown_entity_is_empty,
+            hostile_search_text_is_data,
+            select_and_ask,
+            literals_round_trip,
+            writes_are_refused,
+            predicate_neighbourhood,
+            predicates_between_vertices,
+        ]);
+    };
+}
+
+all_cases!(embedded_store, embedded);
+all_cases!(virtuoso_bif_contains, |s| virtuoso(SearchStrategy::BifContains, s));
+all_cases!(virtuoso_contains, |s| virtuoso(SearchStrategy::Contains, s));
+all_cases!(virtuoso_regex, |s| virtuoso(SearchStrategy::Regex, s));

@@ -1,0 +1,157 @@
+//! Behaviour only the embedded store has: loading files of every format, atomic loads, typed
+//! errors for malformed RDF and missing stores, query timeouts.
+
+use chatty_kg_graph::{EmbeddedStore, GraphError, GraphSettings, KnowledgeGraph, QueryResults, RdfFile};
+use std::io::Write;
+use std::path::Path;
+
+fn write(dir: &Path, name: &str, content: &str) -> RdfFile {
+    let path = dir.join(name);
+    if name.ends_with(".gz") {
+        let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+        encoder.write_all(content.as_bytes()).unwrap();
+        encoder.finish().unwrap();
+    } else {
+        std::fs::write(&path, content).unwrap();
+    }
+    RdfFile::new(path).unwrap()
+}
+
+const LABEL: &str = "<http://www.w3.org/2000/01/rdf-schema#label>";
+
+#[tokio::test]
+async fn loads_every_format_plain_and_gzipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = vec![
+        write(tmp.path(), "a.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n")),
+        write(tmp.path(), "b.nt.gz", &format!("<http://e/b> {LABEL} \"Beta\" .\n")),
+        write(tmp.path(), "c.ttl", "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n<http://e/c> rdfs:label \"Gamma\" .\n"),
+        write(
+            tmp.path(),
+            "d.rdf",
+            r#"<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#">
+  <rdf:Description rdf:about="http://e/d"><rdfs:label>Delta</rdfs:label></rdf:Description>
+</rdf:RDF>"#,
+        ),
+        write(tmp.path(), "e.nq", &format!("<http://e/e> {LABEL} \"Epsilon\" <http://e/g> .\n")),
+        write(tmp.path(), "f.trig.gz", &format!("<http://e/g2> {{ <http://e/f> {LABEL} \"Zeta\" . }}\n")),
+        // A relative IRI resolves against the file's own URL.
+        write(tmp.path(), "g.ttl", "<rel> <http://www.w3.org/2000/01/rdf-schema#label> \"Eta\" .\n"),
+    ];
+    let store = tmp.path().join("store");
+    let report = EmbeddedStore::load(&store, &files, &GraphSettings::default(), false).unwrap();
+    assert_eq!(report.parsed, 7);
+    assert_eq!(report.store_size, 7);
+    assert_eq!(report.labels, 7);
+    assert!(report.files.iter().all(|(_, n)| *n == 1));
+
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    for (word, iri) in [("alpha", "http://e/a"), ("beta", "http://e/b"), ("delta", "http://e/d"), ("zeta", "http://e/f")] {
+        let found = kg.search_entities(word, 5).await.unwrap();
+        assert_eq!(found.first().map(|c| c.iri.as_str()), Some(iri), "{word}");
+    }
+    let eta = kg.search_entities("eta", 1).await.unwrap();
+    assert!(eta[0].iri.starts_with("file:///") && eta[0].iri.ends_with("/rel"), "{eta:?}");
+    // Named graphs are queryable.
+    let r = kg.query_text("ASK { GRAPH <http://e/g2> { <http://e/f> ?p ?o } }").await.unwrap();
+    assert_eq!(r, QueryResults::Boolean(true));
+}
+
+#[tokio::test]
+async fn syntax_error_names_file_and_line_and_keeps_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
+    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+
+    let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
+    let bad = write(
+        tmp.path(),
+        "bad.nt.gz",
+        &format!("<http://e/c> {LABEL} \"Gamma\" .\n<http://e/d> {LABEL} \"Delta .\n"),
+    );
+    let error = EmbeddedStore::load(&store, &[more, bad], &GraphSettings::default(), false).unwrap_err();
+    match &error {
+        GraphError::Syntax { path, line, .. } => {
+            assert!(path.ends_with("bad.nt.gz"), "{error}");
+            assert_eq!(*line, 2, "{error}");
+        }
+        other => panic!("expected a syntax error, got {other}"),
+    }
+    assert!(error.to_string().contains("bad.nt.gz:2:"), "{error}");
+
+    // The store is exactly as before: the good file of the failed load was not kept either.
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.len().unwrap(), 1);
+    assert!(kg.search_entities("beta", 5).await.unwrap().is_empty());
+    assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
+}
+
+#[test]
+fn failed_first_load_leaves_no_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let bad = write(tmp.path(), "bad.ttl", "@prefix : <http://e/> .\n:a :b .\n");
+    assert!(matches!(
+        EmbeddedStore::load(&store, &[bad], &GraphSettings::default(), false),
+        Err(GraphError::Syntax { line: 2, .. })
+    ));
+    assert!(matches!(
+        EmbeddedStore::open(&store, GraphSettings::default()),
+        Err(GraphError::StoreNotFound { .. })
+    ));
+}
+
+#[test]
+fn missing_inputs_and_stores_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let error = EmbeddedStore::open(&tmp.path().join("nowhere"), GraphSettings::default()).err().unwrap();
+    assert!(matches!(error, GraphError::StoreNotFound { .. }));
+    assert!(error.to_string().contains("chatty-kg load"), "{error}");
+
+    let missing = RdfFile::new(tmp.path().join("missing.nt")).unwrap();
+    let error = EmbeddedStore::load(&tmp.path().join("s"), &[missing], &GraphSettings::default(), false).unwrap_err();
+    assert!(matches!(error, GraphError::Io { .. }), "{error}");
+    assert!(!tmp.path().join("s").exists(), "nothing is created for an unreadable input");
+
+    assert!(matches!(RdfFile::new("data.csv"), Err(GraphError::UnsupportedFormat { .. })));
+}
+
+#[test]
+fn an_interrupted_load_is_reported_not_served() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
+    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    // What a load killed half-way leaves behind.
+    let manifest = std::fs::read_to_string(store.join("manifest.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    value["loading"] = serde_json::json!(["/data/huge.nt"]);
+    std::fs::write(store.join("manifest.json"), value.to_string()).unwrap();
+    let error = EmbeddedStore::open(&store, GraphSettings::default()).err().unwrap();
+    assert!(matches!(error, GraphError::StoreIncomplete { .. }), "{error}");
+    assert!(error.to_string().contains("huge.nt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_queries_time_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut data = String::new();
+    for i in 0..3000 {
+        data.push_str(&format!("<http://e/s{i}> <http://e/p> <http://e/o{}> .\n", i % 7));
+    }
+    let file = write(tmp.path(), "big.nt", &data);
+    let store = tmp.path().join("store");
+    EmbeddedStore::load(&store, &[file], &GraphSettings::default(), false).unwrap();
+    let settings = GraphSettings {
+        query_timeout_secs: 0.2,
+        ..GraphSettings::default()
+    };
+    let kg = EmbeddedStore::open(&store, settings).unwrap();
+    // 3000³ combinations: hours of work unless cancelled.
+    let result = kg
+        .query_text("SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f }")
+        .await;
+    assert!(matches!(result, Err(GraphError::Timeout { .. })), "{result:?}");
+}
