@@ -1,0 +1,234 @@
+//! The `chatty-kg` command: wires the library crates together. Errors become `anyhow` here, and
+//! only here, with the typed error's message on one line.
+
+use anyhow::{bail, Context, Result};
+use chatty_kg_config::{Config, KgConfig};
+use chatty_kg_graph::{EmbeddedStore, EndpointSettings, KnowledgeGraph, QueryResults, RdfFile, SearchStrategy};
+use clap::{Args, Parser, Subcommand};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "chatty-kg", version, about = "Conversational question answering over RDF knowledge graphs")]
+struct Cli {
+    /// Configuration file (TOML); default: $XDG_CONFIG_HOME/chatty-kg/config.toml if it exists.
+    #[arg(long, global = true, env = "CHATTY_KG_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bulk-load RDF files (.nt .ttl .rdf .owl .xml .nq .trig, optionally .gz) into an embedded store.
+    Load {
+        #[command(flatten)]
+        target: StoreArg,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Rebuild the label index of an embedded store (after changing label predicates).
+    Index {
+        #[command(flatten)]
+        target: StoreArg,
+    },
+    /// Search entities by label: prints `iri<TAB>label`, best first.
+    Entities {
+        #[command(flatten)]
+        target: Target,
+        /// How many candidates (default: the configured vlimit).
+        #[arg(long)]
+        limit: Option<usize>,
+        text: String,
+    },
+    /// Run a SELECT or ASK query: prints SPARQL TSV results (or JSON with --json).
+    Sparql {
+        #[command(flatten)]
+        target: Target,
+        /// Print SPARQL JSON results instead of TSV.
+        #[arg(long)]
+        json: bool,
+        /// The query, or `-` to read it from standard input.
+        query: String,
+    },
+}
+
+#[derive(Args)]
+struct StoreArg {
+    /// Store directory (default: the configured knowledge graph's store).
+    #[arg(long, env = "CHATTY_KG_STORE")]
+    store: Option<PathBuf>,
+    /// Name of a configured knowledge graph.
+    #[arg(long)]
+    kg: Option<String>,
+}
+
+#[derive(Args)]
+struct Target {
+    /// Embedded store directory.
+    #[arg(long, env = "CHATTY_KG_STORE", conflicts_with = "endpoint")]
+    store: Option<PathBuf>,
+    /// Remote SPARQL endpoint URL.
+    #[arg(long, env = "CHATTY_KG_ENDPOINT")]
+    endpoint: Option<String>,
+    /// Entity-search strategy for --endpoint.
+    #[arg(long, value_enum, requires = "endpoint")]
+    search: Option<SearchArg>,
+    /// Name of a configured knowledge graph.
+    #[arg(long)]
+    kg: Option<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SearchArg {
+    BifContains,
+    Contains,
+    Regex,
+}
+
+impl Target {
+    /// The configured KG, with --store/--endpoint replacing its backend.
+    fn resolve(&self, config: &Config) -> Result<(String, KgConfig)> {
+        let (name, kg) = config.kg(self.kg.as_deref())?;
+        let mut kg = kg.clone();
+        if let Some(store) = &self.store {
+            kg.store = Some(store.clone());
+            kg.endpoint = None;
+        } else if let Some(url) = &self.endpoint {
+            let mut endpoint = EndpointSettings::new(url.clone());
+            if let Some(search) = self.search {
+                endpoint.search = match search {
+                    SearchArg::BifContains => SearchStrategy::BifContains,
+                    SearchArg::Contains => SearchStrategy::Contains,
+                    SearchArg::Regex => SearchStrategy::Regex,
+                };
+            }
+            kg.endpoint = Some(endpoint);
+            kg.store = None;
+        }
+        Ok((name.to_owned(), kg))
+    }
+
+    fn open(&self, config: &Config) -> Result<Arc<dyn KnowledgeGraph>> {
+        let (name, kg) = self.resolve(config)?;
+        Ok(kg.open(&name)?)
+    }
+}
+
+impl StoreArg {
+    fn resolve(&self, config: &Config) -> Result<(PathBuf, KgConfig)> {
+        let (name, kg) = config.kg(self.kg.as_deref())?;
+        let dir = match (&self.store, &kg.store) {
+            (Some(dir), _) | (None, Some(dir)) => dir.clone(),
+            (None, None) => bail!("knowledge graph {name:?} is a remote endpoint; give --store DIR to load into an embedded store"),
+        };
+        Ok((dir, kg.clone()))
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CHATTY_KG_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let config = Config::load(cli.config.as_deref())?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    match cli.command {
+        Command::Load { target, files } => {
+            let (dir, kg) = target.resolve(&config)?;
+            let files = files.into_iter().map(RdfFile::new).collect::<Result<Vec<_>, _>>()?;
+            let report = EmbeddedStore::load(&dir, &files, &kg.graph, true)?;
+            for (path, count) in &report.files {
+                eprintln!("{}: {count} triples", path.display());
+            }
+            eprintln!(
+                "loaded {} triples in {:.1} s ({:.0} triples/s); store {} now holds {} triples and {} labels",
+                report.parsed,
+                report.seconds,
+                report.parsed as f64 / report.seconds.max(1e-9),
+                dir.display(),
+                report.store_size,
+                report.labels
+            );
+        }
+        Command::Index { target } => {
+            let (dir, kg) = target.resolve(&config)?;
+            let labels = EmbeddedStore::reindex(&dir, &kg.graph)?;
+            eprintln!("label index of {} rebuilt: {labels} labels", dir.display());
+        }
+        Command::Entities { target, limit, text } => {
+            let kg = target.open(&config)?;
+            let limit = limit.unwrap_or(config.agents.vlimit);
+            let candidates = runtime.block_on(kg.search_entities(&text, limit))?;
+            let mut out = std::io::stdout().lock();
+            for candidate in candidates {
+                writeln!(out, "{}\t{}", candidate.iri, one_line(&candidate.label))?;
+            }
+        }
+        Command::Sparql { target, json, query } => {
+            let kg = target.open(&config)?;
+            let text = if query == "-" {
+                let mut text = String::new();
+                std::io::stdin().read_to_string(&mut text).context("reading the query from stdin")?;
+                text
+            } else {
+                query
+            };
+            let results = runtime.block_on(kg.query_text(&text))?;
+            print_results(&results, json)?;
+        }
+    }
+    Ok(())
+}
+
+/// Labels may hold newlines and tabs; the TSV output must stay one candidate per line.
+fn one_line(label: &str) -> String {
+    label.replace(['\n', '\r', '\t'], " ")
+}
+
+fn print_results(results: &QueryResults, json: bool) -> Result<()> {
+    use sparesults::{QueryResultsFormat, QueryResultsSerializer, QuerySolution};
+    let format = if json { QueryResultsFormat::Json } else { QueryResultsFormat::Tsv };
+    let serializer = QueryResultsSerializer::from_format(format);
+    let mut out = std::io::stdout().lock();
+    match results {
+        QueryResults::Boolean(value) => {
+            serializer.serialize_boolean_to_writer(&mut out, *value)?;
+        }
+        QueryResults::Solutions(solutions) => {
+            let variables = solutions
+                .variables
+                .iter()
+                .map(|v| oxrdf::Variable::new(v.as_str()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut writer = serializer.serialize_solutions_to_writer(&mut out, variables.clone())?;
+            for row in &solutions.rows {
+                let solution = QuerySolution::from((variables.clone(), row.clone()));
+                writer.serialize(&solution)?;
+            }
+            writer.finish()?;
+            if solutions.truncated {
+                eprintln!("warning: results truncated to {} rows (graph.max_rows)", solutions.rows.len());
+            }
+        }
+    }
+    if json {
+        writeln!(out)?; // the JSON serializer ends without a newline
+    }
+    Ok(())
+}
