@@ -1,11 +1,11 @@
-//! The label index of the embedded store: a tantivy index of (entity IRI, label, degree), built at
-//! load time and persisted beside the RocksDB files, so entity search never scans labels.
+//! The label index of the embedded store: a tantivy index of (entity IRI, label), built at load
+//! time and persisted beside the RocksDB files, so entity search never scans labels.
 //!
 //! Each label is indexed as the tokens of [`normalize_tokens`] (so "Tom Hanks", "tom hanks" and
 //! "TOM  HANKS!" are the same), plus its whole normalised form for exact matches. A search runs up
-//! to three tiers, each only when the previous ones found fewer than `limit` entries: exact label,
-//! all words (the last one as a prefix), then any word, by prefix or with one typo. Final ordering
-//! is [`rank_candidates`](crate::rank_candidates), shared with the remote backend.
+//! to three tiers: exact label; all words, the last one possibly unfinished (only while fewer than
+//! `limit` were found); and, only when neither found anything, any word by prefix or with one typo.
+//! The final order is decided by `KnowledgeGraph::search_entities`, the same for every backend.
 
 use crate::text::normalize_tokens;
 use crate::GraphError;
@@ -14,23 +14,21 @@ use std::path::{Path, PathBuf};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
 use tantivy::tokenizer::WhitespaceTokenizer;
-use tantivy::{Index, IndexReader, Order, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 const WORDS_TOKENIZER: &str = "chatty_words";
 /// Each tier fetches at least this many entries, so that the final ranking (which also weighs
-/// degree) chooses among equally good matches instead of tantivy's arbitrary tie order.
+/// degree) chooses among equally good matches, not tantivy's arbitrary order of ties.
 const MIN_FETCH: usize = 64;
 
-/// One label of one entity, with the entity's degree (its number of triples, capped), which breaks
-/// ties between equally good labels: "Tom Hanks" the actor (63 triples) before "tom hanks" the tag (28).
+/// One label of one entity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LabelEntry {
     pub iri: String,
     pub label: String,
-    pub degree: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -39,7 +37,6 @@ struct Fields {
     label: Field,
     words: Field,
     exact: Field,
-    degree: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -54,7 +51,6 @@ fn schema() -> (Schema, Fields) {
         label: builder.add_text_field("label", STORED),
         words: builder.add_text_field("words", words_options),
         exact: builder.add_text_field("exact", STRING),
-        degree: builder.add_u64_field("degree", STORED | FAST),
     };
     (builder.build(), fields)
 }
@@ -97,7 +93,6 @@ impl LabelIndex {
             doc.add_text(fields.label, &entry.label);
             doc.add_text(fields.words, tokens.join(" "));
             doc.add_text(fields.exact, tokens.join(" "));
-            doc.add_u64(fields.degree, entry.degree);
             writer.add_document(doc).map_err(|e| GraphError::index(&staging, e))?;
             count += 1;
         }
@@ -137,7 +132,7 @@ impl LabelIndex {
         self.len() == 0
     }
 
-    /// Raw `(iri, label, degree)` matches, unranked: up to `max(limit, 64)` per tier (see the module doc).
+    /// Raw matches, unranked: up to `max(limit, 64)` per tier (see the module doc).
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
         let tokens = normalize_tokens(text);
         if tokens.is_empty() || limit == 0 {
@@ -148,16 +143,16 @@ impl LabelIndex {
         let mut found = Vec::new();
         let mut seen = HashSet::new();
         let fetch = limit.max(MIN_FETCH);
-        let mut collect = |query: &dyn Query, by_degree: bool, found: &mut Vec<LabelEntry>| {
-            self.collect(&searcher, query, by_degree, fetch, &mut seen, found)
+        let mut collect = |query: &dyn Query, found: &mut Vec<LabelEntry>| {
+            self.collect(&searcher, query, fetch, &mut seen, found)
         };
 
-        // Tier 1: the whole label, most connected entities first.
+        // Tier 1: the whole label.
         let exact = TermQuery::new(
             Term::from_field_text(f.exact, &tokens.join(" ")),
             IndexRecordOption::Basic,
         );
-        collect(&exact, true, &mut found)?;
+        collect(&exact, &mut found)?;
 
         // Tier 2: every word, the last possibly unfinished ("tom han").
         if found.len() < limit {
@@ -174,11 +169,11 @@ impl LabelIndex {
                     }
                 })
                 .collect();
-            collect(&BooleanQuery::new(clauses), false, &mut found)?;
+            collect(&BooleanQuery::new(clauses), &mut found)?;
         }
 
-        // Tier 3: any word, by prefix or with one typo.
-        if found.len() < limit {
+        // Tier 3: any word, by prefix or with one typo, when nothing better exists.
+        if found.is_empty() {
             let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
             for t in &tokens {
                 let term = Term::from_field_text(f.words, t);
@@ -190,7 +185,7 @@ impl LabelIndex {
                     clauses.push((Occur::Should, Box::new(FuzzyTermQuery::new(term, 1, false))));
                 }
             }
-            collect(&BooleanQuery::new(clauses), false, &mut found)?;
+            collect(&BooleanQuery::new(clauses), &mut found)?;
         }
         Ok(found)
     }
@@ -200,30 +195,23 @@ impl LabelIndex {
         &self,
         searcher: &tantivy::Searcher,
         query: &dyn Query,
-        by_degree: bool,
-        limit: usize,
+        fetch: usize,
         seen: &mut HashSet<tantivy::DocAddress>,
         found: &mut Vec<LabelEntry>,
     ) -> Result<(), GraphError> {
-        let f = self.fields;
         let error = |e: tantivy::TantivyError| GraphError::index(&self.path, e);
-        let addresses: Vec<_> = if by_degree {
-            let top = TopDocs::with_limit(limit).order_by_u64_field("degree", Order::Desc);
-            searcher.search(query, &top).map_err(error)?.into_iter().map(|(_, a)| a).collect()
-        } else {
-            let top = TopDocs::with_limit(limit).order_by_score();
-            searcher.search(query, &top).map_err(error)?.into_iter().map(|(_, a)| a).collect()
-        };
-        for address in addresses {
+        let top = searcher
+            .search(query, &TopDocs::with_limit(fetch).order_by_score())
+            .map_err(error)?;
+        for (_, address) in top {
             if !seen.insert(address) {
                 continue;
             }
             let doc: TantivyDocument = searcher.doc(address).map_err(error)?;
             let text_of = |field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
             found.push(LabelEntry {
-                iri: text_of(f.iri),
-                label: text_of(f.label),
-                degree: doc.get_first(f.degree).and_then(|v| v.as_u64()).unwrap_or(0),
+                iri: text_of(self.fields.iri),
+                label: text_of(self.fields.label),
             });
         }
         Ok(())
@@ -240,57 +228,60 @@ fn register_tokenizer(index: &Index) {
 mod tests {
     use super::*;
 
-    fn entry(iri: &str, label: &str, degree: u64) -> LabelEntry {
-        LabelEntry {
+    fn entry(iri: &str, label: &str) -> Result<LabelEntry, GraphError> {
+        Ok(LabelEntry {
             iri: iri.into(),
             label: label.into(),
-            degree,
-        }
+        })
+    }
+
+    fn build(dir: &Path) -> LabelIndex {
+        let path = dir.join("labels");
+        let n = LabelIndex::build(
+            &path,
+            [
+                entry("e:tag", "tom hanks"),
+                entry("e:actor", "Tom Hanks"),
+                entry("e:cruise", "Tom Cruise"),
+                entry("e:film", "Tom Hanks: a biography"),
+                entry("e:empty", "!!!"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(n, 4, "a label without words is skipped");
+        LabelIndex::open(&path).unwrap()
+    }
+
+    fn iris(index: &LabelIndex, q: &str, limit: usize) -> Vec<String> {
+        let mut iris: Vec<String> = index.search(q, limit).unwrap().into_iter().map(|e| e.iri).collect();
+        iris.sort();
+        iris
     }
 
     #[test]
     fn tiers_find_exact_words_prefix_and_typos() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("labels");
-        let n = LabelIndex::build(
-            &path,
-            [
-                entry("e:tag", "tom hanks", 28),
-                entry("e:actor", "Tom Hanks", 63),
-                entry("e:cruise", "Tom Cruise", 40),
-                entry("e:film", "Tom Hanks: a biography", 2),
-                entry("e:empty", "!!!", 1),
-            ]
-            .map(Ok),
-        )
-        .unwrap();
-        assert_eq!(n, 4, "a label without words is skipped");
-        let index = LabelIndex::open(&path).unwrap();
-        let iris = |q: &str, limit| {
-            crate::rank_candidates(
-                q,
-                index.search(q, limit).unwrap().into_iter().map(|e| (e.iri, e.label, e.degree)),
-                limit,
-            )
-            .into_iter()
-            .map(|c| c.iri)
-            .collect::<Vec<_>>()
-        };
-        assert_eq!(iris("tom hanks", 10), vec!["e:actor", "e:tag", "e:film", "e:cruise"]);
-        assert_eq!(iris("TOM   HANKS!", 1), vec!["e:actor"]);
-        assert_eq!(iris("hanks", 10)[..2], ["e:actor", "e:tag"]);
-        assert_eq!(iris("tom han", 2), vec!["e:actor", "e:tag"]);
-        assert_eq!(iris("tom hamks", 1), vec!["e:actor"], "one typo still finds him");
-        assert!(iris("meryl streep", 10).is_empty());
-        assert!(iris("", 10).is_empty());
+        let index = build(dir.path());
+        // Exact and all-word matches; the partial "Tom Cruise" is not needed then.
+        assert_eq!(iris(&index, "tom hanks", 10), ["e:actor", "e:film", "e:tag"]);
+        assert_eq!(iris(&index, "TOM   HANKS!", 10), ["e:actor", "e:film", "e:tag"]);
+        assert_eq!(iris(&index, "hanks", 10), ["e:actor", "e:film", "e:tag"]);
+        assert_eq!(iris(&index, "tom han", 10), ["e:actor", "e:film", "e:tag"]);
+        assert_eq!(iris(&index, "tom", 10), ["e:actor", "e:cruise", "e:film", "e:tag"]);
+        // Nothing has both words: any word, with one typo allowed.
+        assert_eq!(iris(&index, "hamks", 10), ["e:actor", "e:film", "e:tag"]);
+        assert_eq!(iris(&index, "tom cruse", 10), ["e:actor", "e:cruise", "e:film", "e:tag"]);
+        assert!(iris(&index, "meryl streep", 10).is_empty());
+        assert!(iris(&index, "", 10).is_empty());
+        assert!(iris(&index, "hanks", 0).is_empty());
     }
 
     #[test]
     fn rebuild_replaces_the_previous_index() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("labels");
-        LabelIndex::build(&path, [Ok(entry("e:a", "Alpha", 1))]).unwrap();
-        LabelIndex::build(&path, [Ok(entry("e:b", "Beta", 1))]).unwrap();
+        LabelIndex::build(&path, [entry("e:a", "Alpha")]).unwrap();
+        LabelIndex::build(&path, [entry("e:b", "Beta")]).unwrap();
         let index = LabelIndex::open(&path).unwrap();
         assert_eq!(index.len(), 1);
         assert!(index.search("alpha", 5).unwrap().is_empty());

@@ -38,6 +38,7 @@ pub use ::oxigraph::model::{Literal, NamedNode, Term};
 
 use async_trait::async_trait;
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// The rows of a SELECT, or the answer of an ASK.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,8 +104,35 @@ pub trait KnowledgeGraph: Send + Sync {
     /// Runs a read-only query, bounded by the configured timeout and row limit.
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError>;
 
-    /// Up to `limit` entities whose label matches `text`, best first.
-    async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError>;
+    /// Raw `(iri, label)` pairs whose label matches `text`, unranked and possibly more than
+    /// `limit` (backends fetch extra so the shared ranking can choose).
+    async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError>;
+
+    /// Number of triples (capped) in which each IRI appears as subject or object.
+    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError>;
+
+    /// Up to `limit` entities whose label matches `text`, best first: by match tier
+    /// ([`text::match_score`]), then, among equally good matches at the top, by degree (so the actor
+    /// "Tom Hanks" comes before the tag "tom hanks"), then shorter label, then IRI.
+    async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut ranked = rank_candidates(text, self.label_matches(text, limit).await?);
+        let best = ranked.first().map(|c| c.score);
+        let tied: Vec<&str> = ranked
+            .iter()
+            .take_while(|c| Some(c.score) == best)
+            .take(TIE_BREAK_MAX)
+            .map(|c| c.iri.as_str())
+            .collect();
+        if tied.len() > 1 {
+            let degrees = self.degrees(&tied).await?;
+            sort_candidates(&mut ranked, &degrees);
+        }
+        ranked.truncate(limit);
+        Ok(ranked)
+    }
 
     /// Parses and runs SPARQL text (refusing anything but SELECT/ASK).
     async fn query_text(&self, text: &str) -> Result<QueryResults, GraphError> {
@@ -118,11 +146,7 @@ pub trait KnowledgeGraph: Send + Sync {
             // Ask for extra rows so blacklisted predicates do not eat the limit.
             let asked = limit.saturating_add(self.settings().predicate_blacklist.len());
             let results = self.query(&predicates_around_query(vertex, outgoing, asked)?).await?;
-            links.extend(
-                self.predicate_links(&results, direction)
-                    .into_iter()
-                    .take(limit),
-            );
+            links.extend(predicate_links(self.settings(), &results, direction).into_iter().take(limit));
         }
         Ok(links)
     }
@@ -132,57 +156,58 @@ pub trait KnowledgeGraph: Send + Sync {
         let mut links = Vec::new();
         for (from, to, direction) in [(a, b, Direction::Outgoing), (b, a, Direction::Incoming)] {
             let results = self.query(&predicates_between_query(from, to)?).await?;
-            links.extend(self.predicate_links(&results, direction));
+            links.extend(predicate_links(self.settings(), &results, direction));
         }
         Ok(links)
     }
-
-    #[doc(hidden)]
-    fn predicate_links(&self, results: &QueryResults, direction: Direction) -> Vec<PredicateLink> {
-        let QueryResults::Solutions(solutions) = results else {
-            return Vec::new();
-        };
-        solutions
-            .column("p")
-            .filter_map(|term| match term {
-                Term::NamedNode(n) if !self.settings().is_blacklisted(n.as_str()) => Some(PredicateLink {
-                    iri: n.as_str().to_owned(),
-                    label: text::predicate_label(n.as_str()),
-                    direction,
-                }),
-                _ => None,
-            })
-            .collect()
-    }
 }
 
-/// Orders candidates best first: match tier, then popularity (degree, when known), then shorter
-/// label, then IRI for determinism; keeps `limit`. Shared by every backend.
-pub(crate) fn rank_candidates(
-    query: &str,
-    found: impl IntoIterator<Item = (String, String, u64)>,
-    limit: usize,
-) -> Vec<EntityCandidate> {
+/// The `?p` column of a predicate query as links, blacklisted predicates removed.
+fn predicate_links(settings: &GraphSettings, results: &QueryResults, direction: Direction) -> Vec<PredicateLink> {
+    let QueryResults::Solutions(solutions) = results else {
+        return Vec::new();
+    };
+    solutions
+        .column("p")
+        .filter_map(|term| match term {
+            Term::NamedNode(n) if !settings.is_blacklisted(n.as_str()) => Some(PredicateLink {
+                iri: n.as_str().to_owned(),
+                label: text::predicate_label(n.as_str()),
+                direction,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How many equally good top candidates get their degree fetched to break the tie.
+const TIE_BREAK_MAX: usize = 16;
+
+/// Scores every match with [`text::match_score`], drops non-matches, keeps one entry per IRI (its
+/// best label) and sorts best first (without degrees).
+fn rank_candidates(query: &str, found: Vec<(String, String)>) -> Vec<EntityCandidate> {
     let tokens = text::normalize_tokens(query);
-    let mut scored: Vec<(f32, u64, EntityCandidate)> = found
+    let mut candidates: Vec<EntityCandidate> = found
         .into_iter()
-        .filter_map(|(iri, label, degree)| {
+        .filter_map(|(iri, label)| {
             let score = text::match_score(&tokens, &label)?;
-            Some((score, degree, EntityCandidate { iri, label, score }))
+            Some(EntityCandidate { iri, label, score })
         })
         .collect();
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(b.1.cmp(&a.1))
-            .then(a.2.label.len().cmp(&b.2.label.len()))
-            .then(a.2.iri.cmp(&b.2.iri))
-    });
-    // One entry per IRI (an entity may have several matching labels; keep its best).
+    sort_candidates(&mut candidates, &HashMap::new());
     let mut seen = std::collections::HashSet::new();
-    scored
-        .into_iter()
-        .map(|(_, _, c)| c)
-        .filter(|c| seen.insert(c.iri.clone()))
-        .take(limit)
-        .collect()
+    candidates.retain(|c| seen.insert(c.iri.clone()));
+    candidates
+}
+
+/// Best first: score, then degree (when known), then shorter label, then IRI for determinism.
+fn sort_candidates(candidates: &mut [EntityCandidate], degrees: &HashMap<String, u64>) {
+    let degree = |c: &EntityCandidate| degrees.get(&c.iri).copied().unwrap_or(0);
+    candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(degree(b).cmp(&degree(a)))
+            .then(a.label.len().cmp(&b.label.len()))
+            .then(a.iri.cmp(&b.iri))
+    });
 }

@@ -12,7 +12,7 @@
 use crate::label_index::{LabelEntry, LabelIndex};
 use crate::load::{LoadReport, RdfFile};
 use crate::query::named_node;
-use crate::{rank_candidates, EntityCandidate, GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
+use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oxigraph::io::{RdfParseError, RdfParser};
@@ -20,12 +20,13 @@ use oxigraph::model::{NamedOrBlankNode, Quad, Term};
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, SparqlEvaluator};
 use oxigraph::store::{StorageError, Store};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
-/// Degrees above this are all "very connected"; counting further only costs time.
+/// Degrees above this are all "very connected" for tie-breaking; counting further only costs time.
 const DEGREE_CAP: usize = 10_000;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -123,14 +124,14 @@ impl EmbeddedStore {
         manifest.loading = files.iter().map(|f| f.path.clone()).collect();
         manifest.write(dir)?;
 
-        let store = open_for_writing(dir)?;
         let bar = progress_bar(show_progress);
-        let loaded = bulk_load(&store, files, &bar);
-        let per_file = match loaded {
-            Ok(per_file) => per_file,
+        let loaded = open_for_writing(dir).and_then(|store| Ok((bulk_load(&store, dir, files, &bar)?, store)));
+        let (per_file, store) = match loaded {
+            Ok(loaded) => loaded,
             Err(error) => {
                 bar.abandon_with_message("load failed; nothing from it was kept");
-                // The bulk loader wrote nothing; put the manifest back as it was.
+                // Nothing was committed: put the manifest back as it was. (A failure after the
+                // commit below keeps the `loading` marker: data and label index may disagree.)
                 match previous {
                     Some(previous) => previous.write(dir)?,
                     None => {
@@ -225,7 +226,7 @@ impl From<StorageError> for LoadFailure {
     }
 }
 
-fn bulk_load(store: &Store, files: &[RdfFile], bar: &ProgressBar) -> Result<Vec<(PathBuf, u64)>, GraphError> {
+fn bulk_load(store: &Store, dir: &Path, files: &[RdfFile], bar: &ProgressBar) -> Result<Vec<(PathBuf, u64)>, GraphError> {
     let mut loader = store.bulk_loader();
     let mut per_file = Vec::with_capacity(files.len());
     for file in files {
@@ -252,12 +253,8 @@ fn bulk_load(store: &Store, files: &[RdfFile], bar: &ProgressBar) -> Result<Vec<
         bar.inc(count % 65_536);
         per_file.push((file.path.clone(), count));
     }
-    loader.commit().map_err(|e| GraphError::storage(store_path_hint(files), e))?;
+    loader.commit().map_err(|e| GraphError::storage(dir, e))?;
     Ok(per_file)
-}
-
-fn store_path_hint(files: &[RdfFile]) -> &Path {
-    files.first().map_or(Path::new("store"), |f| f.path.as_path())
 }
 
 fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
@@ -280,8 +277,8 @@ fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
     }
 }
 
-/// Collects every (IRI, literal label) of the configured label predicates with the entity's
-/// degree, and builds the label index from them.
+/// Collects every (IRI, literal label) of the configured label predicates and builds the label
+/// index from them.
 fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
     let predicates = settings
         .label_predicates
@@ -296,10 +293,9 @@ fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Res
                     subject: NamedOrBlankNode::NamedNode(subject),
                     object: Term::Literal(label),
                     ..
-                }) => Some(degree(store, &subject).map(|degree| LabelEntry {
+                }) => Some(Ok(LabelEntry {
                     iri: subject.into_string(),
                     label: label.value().to_owned(),
-                    degree,
                 })),
                 Ok(_) => None, // blank-node subjects and non-literal labels cannot be linked
                 Err(e) => Some(Err(GraphError::storage(dir, e))),
@@ -308,7 +304,9 @@ fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Res
     LabelIndex::build(&dir.join("labels"), entries)
 }
 
-fn degree(store: &Store, entity: &oxigraph::model::NamedNode) -> Result<u64, GraphError> {
+/// Triples in which `entity` is subject or object, each direction counted up to [`DEGREE_CAP`].
+fn degree(store: &Store, entity: &str) -> Result<u64, GraphError> {
+    let entity = named_node(entity)?;
     let outgoing = store
         .quads_for_pattern(Some(entity.as_ref().into()), None, None, None)
         .take(DEGREE_CAP)
@@ -385,16 +383,24 @@ impl KnowledgeGraph for EmbeddedStore {
         }
     }
 
-    async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
+    async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
         let labels = Arc::clone(&self.labels);
-        let owned = text.to_owned();
-        let found = tokio::task::spawn_blocking(move || labels.search(&owned, limit))
+        let text = text.to_owned();
+        let found = tokio::task::spawn_blocking(move || labels.search(&text, limit))
             .await
             .map_err(|e| GraphError::index(&self.dir, e))??;
-        Ok(rank_candidates(
-            text,
-            found.into_iter().map(|e| (e.iri, e.label, e.degree)),
-            limit,
-        ))
+        Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
+    }
+
+    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
+        let store = self.store.clone();
+        let iris: Vec<String> = iris.iter().map(|i| (*i).to_owned()).collect();
+        tokio::task::spawn_blocking(move || {
+            iris.into_iter()
+                .map(|iri| degree(&store, &iri).map(|d| (iri, d)))
+                .collect()
+        })
+        .await
+        .map_err(|e| GraphError::storage(&self.dir, e))?
     }
 }

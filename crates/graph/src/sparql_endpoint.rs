@@ -8,7 +8,7 @@
 use crate::query::{named_node, triple, var};
 use crate::settings::{EndpointAuth, EndpointSettings, HttpMethod, ResultsFormat, SearchStrategy};
 use crate::text::search_words;
-use crate::{rank_candidates, EntityCandidate, GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
+use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
 use oxigraph::model::Term;
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
@@ -18,8 +18,6 @@ use std::time::Duration;
 
 /// URLs longer than this are sent as POST under [`HttpMethod::Auto`].
 const MAX_GET_URL: usize = 2000;
-/// How many equally good candidates get their degree fetched to break the tie.
-const TIE_BREAK_MAX: usize = 16;
 
 pub struct SparqlEndpoint {
     endpoint: EndpointSettings,
@@ -145,50 +143,6 @@ impl SparqlEndpoint {
             }
         }
     }
-
-    /// Degrees of some candidates, in one grouped COUNT query.
-    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
-        let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
-        let values = GraphPattern::Values {
-            variables: vec![s.clone()],
-            bindings: iris
-                .iter()
-                .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
-                .collect::<Result<_, GraphError>>()?,
-        };
-        let edges = GraphPattern::Union {
-            left: Box::new(GraphPattern::Bgp {
-                patterns: vec![triple(s.clone(), p.clone(), o.clone())],
-            }),
-            right: Box::new(GraphPattern::Bgp {
-                patterns: vec![triple(o, p, s.clone())],
-            }),
-        };
-        let pattern = GraphPattern::Project {
-            inner: Box::new(GraphPattern::Group {
-                inner: Box::new(GraphPattern::Join {
-                    left: Box::new(values),
-                    right: Box::new(edges),
-                }),
-                variables: vec![s.clone()],
-                aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
-            }),
-            variables: vec![s, n],
-        };
-        let QueryResults::Solutions(solutions) = self.query(&ReadQuery::select(pattern)?).await? else {
-            return Ok(HashMap::new());
-        };
-        Ok(solutions
-            .rows
-            .iter()
-            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
-                (Term::NamedNode(iri), Term::Literal(count)) => {
-                    Some((iri.as_str().to_owned(), count.value().parse().ok()?))
-                }
-                _ => None,
-            })
-            .collect())
-    }
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {
@@ -242,13 +196,13 @@ impl KnowledgeGraph for SparqlEndpoint {
         self.parse_results(&content_type, &body)
     }
 
-    async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
+    async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
         let mut words = search_words(text);
         if self.endpoint.search == SearchStrategy::BifContains && words.iter().any(|w| w.chars().count() > 1) {
             // Single letters are noise words for Virtuoso's free-text index.
             words.retain(|w| w.chars().count() > 1);
         }
-        if words.is_empty() || limit == 0 {
+        if words.is_empty() {
             return Ok(Vec::new());
         }
         // Fetch more than asked: the endpoint returns matches unranked.
@@ -257,37 +211,57 @@ impl KnowledgeGraph for SparqlEndpoint {
         let QueryResults::Solutions(solutions) = self.query(&query).await? else {
             return Ok(Vec::new());
         };
-        let found: Vec<(String, String)> = solutions
+        Ok(solutions
             .rows
             .into_iter()
             .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
                 (Term::NamedNode(iri), Term::Literal(label)) => Some((iri.as_str().to_owned(), label.value().to_owned())),
                 _ => None,
             })
-            .collect();
-        let mut ranked = rank_candidates(text, found.iter().map(|(i, l)| (i.clone(), l.clone(), 0)), usize::MAX);
-        // Equally good matches are ordered by degree, as the embedded index does.
-        let tied: Vec<&str> = ranked
+            .collect())
+    }
+
+    /// Degrees of some entities, in one grouped COUNT query.
+    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
+        let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
+        let values = GraphPattern::Values {
+            variables: vec![s.clone()],
+            bindings: iris
+                .iter()
+                .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
+                .collect::<Result<_, GraphError>>()?,
+        };
+        let edges = GraphPattern::Union {
+            left: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(s.clone(), p.clone(), o.clone())],
+            }),
+            right: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(o, p, s.clone())],
+            }),
+        };
+        let pattern = GraphPattern::Project {
+            inner: Box::new(GraphPattern::Group {
+                inner: Box::new(GraphPattern::Join {
+                    left: Box::new(values),
+                    right: Box::new(edges),
+                }),
+                variables: vec![s.clone()],
+                aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
+            }),
+            variables: vec![s, n],
+        };
+        let QueryResults::Solutions(solutions) = self.query(&ReadQuery::select(pattern)?).await? else {
+            return Ok(HashMap::new());
+        };
+        Ok(solutions
+            .rows
             .iter()
-            .take_while(|c| ranked.first().is_some_and(|best| c.score == best.score))
-            .take(TIE_BREAK_MAX)
-            .map(|c| c.iri.as_str())
-            .collect();
-        if tied.len() > 1 {
-            let degrees = self.degrees(&tied).await?;
-            ranked = rank_candidates(
-                text,
-                found
-                    .into_iter()
-                    .map(|(i, l)| {
-                        let d = degrees.get(&i).copied().unwrap_or(0);
-                        (i, l, d)
-                    }),
-                limit,
-            );
-        } else {
-            ranked.truncate(limit);
-        }
-        Ok(ranked)
+            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
+                (Term::NamedNode(iri), Term::Literal(count)) => {
+                    Some((iri.as_str().to_owned(), count.value().parse().ok()?))
+                }
+                _ => None,
+            })
+            .collect())
     }
 }

@@ -155,3 +155,20 @@ async fn slow_queries_time_out() {
         .await;
     assert!(matches!(result, Err(GraphError::Timeout { .. })), "{result:?}");
 }
+
+#[test]
+fn a_load_that_cannot_lock_the_store_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
+    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    // Another writer (as a running server would be) holds the RocksDB lock.
+    let writer = oxigraph::store::Store::open(store.join("rdf")).unwrap();
+    let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
+    let error = EmbeddedStore::load(&store, &[more], &GraphSettings::default(), false).unwrap_err();
+    assert!(error.to_string().contains("only one process may write"), "{error}");
+    drop(writer);
+    // The failed attempt left no "loading" marker behind.
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.len().unwrap(), 1);
+}
