@@ -7,7 +7,7 @@ mod common;
 
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, RdfFile};
 use common::{bench_dir, sizes, synthetic_ntriples};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
@@ -20,7 +20,8 @@ fn bench(c: &mut Criterion) {
         let mut load = || {
             run += 1;
             let dir = scratch.path().join(format!("run-{run}"));
-            let report = EmbeddedStore::load(&dir, std::slice::from_ref(&file), &GraphSettings::default(), false).unwrap();
+            let report =
+                EmbeddedStore::load(&dir, std::slice::from_ref(&file), &GraphSettings::default(), false).unwrap();
             std::fs::remove_dir_all(&dir).unwrap();
             report
         };

@@ -8,8 +8,8 @@
 mod common;
 
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, KnowledgeGraph, RdfFile};
-use common::{bench_dir, label, sizes, synthetic_ntriples, SplitMix};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use common::{SplitMix, bench_dir, label, sizes, synthetic_ntriples};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 
 fn store_for(n: u64) -> EmbeddedStore {
@@ -17,10 +17,15 @@ fn store_for(n: u64) -> EmbeddedStore {
     if EmbeddedStore::open(&dir, GraphSettings::default()).is_err() {
         let _ = std::fs::remove_dir_all(&dir);
         let file = synthetic_ntriples(&bench_dir(), n);
-        let report = EmbeddedStore::load(&dir, &[RdfFile::new(file).unwrap()], &GraphSettings::default(), true).unwrap();
+        let report =
+            EmbeddedStore::load(&dir, &[RdfFile::new(file).unwrap()], &GraphSettings::default(), true).unwrap();
         eprintln!(
             "built store for {n} labels: {} triples in {:.1} s (RDF {:.1} s = {:.0} triples/s, label index {:.1} s)",
-            report.parsed, report.seconds, report.rdf_seconds, report.parsed as f64 / report.rdf_seconds, report.index_seconds
+            report.parsed,
+            report.seconds,
+            report.rdf_seconds,
+            report.parsed as f64 / report.rdf_seconds,
+            report.index_seconds
         );
     }
     EmbeddedStore::open(&dir, GraphSettings::default()).unwrap()
@@ -49,7 +54,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("entity_search");
     group.sample_size(50).measurement_time(Duration::from_secs(5));
     for n in sizes(&[1_000_000, 10_000_000]) {

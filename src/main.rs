@@ -1,7 +1,7 @@
 //! The `chatty-kg` command: wires the library crates together. Errors become `anyhow` here, and
 //! only here, with the typed error's message on one line.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use chatty_kg_config::{Config, KgConfig};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, KnowledgeGraph, QueryResults, RdfFile, SearchStrategy};
 use clap::{Args, Parser, Subcommand};
@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "chatty-kg", version, about = "Conversational question answering over RDF knowledge graphs")]
+#[command(
+    name = "chatty-kg",
+    version,
+    about = "Conversational question answering over RDF knowledge graphs"
+)]
 struct Cli {
     /// Configuration file (TOML); default: $XDG_CONFIG_HOME/chatty-kg/config.toml if it exists.
     #[arg(long, global = true, env = "CHATTY_KG_CONFIG")]
@@ -122,7 +126,9 @@ impl StoreArg {
         let (name, kg) = config.kg(self.kg.as_deref())?;
         let dir = match (&self.store, &kg.store) {
             (Some(dir), _) | (None, Some(dir)) => dir.clone(),
-            (None, None) => bail!("knowledge graph {name:?} is a remote endpoint; give --store DIR to load into an embedded store"),
+            (None, None) => {
+                bail!("knowledge graph {name:?} is a remote endpoint; give --store DIR to load into an embedded store")
+            }
         };
         Ok((dir, kg.clone()))
     }
@@ -184,7 +190,9 @@ fn run(cli: Cli) -> Result<()> {
             let kg = target.open(&config)?;
             let text = if query == "-" {
                 let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text).context("reading the query from stdin")?;
+                std::io::stdin()
+                    .read_to_string(&mut text)
+                    .context("reading the query from stdin")?;
                 text
             } else {
                 query
@@ -203,7 +211,11 @@ fn one_line(label: &str) -> String {
 
 fn print_results(results: &QueryResults, json: bool) -> Result<()> {
     use sparesults::{QueryResultsFormat, QueryResultsSerializer, QuerySolution};
-    let format = if json { QueryResultsFormat::Json } else { QueryResultsFormat::Tsv };
+    let format = if json {
+        QueryResultsFormat::Json
+    } else {
+        QueryResultsFormat::Tsv
+    };
     let serializer = QueryResultsSerializer::from_format(format);
     let mut out = std::io::stdout().lock();
     match results {
@@ -223,7 +235,10 @@ fn print_results(results: &QueryResults, json: bool) -> Result<()> {
             }
             writer.finish()?;
             if solutions.truncated {
-                eprintln!("warning: results truncated to {} rows (graph.max_rows)", solutions.rows.len());
+                eprintln!(
+                    "warning: results truncated to {} rows (graph.max_rows)",
+                    solutions.rows.len()
+                );
             }
         }
     }

@@ -44,8 +44,14 @@ fn tom_hanks_is_found_first_in_the_bundled_kb() {
     let store = metaqa_store().to_str().unwrap();
     let out = stdout(&chatty(&["entities", "--store", store, "tom hanks"]));
     let mut lines = out.lines();
-    assert_eq!(lines.next(), Some("http://metaqa.example.org/entity/Tom_Hanks\tTom Hanks"));
-    assert_eq!(lines.next(), Some("http://metaqa.example.org/entity/tom_hanks\ttom hanks"));
+    assert_eq!(
+        lines.next(),
+        Some("http://metaqa.example.org/entity/Tom_Hanks\tTom Hanks")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("http://metaqa.example.org/entity/tom_hanks\ttom hanks")
+    );
     let out = stdout(&chatty(&["entities", "--store", store, "--limit", "3", "hanks"]));
     assert_eq!(out.lines().count(), 3);
     assert!(out.starts_with("http://metaqa.example.org/entity/Tom_Hanks\t"), "{out}");
@@ -59,7 +65,10 @@ fn sparql_prints_tsv_and_json() {
     assert_eq!(out, "?d\n<http://metaqa.example.org/entity/Robert_Zemeckis>\n");
     let out = stdout(&chatty(&["sparql", "--store", store, "--json", query]));
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(json["results"]["bindings"][0]["d"]["value"], "http://metaqa.example.org/entity/Robert_Zemeckis");
+    assert_eq!(
+        json["results"]["bindings"][0]["d"]["value"],
+        "http://metaqa.example.org/entity/Robert_Zemeckis"
+    );
     let out = stdout(&chatty(&["sparql", "--store", store, "ASK { ?s ?p ?o }"]));
     assert_eq!(out.trim(), "true");
 }

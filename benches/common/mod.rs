@@ -24,8 +24,8 @@ impl SplitMix {
 }
 
 const SYLLABLES: [&str; 32] = [
-    "ka", "lo", "mi", "ra", "tu", "ven", "dor", "sil", "an", "bel", "cor", "dan", "el", "fin", "gar", "hol",
-    "is", "jor", "kel", "lin", "mar", "nor", "os", "per", "quin", "ros", "sta", "tor", "ul", "vin", "wen", "zed",
+    "ka", "lo", "mi", "ra", "tu", "ven", "dor", "sil", "an", "bel", "cor", "dan", "el", "fin", "gar", "hol", "is",
+    "jor", "kel", "lin", "mar", "nor", "os", "per", "quin", "ros", "sta", "tor", "ul", "vin", "wen", "zed",
 ];
 
 /// A pseudo-word of 2–4 syllables; about a million distinct ones.
@@ -46,7 +46,9 @@ pub fn label(i: u64) -> String {
 
 fn capitalize(w: &str) -> String {
     let mut c = w.chars();
-    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// Writes the graph (2–3 triples per entity) and returns its path, reusing an existing file.
@@ -66,9 +68,19 @@ pub fn synthetic_ntriples(dir: &Path, n: u64) -> PathBuf {
             label(i)
         )
         .unwrap();
-        writeln!(out, "<http://bench.example.org/e/{i}> <http://bench.example.org/p/knows> <http://bench.example.org/e/{}> .", rng.below(n as usize)).unwrap();
+        writeln!(
+            out,
+            "<http://bench.example.org/e/{i}> <http://bench.example.org/p/knows> <http://bench.example.org/e/{}> .",
+            rng.below(n as usize)
+        )
+        .unwrap();
         if rng.below(2) == 0 {
-            writeln!(out, "<http://bench.example.org/e/{i}> <http://bench.example.org/p/year> \"{}\" .", 1900 + rng.below(125)).unwrap();
+            writeln!(
+                out,
+                "<http://bench.example.org/e/{i}> <http://bench.example.org/p/year> \"{}\" .",
+                1900 + rng.below(125)
+            )
+            .unwrap();
         }
     }
     out.flush().unwrap();

@@ -7,8 +7,8 @@
 //! field.
 
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
-use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -172,7 +172,12 @@ mod tests {
     fn defaults_are_the_papers_parameters() {
         let config = Config::default();
         assert_eq!(
-            (config.agents.theta, config.agents.context_answers, config.agents.vlimit, config.agents.query_num),
+            (
+                config.agents.theta,
+                config.agents.context_answers,
+                config.agents.vlimit,
+                config.agents.query_num
+            ),
             (3, 100, 600, 40)
         );
         let (name, kg) = config.kg(None).unwrap();
@@ -211,7 +216,11 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
             let endpoint = kg.endpoint.as_ref().ok_or("no endpoint")?;
             assert_eq!(endpoint.search, chatty_kg_graph::SearchStrategy::BifContains);
             assert_eq!(kg.graph.label_predicates.len(), 1);
-            assert_eq!(kg.graph.max_rows, GraphSettings::default().max_rows, "unset fields keep defaults");
+            assert_eq!(
+                kg.graph.max_rows,
+                GraphSettings::default().max_rows,
+                "unset fields keep defaults"
+            );
             Ok(())
         });
     }
@@ -240,12 +249,18 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
         assert!(message.contains("theta"), "{message}");
         std::fs::write(&path, "[agents]\ntheat = 3\n").unwrap();
         assert!(Config::load(Some(&path)).is_err(), "unknown fields are refused");
-        assert!(matches!(Config::default().kg(Some("nope")), Err(ConfigError::UnknownKg { .. })));
+        assert!(matches!(
+            Config::default().kg(Some("nope")),
+            Err(ConfigError::UnknownKg { .. })
+        ));
         let both = KgConfig {
             store: Some("x".into()),
             endpoint: Some(EndpointSettings::new("http://x/sparql")),
             graph: GraphSettings::default(),
         };
-        assert!(matches!(both.open("both"), Err(OpenError::Config(ConfigError::Backend { .. }))));
+        assert!(matches!(
+            both.open("both"),
+            Err(OpenError::Config(ConfigError::Backend { .. }))
+        ));
     }
 }

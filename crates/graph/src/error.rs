@@ -10,9 +10,7 @@ pub enum GraphError {
     #[error("no chatty-kg store at {path}: load one first with `chatty-kg load --store {path} FILE...`")]
     StoreNotFound { path: PathBuf },
 
-    #[error(
-        "the store at {path} is incomplete: its last load ({detail}) did not finish; run `chatty-kg load` again"
-    )]
+    #[error("the store at {path} is incomplete: its last load ({detail}) did not finish; run `chatty-kg load` again")]
     StoreIncomplete { path: PathBuf, detail: String },
 
     #[error("storage error in {path}: {message}")]

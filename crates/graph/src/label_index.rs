@@ -7,15 +7,13 @@
 //! `limit` were found); and, only when neither found anything, any word by prefix or with one typo.
 //! The final order is decided by `KnowledgeGraph::search_entities`, the same for every backend.
 
-use crate::text::normalize_tokens;
 use crate::GraphError;
+use crate::text::normalize_tokens;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
-};
+use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
 use tantivy::tokenizer::WhitespaceTokenizer;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
@@ -143,9 +141,8 @@ impl LabelIndex {
         let mut found = Vec::new();
         let mut seen = HashSet::new();
         let fetch = limit.max(MIN_FETCH);
-        let mut collect = |query: &dyn Query, found: &mut Vec<LabelEntry>| {
-            self.collect(&searcher, query, fetch, &mut seen, found)
-        };
+        let mut collect =
+            |query: &dyn Query, found: &mut Vec<LabelEntry>| self.collect(&searcher, query, fetch, &mut seen, found);
 
         // Tier 1: the whole label.
         let exact = TermQuery::new(
@@ -165,7 +162,10 @@ impl LabelIndex {
                     if i == last {
                         (Occur::Must, Box::new(FuzzyTermQuery::new_prefix(word(t), 0, false)))
                     } else {
-                        (Occur::Must, Box::new(TermQuery::new(word(t), IndexRecordOption::WithFreqs)))
+                        (
+                            Occur::Must,
+                            Box::new(TermQuery::new(word(t), IndexRecordOption::WithFreqs)),
+                        )
                     }
                 })
                 .collect();
@@ -177,9 +177,15 @@ impl LabelIndex {
             let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
             for t in &tokens {
                 let term = Term::from_field_text(f.words, t);
-                clauses.push((Occur::Should, Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs))));
+                clauses.push((
+                    Occur::Should,
+                    Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs)),
+                ));
                 if t.len() >= 3 {
-                    clauses.push((Occur::Should, Box::new(FuzzyTermQuery::new_prefix(term.clone(), 0, false))));
+                    clauses.push((
+                        Occur::Should,
+                        Box::new(FuzzyTermQuery::new_prefix(term.clone(), 0, false)),
+                    ));
                 }
                 if t.len() >= 4 {
                     clauses.push((Occur::Should, Box::new(FuzzyTermQuery::new(term, 1, false))));
@@ -208,7 +214,12 @@ impl LabelIndex {
                 continue;
             }
             let doc: TantivyDocument = searcher.doc(address).map_err(error)?;
-            let text_of = |field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+            let text_of = |field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
             found.push(LabelEntry {
                 iri: text_of(self.fields.iri),
                 label: text_of(self.fields.label),
@@ -270,7 +281,10 @@ mod tests {
         assert_eq!(iris(&index, "tom", 10), ["e:actor", "e:cruise", "e:film", "e:tag"]);
         // Nothing has both words: any word, with one typo allowed.
         assert_eq!(iris(&index, "hamks", 10), ["e:actor", "e:film", "e:tag"]);
-        assert_eq!(iris(&index, "tom cruse", 10), ["e:actor", "e:cruise", "e:film", "e:tag"]);
+        assert_eq!(
+            iris(&index, "tom cruse", 10),
+            ["e:actor", "e:cruise", "e:film", "e:tag"]
+        );
         assert!(iris(&index, "meryl streep", 10).is_empty());
         assert!(iris(&index, "", 10).is_empty());
         assert!(iris(&index, "hanks", 0).is_empty());

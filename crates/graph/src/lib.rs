@@ -28,10 +28,10 @@ pub use crate::error::GraphError;
 pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
-pub use crate::query::{entity_search_query, predicates_around_query, predicates_between_query, ReadQuery};
+use crate::query::degrees_query;
+pub use crate::query::{ReadQuery, entity_search_query, predicates_around_query, predicates_between_query};
 pub use crate::settings::{
-    EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, ResultsFormat, SearchStrategy,
-    RDFS_LABEL,
+    EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, RDFS_LABEL, ResultsFormat, SearchStrategy,
 };
 pub use crate::sparql_endpoint::SparqlEndpoint;
 pub use ::oxigraph::model::{Literal, NamedNode, Term};
@@ -108,8 +108,24 @@ pub trait KnowledgeGraph: Send + Sync {
     /// `limit` (backends fetch extra so the shared ranking can choose).
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError>;
 
-    /// Number of triples (capped) in which each IRI appears as subject or object.
-    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError>;
+    /// Number of triples in which each IRI appears as subject or object, in one grouped COUNT
+    /// query (counting encoded terms is cheap on Oxigraph and on remote endpoints alike).
+    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
+        let query = degrees_query(iris)?;
+        let QueryResults::Solutions(solutions) = self.query(&query).await? else {
+            return Ok(HashMap::new());
+        };
+        Ok(solutions
+            .rows
+            .iter()
+            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
+                (Term::NamedNode(iri), Term::Literal(count)) => {
+                    Some((iri.as_str().to_owned(), count.value().parse().ok()?))
+                }
+                _ => None,
+            })
+            .collect())
+    }
 
     /// Up to `limit` entities whose label matches `text`, best first: by match tier
     /// ([`text::match_score`]), then, among equally good matches at the top, by degree (so the actor
@@ -146,7 +162,11 @@ pub trait KnowledgeGraph: Send + Sync {
             // Ask for extra rows so blacklisted predicates do not eat the limit.
             let asked = limit.saturating_add(self.settings().predicate_blacklist.len());
             let results = self.query(&predicates_around_query(vertex, outgoing, asked)?).await?;
-            links.extend(predicate_links(self.settings(), &results, direction).into_iter().take(limit));
+            links.extend(
+                predicate_links(self.settings(), &results, direction)
+                    .into_iter()
+                    .take(limit),
+            );
         }
         Ok(links)
     }

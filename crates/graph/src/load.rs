@@ -41,11 +41,7 @@ impl RdfFile {
             _ => None,
         };
         let format = format.ok_or_else(|| GraphError::UnsupportedFormat { path: path.clone() })?;
-        Ok(Self {
-            path,
-            format,
-            gzipped,
-        })
+        Ok(Self { path, format, gzipped })
     }
 
     /// Opens the file, decompressing `.gz` transparently.
@@ -56,7 +52,10 @@ impl RdfFile {
         })?;
         let reader = BufReader::with_capacity(1 << 20, file);
         Ok(if self.gzipped {
-            Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(reader)))
+            Box::new(BufReader::with_capacity(
+                1 << 20,
+                flate2::read::MultiGzDecoder::new(reader),
+            ))
         } else {
             Box::new(reader)
         })
@@ -108,7 +107,10 @@ mod tests {
             assert_eq!((f.format, f.gzipped), (format, gz), "{name}");
         }
         for bad in ["a.txt", "nt", "a.gz", "a.csv.gz"] {
-            assert!(matches!(RdfFile::new(bad), Err(GraphError::UnsupportedFormat { .. })), "{bad}");
+            assert!(
+                matches!(RdfFile::new(bad), Err(GraphError::UnsupportedFormat { .. })),
+                "{bad}"
+            );
         }
     }
 }

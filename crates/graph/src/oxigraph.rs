@@ -20,14 +20,11 @@ use oxigraph::model::{NamedOrBlankNode, Quad, Term};
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, SparqlEvaluator};
 use oxigraph::store::{StorageError, Store};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
-/// Degrees above this are all "very connected" for tie-breaking; counting further only costs time.
-const DEGREE_CAP: usize = 10_000;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 struct Manifest {
@@ -226,7 +223,12 @@ impl From<StorageError> for LoadFailure {
     }
 }
 
-fn bulk_load(store: &Store, dir: &Path, files: &[RdfFile], bar: &ProgressBar) -> Result<Vec<(PathBuf, u64)>, GraphError> {
+fn bulk_load(
+    store: &Store,
+    dir: &Path,
+    files: &[RdfFile],
+    bar: &ProgressBar,
+) -> Result<Vec<(PathBuf, u64)>, GraphError> {
     let mut loader = store.bulk_loader();
     let mut per_file = Vec::with_capacity(files.len());
     for file in files {
@@ -304,21 +306,12 @@ fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Res
     LabelIndex::build(&dir.join("labels"), entries)
 }
 
-/// Triples in which `entity` is subject or object, each direction counted up to [`DEGREE_CAP`].
-fn degree(store: &Store, entity: &str) -> Result<u64, GraphError> {
-    let entity = named_node(entity)?;
-    let outgoing = store
-        .quads_for_pattern(Some(entity.as_ref().into()), None, None, None)
-        .take(DEGREE_CAP)
-        .count();
-    let incoming = store
-        .quads_for_pattern(None, None, Some(entity.as_ref().into()), None)
-        .take(DEGREE_CAP)
-        .count();
-    Ok((outgoing + incoming) as u64)
-}
-
-fn evaluate(store: &Store, query: &ReadQuery, token: CancellationToken, max_rows: usize) -> Result<QueryResults, GraphError> {
+fn evaluate(
+    store: &Store,
+    query: &ReadQuery,
+    token: CancellationToken,
+    max_rows: usize,
+) -> Result<QueryResults, GraphError> {
     let evaluation_error = |e: QueryEvaluationError| match e {
         QueryEvaluationError::Cancelled => GraphError::Evaluation {
             message: "cancelled".into(),
@@ -347,7 +340,8 @@ fn evaluate(store: &Store, query: &ReadQuery, token: CancellationToken, max_rows
                     break;
                 }
                 let solution = solution.map_err(evaluation_error)?;
-                out.rows.push(variables.iter().map(|v| solution.get(v).cloned()).collect());
+                out.rows
+                    .push(variables.iter().map(|v| solution.get(v).cloned()).collect());
             }
             Ok(QueryResults::Solutions(out))
         }
@@ -390,17 +384,5 @@ impl KnowledgeGraph for EmbeddedStore {
             .await
             .map_err(|e| GraphError::index(&self.dir, e))??;
         Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
-    }
-
-    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
-        let store = self.store.clone();
-        let iris: Vec<String> = iris.iter().map(|i| (*i).to_owned()).collect();
-        tokio::task::spawn_blocking(move || {
-            iris.into_iter()
-                .map(|iri| degree(&store, &iri).map(|d| (iri, d)))
-                .collect()
-        })
-        .await
-        .map_err(|e| GraphError::storage(&self.dir, e))?
     }
 }

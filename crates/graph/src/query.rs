@@ -4,7 +4,7 @@
 
 use crate::GraphError;
 use oxigraph::model::{Literal, NamedNode, Variable};
-use spargebra::algebra::{Expression, Function, GraphPattern};
+use spargebra::algebra::{AggregateExpression, Expression, Function, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
@@ -77,9 +77,7 @@ fn pattern_has_service(pattern: &GraphPattern) -> bool {
         GraphPattern::Join { left, right }
         | GraphPattern::Lateral { left, right }
         | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => {
-            pattern_has_service(left) || pattern_has_service(right)
-        }
+        | GraphPattern::Minus { left, right } => pattern_has_service(left) || pattern_has_service(right),
         GraphPattern::LeftJoin {
             left,
             right,
@@ -89,12 +87,10 @@ fn pattern_has_service(pattern: &GraphPattern) -> bool {
                 || pattern_has_service(right)
                 || expression.as_ref().is_some_and(expression_has_service)
         }
-        GraphPattern::Filter { expr, inner } => {
-            expression_has_service(expr) || pattern_has_service(inner)
+        GraphPattern::Filter { expr, inner } => expression_has_service(expr) || pattern_has_service(inner),
+        GraphPattern::Extend { inner, expression, .. } => {
+            expression_has_service(expression) || pattern_has_service(inner)
         }
-        GraphPattern::Extend {
-            inner, expression, ..
-        } => expression_has_service(expression) || pattern_has_service(inner),
         GraphPattern::Graph { inner, .. }
         | GraphPattern::OrderBy { inner, .. }
         | GraphPattern::Project { inner, .. }
@@ -120,22 +116,11 @@ fn expression_has_service(expression: &Expression) -> bool {
         | Expression::Subtract(a, b)
         | Expression::Multiply(a, b)
         | Expression::Divide(a, b) => expression_has_service(a) || expression_has_service(b),
-        Expression::In(a, list) => {
-            expression_has_service(a) || list.iter().any(expression_has_service)
-        }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            expression_has_service(a)
-        }
-        Expression::If(a, b, c) => {
-            expression_has_service(a) || expression_has_service(b) || expression_has_service(c)
-        }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
-            list.iter().any(expression_has_service)
-        }
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_) => false,
+        Expression::In(a, list) => expression_has_service(a) || list.iter().any(expression_has_service),
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => expression_has_service(a),
+        Expression::If(a, b, c) => expression_has_service(a) || expression_has_service(b) || expression_has_service(c),
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().any(expression_has_service),
+        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => false,
     }
 }
 
@@ -271,6 +256,38 @@ pub fn entity_search_query(
     ReadQuery::select(distinct_project(filtered, vec![s, l], Some(limit)))
 }
 
+/// `SELECT ?s (COUNT(*) AS ?n) WHERE { VALUES ?s {…} { ?s ?p ?o } UNION { ?o ?p ?s } } GROUP BY ?s`.
+pub fn degrees_query(iris: &[&str]) -> Result<ReadQuery, GraphError> {
+    let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
+    let values = GraphPattern::Values {
+        variables: vec![s.clone()],
+        bindings: iris
+            .iter()
+            .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
+            .collect::<Result<_, GraphError>>()?,
+    };
+    let edges = GraphPattern::Union {
+        left: Box::new(GraphPattern::Bgp {
+            patterns: vec![triple(s.clone(), p.clone(), o.clone())],
+        }),
+        right: Box::new(GraphPattern::Bgp {
+            patterns: vec![triple(o, p, s.clone())],
+        }),
+    };
+    let pattern = GraphPattern::Project {
+        inner: Box::new(GraphPattern::Group {
+            inner: Box::new(GraphPattern::Join {
+                left: Box::new(values),
+                right: Box::new(edges),
+            }),
+            variables: vec![s.clone()],
+            aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
+        }),
+        variables: vec![s, n],
+    };
+    ReadQuery::select(pattern)
+}
+
 fn all_of(expressions: impl Iterator<Item = Expression>) -> Expression {
     expressions
         .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
@@ -321,7 +338,10 @@ mod tests {
             ("DELETE WHERE { ?s ?p ?o }", "an update"),
             ("INSERT DATA { <http://e/a> <http://e/b> <http://e/c> }", "an update"),
             ("DROP ALL", "an update"),
-            ("SELECT * WHERE { SERVICE <http://evil/sparql> { ?s ?p ?o } }", "a federated query (SERVICE)"),
+            (
+                "SELECT * WHERE { SERVICE <http://evil/sparql> { ?s ?p ?o } }",
+                "a federated query (SERVICE)",
+            ),
             (
                 "SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SERVICE <http://e/s> { ?s ?p ?o } } }",
                 "a federated query (SERVICE)",
@@ -332,7 +352,10 @@ mod tests {
                 other => panic!("{text} gave {other:?}"),
             }
         }
-        assert!(matches!(ReadQuery::parse("SELECT WHERE"), Err(GraphError::QueryParse { .. })));
+        assert!(matches!(
+            ReadQuery::parse("SELECT WHERE"),
+            Err(GraphError::QueryParse { .. })
+        ));
     }
 
     /// A label full of SPARQL syntax must stay one literal: the query keeps its shape.
@@ -347,7 +370,10 @@ mod tests {
         ] {
             let built = entity_search_query(&words, &[crate::settings::RDFS_LABEL.into()], strategy, 100).unwrap();
             let reparsed = ReadQuery::parse(&built.to_string()).unwrap();
-            assert_eq!(reparsed, built, "round trip changed the query for {strategy:?}: {built}");
+            assert_eq!(
+                reparsed, built,
+                "round trip changed the query for {strategy:?}: {built}"
+            );
             let text = built.to_string();
             assert!(text.trim_end().ends_with("LIMIT 100"), "the LIMIT survived: {text}");
         }

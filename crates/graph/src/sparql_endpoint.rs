@@ -5,15 +5,12 @@
 //! if the server insists). Every failure is typed: unreachable, timed out, HTTP status with the
 //! start of the body, unparsable results.
 
-use crate::query::{named_node, triple, var};
 use crate::settings::{EndpointAuth, EndpointSettings, HttpMethod, ResultsFormat, SearchStrategy};
 use crate::text::search_words;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
 use oxigraph::model::Term;
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
-use spargebra::algebra::{AggregateExpression, GraphPattern};
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// URLs longer than this are sent as POST under [`HttpMethod::Auto`].
@@ -77,7 +74,9 @@ impl SparqlEndpoint {
             HttpMethod::Get => false,
             HttpMethod::Post => true,
             HttpMethod::Auto => {
-                let encoded: usize = url::form_urlencoded::byte_serialize(text.as_bytes()).map(str::len).sum();
+                let encoded: usize = url::form_urlencoded::byte_serialize(text.as_bytes())
+                    .map(str::len)
+                    .sum();
                 self.endpoint.url.len() + encoded > MAX_GET_URL
             }
         };
@@ -137,7 +136,8 @@ impl SparqlEndpoint {
                         break;
                     }
                     let solution = solution.map_err(|e| bad(e.to_string()))?;
-                    out.rows.push(variables.iter().map(|v| solution.get(v).cloned()).collect());
+                    out.rows
+                        .push(variables.iter().map(|v| solution.get(v).cloned()).collect());
                 }
                 Ok(QueryResults::Solutions(out))
             }
@@ -168,11 +168,7 @@ impl KnowledgeGraph for SparqlEndpoint {
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
         let text = query.to_string();
-        let response = self
-            .request(&text)
-            .send()
-            .await
-            .map_err(|e| self.transport_error(e))?;
+        let response = self.request(&text).send().await.map_err(|e| self.transport_error(e))?;
         let status = response.status();
         let content_type = response
             .headers()
@@ -207,7 +203,8 @@ impl KnowledgeGraph for SparqlEndpoint {
         }
         // Fetch more than asked: the endpoint returns matches unranked.
         let fetch = limit.saturating_mul(4).clamp(100, self.settings.max_rows.max(1));
-        let query = crate::query::entity_search_query(&words, &self.settings.label_predicates, self.endpoint.search, fetch)?;
+        let query =
+            crate::query::entity_search_query(&words, &self.settings.label_predicates, self.endpoint.search, fetch)?;
         let QueryResults::Solutions(solutions) = self.query(&query).await? else {
             return Ok(Vec::new());
         };
@@ -215,50 +212,8 @@ impl KnowledgeGraph for SparqlEndpoint {
             .rows
             .into_iter()
             .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
-                (Term::NamedNode(iri), Term::Literal(label)) => Some((iri.as_str().to_owned(), label.value().to_owned())),
-                _ => None,
-            })
-            .collect())
-    }
-
-    /// Degrees of some entities, in one grouped COUNT query.
-    async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
-        let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
-        let values = GraphPattern::Values {
-            variables: vec![s.clone()],
-            bindings: iris
-                .iter()
-                .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
-                .collect::<Result<_, GraphError>>()?,
-        };
-        let edges = GraphPattern::Union {
-            left: Box::new(GraphPattern::Bgp {
-                patterns: vec![triple(s.clone(), p.clone(), o.clone())],
-            }),
-            right: Box::new(GraphPattern::Bgp {
-                patterns: vec![triple(o, p, s.clone())],
-            }),
-        };
-        let pattern = GraphPattern::Project {
-            inner: Box::new(GraphPattern::Group {
-                inner: Box::new(GraphPattern::Join {
-                    left: Box::new(values),
-                    right: Box::new(edges),
-                }),
-                variables: vec![s.clone()],
-                aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
-            }),
-            variables: vec![s, n],
-        };
-        let QueryResults::Solutions(solutions) = self.query(&ReadQuery::select(pattern)?).await? else {
-            return Ok(HashMap::new());
-        };
-        Ok(solutions
-            .rows
-            .iter()
-            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
-                (Term::NamedNode(iri), Term::Literal(count)) => {
-                    Some((iri.as_str().to_owned(), count.value().parse().ok()?))
+                (Term::NamedNode(iri), Term::Literal(label)) => {
+                    Some((iri.as_str().to_owned(), label.value().to_owned()))
                 }
                 _ => None,
             })

@@ -104,10 +104,7 @@ pub fn within_one_edit(a: &str, b: &str) -> bool {
 /// `.../P569` → "p 569".
 pub fn predicate_label(iri: &str) -> String {
     let trimmed = iri.trim_end_matches(['/', '#']);
-    let segment = trimmed
-        .rsplit(['/', '#', ':'])
-        .next()
-        .unwrap_or(trimmed);
+    let segment = trimmed.rsplit(['/', '#', ':']).next().unwrap_or(trimmed);
     let mut words: Vec<String> = Vec::new();
     let mut current = String::new();
     let mut previous: Option<char> = None;
@@ -118,10 +115,7 @@ pub fn predicate_label(iri: &str) -> String {
                 previous = None;
                 continue;
             }
-            Some(p) => {
-                (p.is_lowercase() && c.is_uppercase())
-                    || (p.is_alphabetic() != c.is_alphabetic())
-            }
+            Some(p) => (p.is_lowercase() && c.is_uppercase()) || (p.is_alphabetic() != c.is_alphabetic()),
             None => false,
         };
         if boundary {
@@ -190,7 +184,10 @@ mod tests {
     #[test]
     fn predicate_labels_split_camel_case_underscores_and_digits() {
         assert_eq!(predicate_label("http://dbpedia.org/ontology/birthPlace"), "birth place");
-        assert_eq!(predicate_label("http://metaqa.example.org/relation/directed_by"), "directed by");
+        assert_eq!(
+            predicate_label("http://metaqa.example.org/relation/directed_by"),
+            "directed by"
+        );
         assert_eq!(predicate_label("http://www.wikidata.org/prop/direct/P569"), "p 569");
         assert_eq!(predicate_label("http://xmlns.com/foaf/0.1/name"), "name");
         assert_eq!(predicate_label("http://example.org/onto#hasISBN13/"), "has isbn 13");

@@ -25,7 +25,13 @@ fn embedded_store_dir() -> &'static PathBuf {
     DIR.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("suite-store-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        EmbeddedStore::load(&dir, &[RdfFile::new(fixture()).unwrap()], &GraphSettings::default(), false).unwrap();
+        EmbeddedStore::load(
+            &dir,
+            &[RdfFile::new(fixture()).unwrap()],
+            &GraphSettings::default(),
+            false,
+        )
+        .unwrap();
         dir
     })
 }
@@ -63,7 +69,10 @@ fn virtuoso(strategy: SearchStrategy, settings: GraphSettings) -> Option<Arc<dyn
 }
 
 fn iris(candidates: &[chatty_kg_graph::EntityCandidate]) -> Vec<String> {
-    candidates.iter().map(|c| c.iri.trim_start_matches(E).to_owned()).collect()
+    candidates
+        .iter()
+        .map(|c| c.iri.trim_start_matches(E).to_owned())
+        .collect()
 }
 
 // ----- the cases -----
@@ -90,12 +99,18 @@ async fn limit_is_respected(kg: Arc<dyn KnowledgeGraph>) {
 }
 
 async fn every_label_predicate_is_searched(kg: Arc<dyn KnowledgeGraph>) {
-    assert_eq!(iris(&kg.search_entities("goldfinger", 5).await.unwrap()), ["Goldfinger"]);
+    assert_eq!(
+        iris(&kg.search_entities("goldfinger", 5).await.unwrap()),
+        ["Goldfinger"]
+    );
     assert_eq!(
         iris(&kg.search_entities("Thomas Cruise Mapother", 5).await.unwrap())[0],
         "Tom_Cruise"
     );
-    assert_eq!(iris(&kg.search_entities("Gert Fröbe", 5).await.unwrap())[0], "Gert_Frobe");
+    assert_eq!(
+        iris(&kg.search_entities("Gert Fröbe", 5).await.unwrap())[0],
+        "Gert_Frobe"
+    );
 }
 
 async fn unknown_entity_is_empty(kg: Arc<dyn KnowledgeGraph>) {
@@ -123,33 +138,53 @@ async fn hostile_search_text_is_data(kg: Arc<dyn KnowledgeGraph>) {
 
 async fn select_and_ask(kg: Arc<dyn KnowledgeGraph>) {
     let results = kg
-        .query_text(&format!("SELECT ?m WHERE {{ ?m <{R}starredActors> <{E}Tom_Hanks> }} ORDER BY ?m"))
+        .query_text(&format!(
+            "SELECT ?m WHERE {{ ?m <{R}starredActors> <{E}Tom_Hanks> }} ORDER BY ?m"
+        ))
         .await
         .unwrap();
-    let QueryResults::Solutions(solutions) = results else { panic!("not solutions") };
+    let QueryResults::Solutions(solutions) = results else {
+        panic!("not solutions")
+    };
     assert_eq!(solutions.variables, ["m"]);
     let movies: Vec<String> = solutions.column("m").map(|t| t.to_string()).collect();
     assert_eq!(
         movies,
-        [format!("<{E}Big>"), format!("<{E}Cast_Away>"), format!("<{E}Forrest_Gump>")]
+        [
+            format!("<{E}Big>"),
+            format!("<{E}Cast_Away>"),
+            format!("<{E}Forrest_Gump>")
+        ]
     );
     let ask = |q: String| {
         let kg = Arc::clone(&kg);
         async move { kg.query_text(&q).await.unwrap() }
     };
-    assert_eq!(ask(format!("ASK {{ <{E}Big> <{R}starredActors> <{E}Tom_Hanks> }}")).await, QueryResults::Boolean(true));
-    assert_eq!(ask(format!("ASK {{ <{E}Big> <{R}starredActors> <{E}Tom_Cruise> }}")).await, QueryResults::Boolean(false));
+    assert_eq!(
+        ask(format!("ASK {{ <{E}Big> <{R}starredActors> <{E}Tom_Hanks> }}")).await,
+        QueryResults::Boolean(true)
+    );
+    assert_eq!(
+        ask(format!("ASK {{ <{E}Big> <{R}starredActors> <{E}Tom_Cruise> }}")).await,
+        QueryResults::Boolean(false)
+    );
 }
 
 async fn literals_round_trip(kg: Arc<dyn KnowledgeGraph>) {
     let results = kg
-        .query_text(&format!("SELECT ?l WHERE {{ <{E}Quoted> <http://www.w3.org/2000/01/rdf-schema#label> ?l }}"))
+        .query_text(&format!(
+            "SELECT ?l WHERE {{ <{E}Quoted> <http://www.w3.org/2000/01/rdf-schema#label> ?l }}"
+        ))
         .await
         .unwrap();
-    let QueryResults::Solutions(solutions) = results else { panic!("not solutions") };
+    let QueryResults::Solutions(solutions) = results else {
+        panic!("not solutions")
+    };
     let labels: Vec<_> = solutions.column("l").collect();
     assert_eq!(labels.len(), 1);
-    let Term::Literal(label) = labels[0] else { panic!("{:?}", labels[0]) };
+    let Term::Literal(label) = labels[0] else {
+        panic!("{:?}", labels[0])
+    };
     assert_eq!(label.value(), "The \"Quoted\" } Film\\ \nSELECT * WHERE { ?s ?p ?o }");
 }
 
@@ -189,21 +224,37 @@ async fn predicate_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
         "rdf:type and rdfs:label are blacklisted"
     );
     let around = kg.predicates_around(&format!("{E}Tom_Hanks"), 50).await.unwrap();
-    assert!(around
-        .iter()
-        .any(|p| p.iri == format!("{R}starredActors") && p.direction == Direction::Incoming));
+    assert!(
+        around
+            .iter()
+            .any(|p| p.iri == format!("{R}starredActors") && p.direction == Direction::Incoming)
+    );
     assert!(around.iter().all(|p| p.direction == Direction::Incoming), "{around:?}");
     let limited = kg.predicates_around(&format!("{E}Forrest_Gump"), 2).await.unwrap();
     assert_eq!(limited.len(), 2);
 }
 
 async fn predicates_between_vertices(kg: Arc<dyn KnowledgeGraph>) {
-    let links = kg.predicates_between(&format!("{E}Forrest_Gump"), &format!("{E}Tom_Hanks")).await.unwrap();
+    let links = kg
+        .predicates_between(&format!("{E}Forrest_Gump"), &format!("{E}Tom_Hanks"))
+        .await
+        .unwrap();
     assert_eq!(links.len(), 1);
-    assert_eq!((links[0].iri.as_str(), links[0].direction), (format!("{R}starredActors").as_str(), Direction::Outgoing));
-    let reversed = kg.predicates_between(&format!("{E}Tom_Hanks"), &format!("{E}Forrest_Gump")).await.unwrap();
+    assert_eq!(
+        (links[0].iri.as_str(), links[0].direction),
+        (format!("{R}starredActors").as_str(), Direction::Outgoing)
+    );
+    let reversed = kg
+        .predicates_between(&format!("{E}Tom_Hanks"), &format!("{E}Forrest_Gump"))
+        .await
+        .unwrap();
     assert_eq!(reversed[0].direction, Direction::Incoming);
-    assert!(kg.predicates_between(&format!("{E}Big"), &format!("{E}Tom_Cruise")).await.unwrap().is_empty());
+    assert!(
+        kg.predicates_between(&format!("{E}Big"), &format!("{E}Tom_Cruise"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(matches!(
         kg.predicates_between("not an iri", &format!("{E}Big")).await,
         Err(GraphError::InvalidIri { .. })
@@ -250,19 +301,23 @@ macro_rules! backend_suite {
 
 macro_rules! all_cases {
     ($backend:ident, $make:expr) => {
-        backend_suite!($backend, $make, [
-            exact_label_first_then_degree,
-            one_word_finds_full_names,
-            limit_is_respected,
-            every_label_predicate_is_searched,
-            unknown_entity_is_empty,
-            hostile_search_text_is_data,
-            select_and_ask,
-            literals_round_trip,
-            writes_are_refused,
-            predicate_neighbourhood,
-            predicates_between_vertices,
-        ]);
+        backend_suite!(
+            $backend,
+            $make,
+            [
+                exact_label_first_then_degree,
+                one_word_finds_full_names,
+                limit_is_respected,
+                every_label_predicate_is_searched,
+                unknown_entity_is_empty,
+                hostile_search_text_is_data,
+                select_and_ask,
+                literals_round_trip,
+                writes_are_refused,
+                predicate_neighbourhood,
+                predicates_between_vertices,
+            ]
+        );
     };
 }
 

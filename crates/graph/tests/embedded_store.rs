@@ -8,7 +8,8 @@ use std::path::Path;
 fn write(dir: &Path, name: &str, content: &str) -> RdfFile {
     let path = dir.join(name);
     if name.ends_with(".gz") {
-        let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+        let mut encoder =
+            flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
         encoder.write_all(content.as_bytes()).unwrap();
         encoder.finish().unwrap();
     } else {
@@ -25,7 +26,11 @@ async fn loads_every_format_plain_and_gzipped() {
     let files = vec![
         write(tmp.path(), "a.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n")),
         write(tmp.path(), "b.nt.gz", &format!("<http://e/b> {LABEL} \"Beta\" .\n")),
-        write(tmp.path(), "c.ttl", "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n<http://e/c> rdfs:label \"Gamma\" .\n"),
+        write(
+            tmp.path(),
+            "c.ttl",
+            "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n<http://e/c> rdfs:label \"Gamma\" .\n",
+        ),
         write(
             tmp.path(),
             "d.rdf",
@@ -34,10 +39,22 @@ async fn loads_every_format_plain_and_gzipped() {
   <rdf:Description rdf:about="http://e/d"><rdfs:label>Delta</rdfs:label></rdf:Description>
 </rdf:RDF>"#,
         ),
-        write(tmp.path(), "e.nq", &format!("<http://e/e> {LABEL} \"Epsilon\" <http://e/g> .\n")),
-        write(tmp.path(), "f.trig.gz", &format!("<http://e/g2> {{ <http://e/f> {LABEL} \"Zeta\" . }}\n")),
+        write(
+            tmp.path(),
+            "e.nq",
+            &format!("<http://e/e> {LABEL} \"Epsilon\" <http://e/g> .\n"),
+        ),
+        write(
+            tmp.path(),
+            "f.trig.gz",
+            &format!("<http://e/g2> {{ <http://e/f> {LABEL} \"Zeta\" . }}\n"),
+        ),
         // A relative IRI resolves against the file's own URL.
-        write(tmp.path(), "g.ttl", "<rel> <http://www.w3.org/2000/01/rdf-schema#label> \"Eta\" .\n"),
+        write(
+            tmp.path(),
+            "g.ttl",
+            "<rel> <http://www.w3.org/2000/01/rdf-schema#label> \"Eta\" .\n",
+        ),
     ];
     let store = tmp.path().join("store");
     let report = EmbeddedStore::load(&store, &files, &GraphSettings::default(), false).unwrap();
@@ -47,14 +64,25 @@ async fn loads_every_format_plain_and_gzipped() {
     assert!(report.files.iter().all(|(_, n)| *n == 1));
 
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
-    for (word, iri) in [("alpha", "http://e/a"), ("beta", "http://e/b"), ("delta", "http://e/d"), ("zeta", "http://e/f")] {
+    for (word, iri) in [
+        ("alpha", "http://e/a"),
+        ("beta", "http://e/b"),
+        ("delta", "http://e/d"),
+        ("zeta", "http://e/f"),
+    ] {
         let found = kg.search_entities(word, 5).await.unwrap();
         assert_eq!(found.first().map(|c| c.iri.as_str()), Some(iri), "{word}");
     }
     let eta = kg.search_entities("eta", 1).await.unwrap();
-    assert!(eta[0].iri.starts_with("file:///") && eta[0].iri.ends_with("/rel"), "{eta:?}");
+    assert!(
+        eta[0].iri.starts_with("file:///") && eta[0].iri.ends_with("/rel"),
+        "{eta:?}"
+    );
     // Named graphs are queryable.
-    let r = kg.query_text("ASK { GRAPH <http://e/g2> { <http://e/f> ?p ?o } }").await.unwrap();
+    let r = kg
+        .query_text("ASK { GRAPH <http://e/g2> { <http://e/f> ?p ?o } }")
+        .await
+        .unwrap();
     assert_eq!(r, QueryResults::Boolean(true));
 }
 
@@ -106,16 +134,24 @@ fn failed_first_load_leaves_no_store() {
 #[test]
 fn missing_inputs_and_stores_are_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
-    let error = EmbeddedStore::open(&tmp.path().join("nowhere"), GraphSettings::default()).err().unwrap();
+    let error = EmbeddedStore::open(&tmp.path().join("nowhere"), GraphSettings::default())
+        .err()
+        .unwrap();
     assert!(matches!(error, GraphError::StoreNotFound { .. }));
     assert!(error.to_string().contains("chatty-kg load"), "{error}");
 
     let missing = RdfFile::new(tmp.path().join("missing.nt")).unwrap();
     let error = EmbeddedStore::load(&tmp.path().join("s"), &[missing], &GraphSettings::default(), false).unwrap_err();
     assert!(matches!(error, GraphError::Io { .. }), "{error}");
-    assert!(!tmp.path().join("s").exists(), "nothing is created for an unreadable input");
+    assert!(
+        !tmp.path().join("s").exists(),
+        "nothing is created for an unreadable input"
+    );
 
-    assert!(matches!(RdfFile::new("data.csv"), Err(GraphError::UnsupportedFormat { .. })));
+    assert!(matches!(
+        RdfFile::new("data.csv"),
+        Err(GraphError::UnsupportedFormat { .. })
+    ));
 }
 
 #[test]

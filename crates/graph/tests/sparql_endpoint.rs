@@ -69,7 +69,10 @@ async fn post_for_long_queries_and_basic_auth() {
         basic(e);
         e.method = HttpMethod::Post;
     });
-    assert_eq!(kg.query_text("ASK { ?s ?p ?o }").await.unwrap(), QueryResults::Boolean(true));
+    assert_eq!(
+        kg.query_text("ASK { ?s ?p ?o }").await.unwrap(),
+        QueryResults::Boolean(true)
+    );
 }
 
 #[tokio::test]
@@ -97,7 +100,10 @@ async fn http_errors_carry_status_and_body() {
         .respond_with(ResponseTemplate::new(500).set_body_string("Virtuoso 37000 Error SP030: SPARQL compiler, line 1"))
         .mount(&server)
         .await;
-    let error = endpoint(server.uri(), |_| {}).query_text("SELECT * WHERE { ?s ?p ?o }").await.unwrap_err();
+    let error = endpoint(server.uri(), |_| {})
+        .query_text("SELECT * WHERE { ?s ?p ?o }")
+        .await
+        .unwrap_err();
     match &error {
         GraphError::Http { status, body, .. } => {
             assert_eq!(*status, 500);
@@ -119,7 +125,10 @@ async fn unparsable_results_are_typed_errors() {
             .respond_with(ResponseTemplate::new(200).set_body_raw(body, content_type))
             .mount(&server)
             .await;
-        let error = endpoint(server.uri(), |_| {}).query_text("SELECT * WHERE { ?s ?p ?o }").await.unwrap_err();
+        let error = endpoint(server.uri(), |_| {})
+            .query_text("SELECT * WHERE { ?s ?p ?o }")
+            .await
+            .unwrap_err();
         assert!(matches!(error, GraphError::BadResults { .. }), "{body:?}: {error}");
     }
 }
@@ -139,7 +148,10 @@ async fn silent_endpoint_times_out() {
     let error = kg.query_text("ASK { ?s ?p ?o }").await.unwrap_err();
     assert!(matches!(error, GraphError::EndpointTimeout { .. }), "{error}");
     // Entity search goes through the same path.
-    assert!(matches!(kg.search_entities("tom hanks", 5).await, Err(GraphError::EndpointTimeout { .. })));
+    assert!(matches!(
+        kg.search_entities("tom hanks", 5).await,
+        Err(GraphError::EndpointTimeout { .. })
+    ));
 }
 
 #[tokio::test]
@@ -175,8 +187,16 @@ fn bad_configuration_is_refused() {
 #[tokio::test]
 async fn refused_queries_never_reach_the_network() {
     let server = MockServer::start().await;
-    Mock::given(method("GET")).respond_with(one_row()).expect(0).mount(&server).await;
-    Mock::given(method("POST")).respond_with(one_row()).expect(0).mount(&server).await;
+    Mock::given(method("GET"))
+        .respond_with(one_row())
+        .expect(0)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(one_row())
+        .expect(0)
+        .mount(&server)
+        .await;
     let kg = endpoint(server.uri(), |_| {});
     assert!(matches!(
         kg.query_text("DELETE WHERE { ?s ?p ?o }").await,
