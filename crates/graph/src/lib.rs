@@ -128,22 +128,27 @@ pub trait KnowledgeGraph: Send + Sync {
     }
 
     /// Up to `limit` entities whose label matches `text`, best first: by match tier
-    /// ([`text::match_score`]), then, among equally good matches at the top, by degree (so the actor
-    /// "Tom Hanks" comes before the tag "tom hanks"), then shorter label, then IRI.
+    /// ([`text::match_score`]), then shorter label, then IRI; entities at the top that share the
+    /// same label are ordered by degree (the actor "Tom Hanks" before the tag "tom hanks").
     async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
         let mut ranked = rank_candidates(text, self.label_matches(text, limit).await?);
-        let best = ranked.first().map(|c| c.score);
-        let tied: Vec<&str> = ranked
+        // Homonyms at the top ("Tom Hanks" the actor, "tom hanks" the tag) are ordered by degree.
+        // Only they: fetching degrees for every tie would cost a query per search.
+        let best = ranked.first().map(|c| (c.score, text::normalize_tokens(&c.label)));
+        let homonyms: Vec<&str> = ranked
             .iter()
-            .take_while(|c| Some(c.score) == best)
+            .take_while(|c| {
+                best.as_ref()
+                    .is_some_and(|(score, tokens)| c.score == *score && text::normalize_tokens(&c.label) == *tokens)
+            })
             .take(TIE_BREAK_MAX)
             .map(|c| c.iri.as_str())
             .collect();
-        if tied.len() > 1 {
-            let degrees = self.degrees(&tied).await?;
+        if homonyms.len() > 1 {
+            let degrees = self.degrees(&homonyms).await?;
             sort_candidates(&mut ranked, &degrees);
         }
         ranked.truncate(limit);
@@ -200,7 +205,7 @@ fn predicate_links(settings: &GraphSettings, results: &QueryResults, direction: 
         .collect()
 }
 
-/// How many equally good top candidates get their degree fetched to break the tie.
+/// How many homonyms at the top get their degree fetched to order them.
 const TIE_BREAK_MAX: usize = 16;
 
 /// Scores every match with [`text::match_score`], drops non-matches, keeps one entry per IRI (its
