@@ -109,7 +109,7 @@ pub trait KnowledgeGraph: Send + Sync {
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError>;
 
     /// Number of triples in which each IRI appears as subject or object, in one grouped COUNT
-    /// query (counting encoded terms is cheap on Oxigraph and on remote endpoints alike).
+    /// query (the same on every backend; a backend may override it with something cheaper).
     async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
         let query = degrees_query(iris)?;
         let QueryResults::Solutions(solutions) = self.query(&query).await? else {
