@@ -64,6 +64,16 @@ impl Solutions {
             .iter()
             .filter_map(move |row| index.and_then(|i| row.get(i)).and_then(Option::as_ref))
     }
+
+    /// Rows whose first two values are an IRI and a literal (`?entity ?label`, `?entity ?count`).
+    pub fn iri_literal_pairs(&self) -> impl Iterator<Item = (&str, &Literal)> {
+        self.rows
+            .iter()
+            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
+                (Term::NamedNode(iri), Term::Literal(literal)) => Some((iri.as_str(), literal)),
+                _ => None,
+            })
+    }
 }
 
 /// An entity found by label search.
@@ -116,14 +126,8 @@ pub trait KnowledgeGraph: Send + Sync {
             return Ok(HashMap::new());
         };
         Ok(solutions
-            .rows
-            .iter()
-            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
-                (Term::NamedNode(iri), Term::Literal(count)) => {
-                    Some((iri.as_str().to_owned(), count.value().parse().ok()?))
-                }
-                _ => None,
-            })
+            .iri_literal_pairs()
+            .filter_map(|(iri, count)| Some((iri.to_owned(), count.value().parse().ok()?)))
             .collect())
     }
 

@@ -209,14 +209,8 @@ impl KnowledgeGraph for SparqlEndpoint {
             return Ok(Vec::new());
         };
         Ok(solutions
-            .rows
-            .into_iter()
-            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
-                (Term::NamedNode(iri), Term::Literal(label)) => {
-                    Some((iri.as_str().to_owned(), label.value().to_owned()))
-                }
-                _ => None,
-            })
+            .iri_literal_pairs()
+            .map(|(iri, label)| (iri.to_owned(), label.value().to_owned()))
             .collect())
     }
 }

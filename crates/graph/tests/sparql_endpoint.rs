@@ -17,6 +17,13 @@ fn endpoint(url: String, tweak: impl FnOnce(&mut EndpointSettings)) -> SparqlEnd
     SparqlEndpoint::new(settings, GraphSettings::default()).unwrap()
 }
 
+/// A server that answers every GET with `response`.
+async fn serve_get(response: ResponseTemplate) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET")).respond_with(response).mount(&server).await;
+    server
+}
+
 fn one_row() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(
         r#"{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"uri","value":"http://e/a"}}]}}"#,
@@ -95,11 +102,9 @@ async fn xml_results() {
 
 #[tokio::test]
 async fn http_errors_carry_status_and_body() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(500).set_body_string("Virtuoso 37000 Error SP030: SPARQL compiler, line 1"))
-        .mount(&server)
-        .await;
+    let server =
+        serve_get(ResponseTemplate::new(500).set_body_string("Virtuoso 37000 Error SP030: SPARQL compiler, line 1"))
+            .await;
     let error = endpoint(server.uri(), |_| {})
         .query_text("SELECT * WHERE { ?s ?p ?o }")
         .await
@@ -120,11 +125,7 @@ async fn unparsable_results_are_typed_errors() {
         ("<html>Service unavailable</html>", "text/html"),
         ("", JSON),
     ] {
-        let server = MockServer::start().await;
-        Mock::given(method("GET"))
-            .respond_with(ResponseTemplate::new(200).set_body_raw(body, content_type))
-            .mount(&server)
-            .await;
+        let server = serve_get(ResponseTemplate::new(200).set_body_raw(body, content_type)).await;
         let error = endpoint(server.uri(), |_| {})
             .query_text("SELECT * WHERE { ?s ?p ?o }")
             .await
