@@ -20,6 +20,15 @@ fn write(dir: &Path, name: &str, content: &str) -> RdfFile {
 
 const LABEL: &str = "<http://www.w3.org/2000/01/rdf-schema#label>";
 
+/// A scratch directory with a store at `<tmp>/store` holding one labelled entity, "Alpha".
+fn store_with_alpha() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
+    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    (tmp, store)
+}
+
 #[tokio::test]
 async fn loads_every_format_plain_and_gzipped() {
     let tmp = tempfile::tempdir().unwrap();
@@ -88,10 +97,7 @@ async fn loads_every_format_plain_and_gzipped() {
 
 #[tokio::test]
 async fn syntax_error_names_file_and_line_and_keeps_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("store");
-    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
-    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    let (tmp, store) = store_with_alpha();
 
     let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
     let bad = write(
@@ -156,10 +162,7 @@ fn missing_inputs_and_stores_are_clear_errors() {
 
 #[test]
 fn an_interrupted_load_is_reported_not_served() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("store");
-    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
-    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    let (tmp, store) = store_with_alpha();
     // What a load killed half-way leaves behind.
     let manifest = std::fs::read_to_string(store.join("manifest.json")).unwrap();
     let mut value: serde_json::Value = serde_json::from_str(&manifest).unwrap();
@@ -194,10 +197,7 @@ async fn slow_queries_time_out() {
 
 #[test]
 fn a_load_that_cannot_lock_the_store_changes_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("store");
-    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
-    EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    let (tmp, store) = store_with_alpha();
     // Another writer (as a running server would be) holds the RocksDB lock.
     let writer = oxigraph::store::Store::open(store.join("rdf")).unwrap();
     let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
