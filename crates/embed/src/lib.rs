@@ -1,0 +1,51 @@
+//! Sentence embeddings: the [`Embedder`] trait, the all-MiniLM-L6-v2 backend on candle
+//! ([`MiniLmEmbedder`]) and a cache ([`CachedEmbedder`]) for labels that recur across questions.
+//!
+//! The matching agent ranks the predicates around a linked entity by the cosine between the
+//! embedding of their label and of the relation phrase. Vectors are L2-normalised, so the cosine is
+//! a dot product ([`cosine`]).
+//!
+//! ```no_run
+//! use chatty_kg_embed::{Embedder, MiniLmEmbedder, cosine};
+//! let model = MiniLmEmbedder::load("models/all-minilm-l6-v2".as_ref())?;
+//! let v = model.embed(&["directed by", "director"])?;
+//! assert!(cosine(&v[0], &v[1]) > 0.5);
+//! # Ok::<(), chatty_kg_embed::EmbedError>(())
+//! ```
+
+mod cache;
+mod minilm;
+
+pub use cache::CachedEmbedder;
+pub use minilm::MiniLmEmbedder;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("embedding model {path}: {message}")]
+    Load { path: PathBuf, message: String },
+    #[error("tokenizing {text:?}: {message}")]
+    Tokenize { text: String, message: String },
+    #[error("embedding inference failed: {0}")]
+    Inference(String),
+}
+
+/// Turns phrases into L2-normalised vectors of a fixed dimension.
+///
+/// Synchronous and CPU-bound: async callers run it on a blocking thread.
+pub trait Embedder: Send + Sync {
+    /// The model's name, as reports show it.
+    fn name(&self) -> &str;
+    fn dimension(&self) -> usize;
+    /// One vector per text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Cosine similarity; for normalised vectors this is their dot product, but the norms are divided
+/// out anyway so callers may pass any vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na * nb) }
+}
