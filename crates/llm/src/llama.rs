@@ -1,0 +1,450 @@
+//! A GGUF chat model run in-process by llama.cpp (`llama-cpp-2`, built from its vendored source).
+//!
+//! - **One model, one worker.** The model and its context live on one dedicated thread; requests
+//!   from every session queue on a channel and are answered in order, so memory stays that of one
+//!   model however many sessions are open, and async callers never block a runtime thread.
+//! - **Chat template from the GGUF.** The prompt is formatted with the template stored in the
+//!   model file (ChatML when it has none), so any instruct GGUF works without configuration.
+//! - **Grammar-constrained JSON.** When a request carries a JSON schema, llama.cpp's own
+//!   schema-to-grammar converter turns it into a GBNF grammar and sampling is restricted to
+//!   tokens the grammar allows. The cheap check first: the unconstrained best token is tested
+//!   alone and the full vocabulary is filtered only when that token is not allowed (llama.cpp's
+//!   common sampler does the same).
+//! - **Prefix reuse.** The tokens in the KV cache are remembered; a prompt that starts like the
+//!   previous one (same system prompt and few-shot examples) is evaluated only from where the two
+//!   differ.
+
+use crate::{ChatModel, ChatRequest, ChatResponse, FinishReason, GenerationTimings, LlmError, ModelInfo, Usage};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use serde::{Deserialize, Serialize};
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{OnceLock, mpsc};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlamaSettings {
+    /// A model name from the catalog (`chatty-kg models list`) or a path to a `.gguf` file.
+    pub model: String,
+    /// Context window in tokens (prompt + answer).
+    pub context_size: u32,
+    /// CPU threads; 0 means one per core.
+    pub threads: u32,
+    pub max_tokens: u32,
+    /// 0 samples greedily (deterministic).
+    pub temperature: f32,
+    pub seed: u32,
+}
+
+impl Default for LlamaSettings {
+    fn default() -> Self {
+        Self {
+            model: "qwen2.5-coder-0.5b".into(),
+            context_size: 4096,
+            threads: 0,
+            max_tokens: 384,
+            temperature: 0.0,
+            seed: 42,
+        }
+    }
+}
+
+/// Tokens decoded per `llama_decode` call while reading a prompt.
+const BATCH: usize = 512;
+
+struct Job {
+    request: ChatRequest,
+    reply: oneshot::Sender<Result<ChatResponse, LlmError>>,
+}
+
+/// The embedded model. Cheap to share behind an `Arc`; all calls go to one worker thread.
+pub struct LlamaChatModel {
+    jobs: mpsc::Sender<Job>,
+    name: String,
+}
+
+/// llama.cpp's backend may be initialised once per process.
+fn backend() -> Result<&'static LlamaBackend, LlmError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut backend = LlamaBackend::init().map_err(|e| e.to_string())?;
+            if std::env::var_os("CHATTY_KG_LLAMA_LOG").is_none() {
+                backend.void_logs();
+            }
+            Ok(backend)
+        })
+        .as_ref()
+        .map_err(|e| LlmError::ModelLoad {
+            path: "llama.cpp backend".into(),
+            message: e.clone(),
+        })
+}
+
+impl LlamaChatModel {
+    /// Loads the GGUF at `path` on a new worker thread; returns once the model is ready.
+    pub fn load(path: &Path, settings: &LlamaSettings) -> Result<Self, LlmError> {
+        let backend = backend()?;
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LlmError>>();
+        let path_buf = path.to_path_buf();
+        let settings_for_worker = settings.clone();
+        std::thread::Builder::new()
+            .name("llama-worker".into())
+            .spawn(move || worker(backend, path_buf, settings_for_worker, queue, ready_tx))
+            .map_err(|e| LlmError::ModelLoad {
+                path: path.display().to_string(),
+                message: format!("cannot start worker thread: {e}"),
+            })?;
+        ready_rx.recv().map_err(|_| LlmError::WorkerGone)??;
+        Ok(Self {
+            jobs,
+            name: path
+                .file_stem()
+                .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned()),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl ChatModel for LlamaChatModel {
+    fn info(&self) -> ModelInfo {
+        ModelInfo {
+            backend: "llama".into(),
+            model: self.name.clone(),
+        }
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            request: request.clone(),
+            reply,
+        };
+        self.jobs.send(job).map_err(|_| LlmError::WorkerGone)?;
+        answer.await.map_err(|_| LlmError::WorkerGone)?
+    }
+}
+
+fn worker(
+    backend: &'static LlamaBackend,
+    path: PathBuf,
+    settings: LlamaSettings,
+    queue: mpsc::Receiver<Job>,
+    ready: mpsc::Sender<Result<(), LlmError>>,
+) {
+    let load_error = |message: String| LlmError::ModelLoad {
+        path: path.display().to_string(),
+        message,
+    };
+    if !path.is_file() {
+        let _ = ready.send(Err(load_error("no such file".into())));
+        return;
+    }
+    let model = match LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default()) {
+        Ok(model) => model,
+        Err(e) => {
+            let _ = ready.send(Err(load_error(format!("not a loadable GGUF model ({e})"))));
+            return;
+        }
+    };
+    let threads = if settings.threads == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get() as i32)
+    } else {
+        settings.threads as i32
+    };
+    let context_size = settings.context_size.min(model.n_ctx_train().max(512));
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context_size))
+        .with_n_batch(BATCH as u32)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    let context = match model.new_context(backend, params) {
+        Ok(context) => context,
+        Err(e) => {
+            let _ = ready.send(Err(load_error(format!("cannot create a context ({e})"))));
+            return;
+        }
+    };
+    let template = model
+        .chat_template(None)
+        .or_else(|_| LlamaChatTemplate::new("chatml"))
+        .map_err(|e| load_error(format!("chat template: {e}")));
+    let template = match template {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let mut engine = Engine {
+        model: &model,
+        context,
+        template,
+        settings,
+        cached: Vec::new(),
+    };
+    if ready.send(Ok(())).is_err() {
+        return;
+    }
+    tracing::info!(model = %path.display(), context_size, threads, "embedded model loaded");
+    while let Ok(job) = queue.recv() {
+        // The caller gave up (client gone, timeout): skip the work.
+        if job.reply.is_closed() {
+            continue;
+        }
+        let started = Instant::now();
+        let mut result = engine.generate(&job.request);
+        if let Ok(response) = &mut result {
+            response.latency = started.elapsed();
+        }
+        let _ = job.reply.send(result);
+    }
+}
+
+struct Engine<'m> {
+    model: &'m LlamaModel,
+    context: LlamaContext<'m>,
+    template: LlamaChatTemplate,
+    settings: LlamaSettings,
+    /// The tokens whose keys and values are in the context's cache (sequence 0), in order.
+    cached: Vec<LlamaToken>,
+}
+
+impl Engine<'_> {
+    fn prompt(&self, request: &ChatRequest) -> Result<String, LlmError> {
+        let messages = request
+            .messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.as_str().into(), m.content.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| LlmError::Inference(format!("message with a NUL byte: {e}")))?;
+        match self.model.apply_chat_template(&self.template, &messages, true) {
+            Ok(prompt) => Ok(prompt),
+            Err(e) => {
+                tracing::warn!(error = %e, "the model's chat template failed; using ChatML");
+                let chatml = LlamaChatTemplate::new("chatml").map_err(|e| LlmError::Inference(e.to_string()))?;
+                self.model
+                    .apply_chat_template(&chatml, &messages, true)
+                    .map_err(|e| LlmError::Inference(format!("chat template: {e}")))
+            }
+        }
+    }
+
+    fn generate(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let prompt = self.prompt(request)?;
+        let tokens = self.model.vocab().tokenize(prompt.as_bytes(), true, true);
+        let context = self.context.n_ctx() as usize;
+        let wanted = request.max_tokens.unwrap_or(self.settings.max_tokens) as usize;
+        if tokens.is_empty() || tokens.len() + 16 > context {
+            return Err(LlmError::PromptTooLong {
+                tokens: tokens.len(),
+                context,
+            });
+        }
+        let max_tokens = wanted.min(context - tokens.len());
+
+        let mut grammar = match &request.schema {
+            Some(schema) => Some(self.grammar(&schema.schema)?),
+            None => None,
+        };
+        let temperature = request.temperature.unwrap_or(self.settings.temperature);
+        // One random stream per answer (a fresh `dist` per token would repeat its first draw).
+        let mut sampler = (temperature > 0.0).then(|| {
+            LlamaSampler::chain_simple([LlamaSampler::temp(temperature), LlamaSampler::dist(self.settings.seed)])
+        });
+
+        let prompt_started = Instant::now();
+        let (mut logits_index, reused) = self.feed_prompt(&tokens)?;
+        let prompt_seconds = prompt_started.elapsed().as_secs_f64();
+        let generation_started = Instant::now();
+        let mut output = Vec::new();
+        let mut generated = 0;
+        let mut finish = FinishReason::Length;
+        let mut batch = LlamaBatch::new(1, 1);
+        while generated < max_tokens {
+            let token = self.pick(logits_index, grammar.as_mut(), sampler.as_mut());
+            if self.model.vocab().is_eog(token) {
+                finish = FinishReason::Stop;
+                break;
+            }
+            if let Some(grammar) = grammar.as_mut() {
+                grammar.accept(token);
+            }
+            output.extend(self.model.vocab().token_to_piece(token, false, None));
+            generated += 1;
+            batch.clear();
+            batch
+                .add(token, self.cached.len() as i32, &[0], true)
+                .map_err(|e| LlmError::Inference(e.to_string()))?;
+            self.context.decode(&mut batch).map_err(|e| {
+                self.cached.clear();
+                LlmError::Inference(format!("decode: {e}"))
+            })?;
+            self.cached.push(token);
+            logits_index = 0;
+        }
+        if finish == FinishReason::Length && request.schema.is_some() {
+            return Err(LlmError::Truncated {
+                max_tokens: max_tokens as u32,
+            });
+        }
+        Ok(ChatResponse {
+            text: String::from_utf8_lossy(&output).trim().to_owned(),
+            usage: Usage {
+                input_tokens: tokens.len() as u32,
+                output_tokens: generated as u32,
+            },
+            latency: Duration::ZERO,
+            retries: 0,
+            finish,
+            timings: Some(GenerationTimings {
+                prompt_evaluated: (tokens.len() - reused) as u32,
+                prompt_seconds,
+                generation_seconds: generation_started.elapsed().as_secs_f64(),
+            }),
+        })
+    }
+
+    fn grammar(&self, schema: &serde_json::Value) -> Result<LlamaSampler, LlmError> {
+        let gbnf =
+            llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| LlmError::Schema(e.to_string()))?;
+        let gbnf = compact_whitespace(&gbnf);
+        LlamaSampler::grammar(self.model, &gbnf, "root").map_err(|e| LlmError::Schema(format!("{e}: {gbnf}")))
+    }
+
+    /// Evaluates the prompt, reusing the cached prefix; returns the batch index of the last logits
+    /// and how many prompt tokens were reused.
+    fn feed_prompt(&mut self, tokens: &[LlamaToken]) -> Result<(i32, usize), LlmError> {
+        // At least the last prompt token is evaluated again: its logits start the answer.
+        let keep = common_prefix(&self.cached, tokens).min(tokens.len() - 1);
+        if !matches!(
+            self.context.clear_kv_cache_seq(Some(0), Some(keep as u32), None),
+            Ok(true)
+        ) {
+            self.context.clear_kv_cache();
+            self.cached.clear();
+        } else {
+            self.cached.truncate(keep);
+        }
+        let start = self.cached.len();
+        tracing::debug!(prompt_tokens = tokens.len(), reused = start, "prompt");
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        let mut last = 0;
+        for chunk_start in (start..tokens.len()).step_by(BATCH) {
+            let chunk = &tokens[chunk_start..tokens.len().min(chunk_start + BATCH)];
+            batch.clear();
+            for (offset, token) in chunk.iter().enumerate() {
+                let position = chunk_start + offset;
+                let is_last = position + 1 == tokens.len();
+                batch
+                    .add(*token, position as i32, &[0], is_last)
+                    .map_err(|e| LlmError::Inference(e.to_string()))?;
+                if is_last {
+                    last = offset as i32;
+                }
+            }
+            if let Err(e) = self.context.decode(&mut batch) {
+                self.context.clear_kv_cache();
+                self.cached.clear();
+                return Err(LlmError::Inference(format!("decode: {e}")));
+            }
+            self.cached.extend_from_slice(chunk);
+        }
+        Ok((last, start))
+    }
+
+    /// The next token: greedy without a `sampler`, else drawn by it; within the grammar if any.
+    fn pick(&self, index: i32, grammar: Option<&mut LlamaSampler>, sampler: Option<&mut LlamaSampler>) -> LlamaToken {
+        let logits = self.context.get_logits_ith(index);
+        let Some(sampler) = sampler else {
+            let best = argmax(logits);
+            let Some(grammar) = grammar else { return best };
+            let mut single =
+                LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, logits_of(logits, best), 0.0)], false);
+            single.apply_sampler(grammar);
+            if single.data.first().is_some_and(|d| d.logit().is_finite()) {
+                return best;
+            }
+            let mut all = self.context.token_data_array_ith(index);
+            all.apply_sampler(grammar);
+            return all
+                .data
+                .iter()
+                .filter(|d| d.logit().is_finite())
+                .max_by(|a, b| a.logit().total_cmp(&b.logit()))
+                .map_or(best, LlamaTokenData::id);
+        };
+        let mut all = self.context.token_data_array_ith(index);
+        if let Some(grammar) = grammar {
+            all.apply_sampler(grammar);
+        }
+        all.apply_sampler(sampler);
+        all.selected_token().unwrap_or_else(|| argmax(logits))
+    }
+}
+
+/// llama.cpp's converter lets the model put up to two newlines and twenty spaces or tabs between
+/// JSON tokens, and small models take that offer again and again (a 44-token answer that
+/// needed 20). One optional space is all JSON needs.
+fn compact_whitespace(gbnf: &str) -> String {
+    gbnf.lines()
+        .map(|line| {
+            if line.starts_with("space ::=") {
+                "space ::= | \" \""
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn argmax(logits: &[f32]) -> LlamaToken {
+    let best = logits
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map_or(0, |(i, _)| i);
+    LlamaToken(best as i32)
+}
+
+fn logits_of(logits: &[f32], token: LlamaToken) -> f32 {
+    logits.get(token.0 as usize).copied().unwrap_or(f32::NEG_INFINITY)
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grammar_whitespace_is_one_optional_space() {
+        let gbnf = llama_cpp_2::json_schema_to_grammar(
+            r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#,
+        )
+        .unwrap();
+        assert!(
+            gbnf.contains("\"\\n\"{1,2}"),
+            "llama.cpp changed its space rule: {gbnf}"
+        );
+        let compact = compact_whitespace(&gbnf);
+        assert!(compact.lines().any(|l| l == r#"space ::= | " ""#), "{compact}");
+        assert!(!compact.contains("\"\\n\"{1,2}"));
+        assert_eq!(compact.lines().count(), gbnf.lines().count());
+    }
+}
