@@ -6,6 +6,7 @@
 //! `CHATTY_KG_DEFAULT_KG=dbpedia`). `config.example.toml` at the repository root documents every
 //! field.
 
+pub use chatty_kg_agents::AgentParameters;
 use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, MiniLmEmbedder};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
 use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};
@@ -163,31 +164,6 @@ pub enum OpenError {
     Embed(#[from] EmbedError),
     #[error(transparent)]
     Prompt(#[from] PromptError),
-}
-
-/// The paper's parameters (θ, L, vlimit, query_num).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct AgentParameters {
-    /// θ: retries of an agent whose LLM output fails validation.
-    pub theta: u32,
-    /// L: answers kept per previous turn in the dialogue context.
-    pub context_answers: usize,
-    /// vlimit: entity candidates fetched per mention.
-    pub vlimit: usize,
-    /// query_num: candidate queries kept before predicate selection.
-    pub query_num: usize,
-}
-
-impl Default for AgentParameters {
-    fn default() -> Self {
-        Self {
-            theta: 3,
-            context_answers: 100,
-            vlimit: 600,
-            query_num: 40,
-        }
-    }
 }
 
 /// `$XDG_DATA_HOME/chatty-kg/store` (usually `~/.local/share/chatty-kg/store`).

@@ -1,0 +1,56 @@
+//! Classifier agent (paper §4.2.1, zero-shot): is the question self-contained, or does it depend
+//! on the dialogue? Without history the answer is forced, so no model is asked.
+//! Routes: self-contained → QIR agent; dependent → rephraser.
+
+use crate::ask::ask_validated;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::state::{AgentState, Classification, Mode, Route};
+use serde::Deserialize;
+use serde_json::json;
+
+pub struct ClassifierAgent;
+
+pub const NAME: &str = "classifier";
+
+#[derive(Deserialize)]
+struct Verdict {
+    label: String,
+}
+
+#[async_trait::async_trait]
+impl Agent for ClassifierAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+        let classification = if state.mode == Mode::SingleTurn || state.history.is_empty() {
+            Classification::SelfContained
+        } else {
+            let schema = json!({
+                "type": "object",
+                "properties": {"label": {"enum": ["self-contained", "dependent"]}},
+                "required": ["label"], "additionalProperties": false
+            });
+            let variables = json!({"history": state.history, "question": state.question});
+            ask_validated(ctx, NAME, NAME, variables, schema, |v: Verdict| {
+                match v.label.trim().to_lowercase().as_str() {
+                    "self-contained" | "self contained" | "selfcontained" => Ok(Classification::SelfContained),
+                    "dependent" => Ok(Classification::Dependent),
+                    other => Err(format!(
+                        "label {other:?} is neither \"self-contained\" nor \"dependent\""
+                    )),
+                }
+            })
+            .await?
+        };
+        state.classification = Some(classification);
+        state.route = Route::To(match classification {
+            Classification::SelfContained => crate::agents::qir::NAME,
+            Classification::Dependent => crate::agents::rephraser::NAME,
+        });
+        Ok(())
+    }
+}

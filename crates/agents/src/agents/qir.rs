@@ -1,0 +1,58 @@
+//! QIR agent (paper §4.2.3, chain of thought + two few-shot examples): turns the standalone
+//! question into a QIR, checked by the Triples Validator and retried at most θ times with the
+//! validator's complaint. Route: matching agent.
+
+use crate::ask::ask_validated;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::qir::{RawQir, TriplesValidator};
+use crate::state::{AgentState, Route};
+use serde_json::json;
+
+pub struct QirAgent;
+
+pub const NAME: &str = "qir";
+
+/// The node the QIR agent hands over to.
+pub const NEXT: &str = "matching";
+
+/// The shape the model must produce (a grammar on the embedded model; `response_format` remotely).
+pub fn schema() -> serde_json::Value {
+    let strings =
+        json!({"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 120}, "maxItems": 6});
+    json!({
+        "type": "object",
+        "properties": {
+            "entities": strings,
+            "unknowns": strings,
+            "relations": strings,
+            "triples": {
+                "type": "array", "minItems": 1, "maxItems": 4,
+                "items": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 120}, "minItems": 3, "maxItems": 3}
+            },
+            "type": {"enum": ["list", "boolean", "count"]},
+            "order": {"enum": [null, "asc", "desc"]}
+        },
+        "required": ["entities", "unknowns", "relations", "triples", "type", "order"],
+        "additionalProperties": false
+    })
+}
+
+#[async_trait::async_trait]
+impl Agent for QirAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+        let variables = json!({"question": state.working_question()});
+        let qir = ask_validated(ctx, NAME, NAME, variables, schema(), |raw: RawQir| {
+            TriplesValidator::validate(&raw)
+        })
+        .await?;
+        state.qir = Some(qir);
+        state.route = Route::To(NEXT);
+        Ok(())
+    }
+}

@@ -1,0 +1,48 @@
+//! Rephraser agent (paper §4.2.2, zero-shot): rewrites a dependent question as a standalone one
+//! from the context Cq. Its validator only accepts a non-empty question; the prompt forbids
+//! adding content. Route: QIR agent.
+
+use crate::ask::ask_validated;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::state::{AgentState, Route};
+use serde::Deserialize;
+use serde_json::json;
+
+pub struct RephraserAgent;
+
+pub const NAME: &str = "rephraser";
+
+#[derive(Deserialize)]
+struct Rephrased {
+    question: String,
+}
+
+#[async_trait::async_trait]
+impl Agent for RephraserAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {"question": {"type": "string", "minLength": 3, "maxLength": 400}},
+            "required": ["question"], "additionalProperties": false
+        });
+        let variables = json!({"history": state.history, "question": state.question});
+        let question = ask_validated(ctx, NAME, NAME, variables, schema, |r: Rephrased| {
+            let question = r.question.trim().to_owned();
+            if question.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
+                Err("the rewritten question is empty".into())
+            } else {
+                Ok(question)
+            }
+        })
+        .await?;
+        state.resolved_question = Some(question);
+        state.route = Route::To(crate::agents::qir::NAME);
+        Ok(())
+    }
+}

@@ -1,0 +1,49 @@
+//! One validated LLM answer: render the agent's template, ask with a JSON schema, parse, validate,
+//! and on failure ask again with the validator's complaint as `feedback`, at most θ times.
+//! Every agent with a validator in the paper goes through here.
+
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use chatty_kg_llm::reply::parse_reply;
+use chatty_kg_llm::{ChatRequest, LlmError};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub(crate) async fn ask_validated<T: DeserializeOwned, U>(
+    ctx: &AgentContext,
+    agent: &'static str,
+    template: &str,
+    variables: Value,
+    schema: Value,
+    mut validate: impl FnMut(T) -> Result<U, String>,
+) -> Result<U, AgentError> {
+    let attempts = ctx.params.theta.max(1);
+    let mut feedback: Option<String> = None;
+    for attempt in 1..=attempts {
+        let mut variables = variables.clone();
+        if let Some(object) = variables.as_object_mut() {
+            object.insert("feedback".into(), feedback.clone().map_or(Value::Null, Value::String));
+        }
+        let messages = ctx.prompts.render(template, &variables)?;
+        let request = ChatRequest::new(agent, messages).with_schema(agent, schema.clone());
+        let problem = match ctx.llm.complete(&request).await {
+            Ok(response) => match parse_reply::<T>(&response.text) {
+                Ok(value) => match validate(value) {
+                    Ok(valid) => return Ok(valid),
+                    Err(problem) => problem,
+                },
+                Err(e) => e.to_string(),
+            },
+            Err(LlmError::Truncated { .. }) => "the answer was too long; answer shortly".into(),
+            // The client already retried transport failures; a second layer would only multiply them.
+            Err(source) => return Err(AgentError::Llm { agent, source }),
+        };
+        tracing::debug!(agent, attempt, %problem, "invalid LLM answer");
+        feedback = Some(problem);
+    }
+    Err(AgentError::RetriesExhausted {
+        agent,
+        attempts,
+        feedback: feedback.unwrap_or_default(),
+    })
+}

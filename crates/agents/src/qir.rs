@@ -1,0 +1,269 @@
+//! The question intermediate representation (QIR) and its validator.
+//!
+//! QIR = (E, U, R, RF): entities mentioned in the question, unknowns (the target and any
+//! intermediate variables), relation phrases, and triples ⟨s, r, o⟩ with s, o ∈ E ∪ U and r ∈ R.
+//! We add what query generation needs beyond the paper: the question's kind (list, boolean,
+//! count) and an optional ordering for superlatives.
+
+use serde::{Deserialize, Serialize};
+
+/// What the QIR agent's model returns (before validation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawQir {
+    #[serde(default)]
+    pub entities: Vec<String>,
+    #[serde(default)]
+    pub unknowns: Vec<String>,
+    #[serde(default)]
+    pub relations: Vec<String>,
+    pub triples: Vec<Vec<String>>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<QuestionKind>,
+    #[serde(default)]
+    pub order: Option<Order>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionKind {
+    /// Which/who/what: the values of the target variable.
+    #[default]
+    List,
+    /// Yes/no: an ASK query.
+    Boolean,
+    /// How many: a COUNT query.
+    Count,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    Desc,
+}
+
+/// A subject or object of a QIR triple.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
+pub enum QirTerm {
+    /// A name to link to a vertex of the graph.
+    Entity(String),
+    /// An unknown, without its leading `?`.
+    Variable(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QirTriple {
+    pub subject: QirTerm,
+    pub relation: String,
+    pub object: QirTerm,
+}
+
+/// A validated QIR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Qir {
+    pub entities: Vec<String>,
+    /// Variable names without `?`; the first is the target (projected) variable.
+    pub unknowns: Vec<String>,
+    pub relations: Vec<String>,
+    pub triples: Vec<QirTriple>,
+    pub kind: QuestionKind,
+    pub order: Option<Order>,
+}
+
+impl Qir {
+    /// The variable the answer is read from.
+    pub fn target(&self) -> Option<&str> {
+        self.unknowns.first().map(String::as_str)
+    }
+}
+
+/// The paper's Triples Validator: well-formed triples; at least one mentions a known entity;
+/// non-boolean questions have at least one variable. Returns the QIR, or feedback for a retry.
+pub struct TriplesValidator;
+
+impl TriplesValidator {
+    pub fn validate(raw: &RawQir) -> Result<Qir, String> {
+        if raw.triples.is_empty() {
+            return Err("there are no triples; write at least one [subject, relation, object]".into());
+        }
+        let mut entities: Vec<String> = raw
+            .entities
+            .iter()
+            .map(|e| e.trim().to_owned())
+            .filter(|e| !e.is_empty())
+            .collect();
+        let mut unknowns: Vec<String> = Vec::new();
+        for u in &raw.unknowns {
+            let name = u.trim().trim_start_matches('?');
+            if !name.is_empty() && !unknowns.contains(&sanitize_variable(name)) {
+                unknowns.push(sanitize_variable(name));
+            }
+        }
+        let mut relations: Vec<String> = raw
+            .relations
+            .iter()
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .collect();
+        let mut triples = Vec::new();
+        for triple in &raw.triples {
+            let [s, r, o] = triple.as_slice() else {
+                return Err(format!(
+                    "{triple:?} is not a triple: write exactly [subject, relation, object]"
+                ));
+            };
+            let (s, r, o) = (s.trim(), r.trim(), o.trim());
+            if s.is_empty() || r.is_empty() || o.is_empty() {
+                return Err(format!("{triple:?} has an empty part"));
+            }
+            let term = |text: &str, entities: &mut Vec<String>, unknowns: &mut Vec<String>| {
+                if let Some(name) = text.strip_prefix('?') {
+                    let name = sanitize_variable(name);
+                    if !unknowns.contains(&name) {
+                        unknowns.push(name.clone());
+                    }
+                    QirTerm::Variable(name)
+                } else {
+                    if !entities.iter().any(|e| e == text) {
+                        entities.push(text.to_owned());
+                    }
+                    QirTerm::Entity(text.to_owned())
+                }
+            };
+            let subject = term(s, &mut entities, &mut unknowns);
+            let object = term(o, &mut entities, &mut unknowns);
+            if !relations.iter().any(|x| x == r) {
+                relations.push(r.to_owned());
+            }
+            triples.push(QirTriple {
+                subject,
+                relation: r.to_owned(),
+                object,
+            });
+        }
+        let kind = raw.kind.unwrap_or_default();
+        if !triples
+            .iter()
+            .any(|t| matches!(t.subject, QirTerm::Entity(_)) || matches!(t.object, QirTerm::Entity(_)))
+        {
+            return Err("no triple mentions an entity named in the question".into());
+        }
+        if kind != QuestionKind::Boolean && unknowns.is_empty() {
+            return Err("the question asks for something, but no triple has a variable such as ?answer".into());
+        }
+        // Keep only unknowns that occur in a triple; the target is the first declared one used.
+        unknowns.retain(|u| {
+            triples
+                .iter()
+                .any(|t| t.subject == QirTerm::Variable(u.clone()) || t.object == QirTerm::Variable(u.clone()))
+        });
+        entities.retain(|e| {
+            triples
+                .iter()
+                .any(|t| t.subject == QirTerm::Entity(e.clone()) || t.object == QirTerm::Entity(e.clone()))
+        });
+        if kind != QuestionKind::Boolean && unknowns.is_empty() {
+            return Err("no triple uses a declared unknown".into());
+        }
+        relations.retain(|r| triples.iter().any(|t| &t.relation == r));
+        Ok(Qir {
+            entities,
+            unknowns,
+            relations,
+            triples,
+            kind,
+            order: raw.order,
+        })
+    }
+}
+
+/// SPARQL variable names allow letters, digits and `_` only.
+fn sanitize_variable(name: &str) -> String {
+    let cleaned: String = name
+        .trim()
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    if cleaned.is_empty() { "answer".into() } else { cleaned }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(triples: &[[&str; 3]], kind: Option<QuestionKind>) -> RawQir {
+        RawQir {
+            entities: vec![],
+            unknowns: vec![],
+            relations: vec![],
+            triples: triples
+                .iter()
+                .map(|t| t.iter().map(|s| (*s).to_owned()).collect())
+                .collect(),
+            kind,
+            order: None,
+        }
+    }
+
+    #[test]
+    fn multi_hop_qir_keeps_declared_target_first() {
+        let mut r = raw(
+            &[
+                ["?movie", "written by", "Stephen King"],
+                ["?movie", "directed by", "?answer"],
+            ],
+            None,
+        );
+        r.unknowns = vec!["?answer".into(), "?movie".into()];
+        r.entities = vec!["Stephen King".into(), "Maine".into()];
+        let qir = TriplesValidator::validate(&r).unwrap();
+        assert_eq!(qir.target(), Some("answer"));
+        assert_eq!(qir.unknowns, vec!["answer", "movie"]);
+        assert_eq!(
+            qir.entities,
+            vec!["Stephen King"],
+            "entities no triple uses are dropped"
+        );
+        assert_eq!(qir.relations, vec!["written by", "directed by"]);
+        assert_eq!(qir.triples[0].object, QirTerm::Entity("Stephen King".into()));
+        assert_eq!(qir.kind, QuestionKind::List);
+    }
+
+    #[test]
+    fn the_papers_four_conditions() {
+        // (2) every triple has a subject, a relation and an object.
+        assert!(TriplesValidator::validate(&raw(&[["Alien", "", "?x"]], None)).is_err());
+        let mut two = raw(&[], None);
+        two.triples = vec![vec!["Alien".into(), "directed by".into()]];
+        assert!(TriplesValidator::validate(&two).unwrap_err().contains("exactly"));
+        assert!(TriplesValidator::validate(&raw(&[], None)).is_err());
+        // (3) at least one triple mentions an entity.
+        assert!(
+            TriplesValidator::validate(&raw(&[["?x", "directed", "?y"]], None))
+                .unwrap_err()
+                .contains("entity")
+        );
+        // (4) non-boolean questions need a variable; boolean ones may be fully grounded.
+        assert!(TriplesValidator::validate(&raw(&[["Michelle", "wife of", "Barack Obama"]], None)).is_err());
+        let ask = TriplesValidator::validate(&raw(
+            &[["Michelle", "wife of", "Barack Obama"]],
+            Some(QuestionKind::Boolean),
+        ))
+        .unwrap();
+        assert_eq!(ask.kind, QuestionKind::Boolean);
+        assert!(ask.unknowns.is_empty());
+    }
+
+    #[test]
+    fn variables_become_sparql_names() {
+        let qir = TriplesValidator::validate(&raw(
+            &[["Alien", "release year", "?release year!"]],
+            Some(QuestionKind::List),
+        ))
+        .unwrap();
+        assert_eq!(qir.unknowns, vec!["release_year_"]);
+        let qir = TriplesValidator::validate(&raw(&[["Alien", "release year", "?"]], None)).unwrap();
+        assert_eq!(qir.unknowns, vec!["answer"]);
+    }
+}
