@@ -5,8 +5,8 @@
 //! next node. Agents with a validator in the paper ask their model through one helper that
 //! validates and retries at most θ times ([`context::AgentParameters`]).
 //!
-//! Built so far: the runtime, the classifier, rephraser and QIR agent with the Triples Validator.
-//! The matching, query-planning and chat agents come next.
+//! Built so far: the runtime, the classifier, rephraser and QIR agent with the Triples Validator,
+//! and the Query Generator. The matching, query-planning and chat agents come next.
 
 pub mod agents;
 mod ask;
@@ -14,10 +14,12 @@ pub mod context;
 pub mod error;
 pub mod graph;
 pub mod qir;
+pub mod query_generator;
 pub mod state;
 
 pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use graph::{Agent, StateGraph};
 pub use qir::{Qir, QirTerm, QirTriple, QuestionKind, TriplesValidator};
+pub use query_generator::{CandidateQuery, PredicateChoice, QueryGenerator};
 pub use state::{AgentState, Classification, Mode, Route, Turn};

@@ -261,3 +261,111 @@ async fn the_runtime_stops_loops_and_unknown_routes() {
         Err(AgentError::UnknownNode { name: "qir" })
     ));
 }
+
+/// Generated queries run on the real store and give the graph's answers: multi-hop SELECT,
+/// COUNT, ASK and a superlative.
+#[tokio::test]
+async fn generated_queries_answer_from_the_store() {
+    use chatty_kg_agents::qir::{Order, RawQir};
+    use chatty_kg_agents::{PredicateChoice, QueryGenerator, TriplesValidator};
+    use chatty_kg_graph::{KnowledgeGraph, QueryResults};
+    use std::collections::HashMap;
+    let Some(fixture) = fixture() else { return };
+    let (e, r) = ("http://example.org/entity/", "http://example.org/relation/");
+    let qir = |triples: &[[&str; 3]], kind: QuestionKind, order: Option<Order>, unknowns: &[&str]| {
+        TriplesValidator::validate(&RawQir {
+            entities: vec![],
+            unknowns: unknowns.iter().map(|u| (*u).to_owned()).collect(),
+            relations: vec![],
+            triples: triples
+                .iter()
+                .map(|t| t.iter().map(|s| (*s).to_owned()).collect())
+                .collect(),
+            kind: Some(kind),
+            order,
+        })
+        .unwrap()
+    };
+    let choice = |local: &str, forward: bool| PredicateChoice {
+        iri: format!("{r}{local}"),
+        label: local.into(),
+        score: 1.0,
+        forward,
+    };
+    let vertices: HashMap<String, String> = [("Tom Hanks", "Tom_Hanks"), ("Robert Zemeckis", "Robert_Zemeckis")]
+        .iter()
+        .map(|(m, l)| ((*m).to_owned(), format!("{e}{l}")))
+        .collect();
+    let run = |q: chatty_kg_agents::CandidateQuery| async move { fixture.store.query(&q.query).await.unwrap() };
+
+    // Who directed the films Tom Hanks starred in? (the edge runs film → actor: not forward)
+    let two_hop = qir(
+        &[
+            ["Tom Hanks", "starred in", "?film"],
+            ["?film", "directed by", "?answer"],
+        ],
+        QuestionKind::List,
+        None,
+        &["?answer", "?film"],
+    );
+    let out = QueryGenerator::generate(
+        &two_hop,
+        &vertices,
+        &[vec![choice("starredActors", false)], vec![choice("directedBy", true)]],
+        40,
+    )
+    .unwrap();
+    let QueryResults::Solutions(s) = run(out[0].clone()).await else {
+        panic!()
+    };
+    let directors: Vec<String> = s.column("answer").map(|t| t.to_string()).collect();
+    assert_eq!(directors, vec![format!("<{e}Robert_Zemeckis>")]);
+
+    let count = qir(
+        &[["?answer", "starred actors", "Tom Hanks"]],
+        QuestionKind::Count,
+        None,
+        &[],
+    );
+    let out = QueryGenerator::generate(&count, &vertices, &[vec![choice("starredActors", true)]], 40).unwrap();
+    let QueryResults::Solutions(s) = run(out[0].clone()).await else {
+        panic!()
+    };
+    assert_eq!(
+        s.column("count").map(|t| t.to_string()).collect::<Vec<_>>(),
+        vec!["\"3\"^^<http://www.w3.org/2001/XMLSchema#integer>"]
+    );
+
+    let ask = qir(
+        &[["Tom Hanks", "directed by", "Robert Zemeckis"]],
+        QuestionKind::Boolean,
+        None,
+        &[],
+    );
+    let out = QueryGenerator::generate(&ask, &vertices, &[vec![choice("directedBy", true)]], 40).unwrap();
+    assert_eq!(run(out[0].clone()).await, QueryResults::Boolean(false));
+
+    let latest = qir(
+        &[
+            ["?answer", "starred actors", "Tom Hanks"],
+            ["?answer", "release year", "?year"],
+        ],
+        QuestionKind::List,
+        Some(Order::Desc),
+        &["?answer", "?year"],
+    );
+    let out = QueryGenerator::generate(
+        &latest,
+        &vertices,
+        &[vec![choice("starredActors", true)], vec![choice("release_year", true)]],
+        40,
+    )
+    .unwrap();
+    let QueryResults::Solutions(s) = run(out[0].clone()).await else {
+        panic!()
+    };
+    assert_eq!(
+        s.column("answer").map(|t| t.to_string()).collect::<Vec<_>>(),
+        vec![format!("<{e}Cast_Away>")]
+    );
+}

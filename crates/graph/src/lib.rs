@@ -29,7 +29,9 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 use crate::query::degrees_query;
-pub use crate::query::{ReadQuery, entity_search_query, predicates_around_query, predicates_between_query};
+pub use crate::query::{
+    ReadQuery, entity_search_query, named_node, predicates_around_query, predicates_between_query, triple, var,
+};
 pub use crate::settings::{
     EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, RDFS_LABEL, ResultsFormat, SearchStrategy,
 };

@@ -126,18 +126,21 @@ fn expression_has_service(expression: &Expression) -> bool {
 
 // ----- builders for the queries the graph layer itself needs -----
 
-pub(crate) fn named_node(iri: &str) -> Result<NamedNode, GraphError> {
+/// An IRI as a term, checked (a bad IRI is a typed error, not a broken query).
+pub fn named_node(iri: &str) -> Result<NamedNode, GraphError> {
     NamedNode::new(iri).map_err(|e| GraphError::InvalidIri {
         iri: iri.to_owned(),
         message: e.to_string(),
     })
 }
 
-pub(crate) fn var(name: &str) -> Variable {
+/// A variable; `name` must be a valid SPARQL variable name (letters, digits, `_`).
+pub fn var(name: &str) -> Variable {
     Variable::new_unchecked(name)
 }
 
-pub(crate) fn triple(
+/// A triple pattern.
+pub fn triple(
     subject: impl Into<TermPattern>,
     predicate: impl Into<NamedNodePattern>,
     object: impl Into<TermPattern>,
