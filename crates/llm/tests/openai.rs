@@ -45,6 +45,14 @@ fn completion(content: &str, finish: &str) -> Value {
     })
 }
 
+/// Every request not matched by an earlier mock gets `{}`.
+async fn answer_empty_object(server: &MockServer) {
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(completion("{}", "stop")))
+        .mount(server)
+        .await;
+}
+
 async fn requests_to(server: &MockServer) -> Vec<Value> {
     server
         .received_requests()
@@ -107,10 +115,7 @@ async fn rate_limit_is_retried_honouring_retry_after() {
         .with_priority(1)
         .mount(&server)
         .await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(completion("{}", "stop")))
-        .mount(&server)
-        .await;
+    answer_empty_object(&server).await;
     let model = OpenAiChatModel::new(settings(&server.uri())).unwrap();
     let response = model.complete(&request()).await.unwrap();
     assert_eq!(response.retries, 1);
@@ -245,10 +250,7 @@ async fn falls_back_when_the_server_rejects_json_schema() {
         )
         .mount(&server)
         .await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(completion("{}", "stop")))
-        .mount(&server)
-        .await;
+    answer_empty_object(&server).await;
     let model = OpenAiChatModel::new(settings(&server.uri())).unwrap();
     model.complete(&request()).await.unwrap();
     model.complete(&request()).await.unwrap();
@@ -297,10 +299,7 @@ async fn falls_back_step_by_step_down_to_no_response_format() {
         .respond_with(ResponseTemplate::new(422).set_body_string(r#"{"detail": "response_format is not supported"}"#))
         .mount(&server)
         .await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(completion("{}", "stop")))
-        .mount(&server)
-        .await;
+    answer_empty_object(&server).await;
     let model = OpenAiChatModel::new(settings(&server.uri())).unwrap();
     let response = model.complete(&request()).await.unwrap();
     assert_eq!(response.retries, 0, "format fallbacks are not retries");
