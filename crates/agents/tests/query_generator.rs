@@ -47,6 +47,29 @@ fn vertices() -> HashMap<String, String> {
     .collect()
 }
 
+/// "Which is the latest film with Tom Hanks?"
+fn latest_film_of_tom_hanks() -> Qir {
+    qir(
+        &[
+            ["?answer", "starred actors", "Tom Hanks"],
+            ["?answer", "release year", "?year"],
+        ],
+        QuestionKind::List,
+        Some(Order::Desc),
+        &["?answer", "?year"],
+    )
+}
+
+/// "How many films did Tom Hanks star in?"
+fn films_of_tom_hanks_count() -> Qir {
+    qir(
+        &[["?answer", "starred actors", "Tom Hanks"]],
+        QuestionKind::Count,
+        None,
+        &[],
+    )
+}
+
 fn text(q: &CandidateQuery) -> String {
     q.query.to_string()
 }
@@ -137,12 +160,7 @@ fn ask_count_and_superlative_forms() {
         &format!("ASK {{ <{E}Alien> <{R}directed_by> <{E}Ridley_Scott> . }}"),
     );
 
-    let count = qir(
-        &[["?answer", "starred actors", "Tom Hanks"]],
-        QuestionKind::Count,
-        None,
-        &[],
-    );
+    let count = films_of_tom_hanks_count();
     let out = QueryGenerator::generate(&count, &vertices(), &[vec![choice("starred_actors", true)]], 40).unwrap();
     // The parser names an aggregate's inner variable at random, so compare the printed form.
     assert_eq!(
@@ -152,15 +170,7 @@ fn ask_count_and_superlative_forms() {
         )
     );
 
-    let latest = qir(
-        &[
-            ["?answer", "starred actors", "Tom Hanks"],
-            ["?answer", "release year", "?year"],
-        ],
-        QuestionKind::List,
-        Some(Order::Desc),
-        &["?answer", "?year"],
-    );
+    let latest = latest_film_of_tom_hanks();
     let out = QueryGenerator::generate(
         &latest,
         &vertices(),
@@ -230,12 +240,7 @@ async fn generated_queries_answer_from_the_store() {
         vec![format!("<{E}Robert_Zemeckis>")]
     );
 
-    let count = qir(
-        &[["?answer", "starred actors", "Tom Hanks"]],
-        QuestionKind::Count,
-        None,
-        &[],
-    );
+    let count = films_of_tom_hanks_count();
     let out = QueryGenerator::generate(&count, &vertices(), &[vec![choice("starredActors", true)]], 40).unwrap();
     assert_eq!(
         column(store.query(&out[0].query).await.unwrap(), "count"),
@@ -251,15 +256,7 @@ async fn generated_queries_answer_from_the_store() {
     let out = QueryGenerator::generate(&ask, &vertices(), &[vec![choice("directedBy", true)]], 40).unwrap();
     assert_eq!(store.query(&out[0].query).await.unwrap(), QueryResults::Boolean(false));
 
-    let latest = qir(
-        &[
-            ["?answer", "starred actors", "Tom Hanks"],
-            ["?answer", "release year", "?year"],
-        ],
-        QuestionKind::List,
-        Some(Order::Desc),
-        &["?answer", "?year"],
-    );
+    let latest = latest_film_of_tom_hanks();
     let out = QueryGenerator::generate(
         &latest,
         &vertices(),
