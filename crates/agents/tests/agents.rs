@@ -14,8 +14,7 @@ use chatty_kg_graph::{EmbeddedStore, GraphSettings, RdfFile};
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use chatty_kg_llm::prompts::PromptLibrary;
 use chatty_kg_llm::scripted::ScriptedChatModel;
-use chatty_kg_models::{ModelStore, catalog, default_models_dir};
-use std::io::Write;
+use chatty_kg_models::{catalog, model_for_tests};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -29,16 +28,7 @@ fn fixture() -> Option<&'static Fixture> {
     static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
     FIXTURE
         .get_or_init(|| {
-            let spec = catalog::find(catalog::DEFAULT_EMBEDDING_MODEL)?;
-            let model_dir = match ModelStore::new(default_models_dir()).path(spec) {
-                Ok(dir) => dir,
-                Err(e) => {
-                    assert!(std::env::var("CHATTY_KG_REQUIRE_MODELS").is_err(), "{e}");
-                    let mut stderr = std::fs::OpenOptions::new().write(true).open("/dev/stderr").unwrap();
-                    let _ = writeln!(stderr, "skipped: {e}");
-                    return None;
-                }
-            };
+            let model_dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
             let dir = tempfile::tempdir().unwrap();
             let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/movies.ttl");
             let settings = GraphSettings::default();

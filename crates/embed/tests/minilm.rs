@@ -4,26 +4,15 @@
 //! `CHATTY_KG_REQUIRE_MODELS=1` (set by CI) turns the skip into a failure.
 
 use chatty_kg_embed::{CachedEmbedder, Embedder, MiniLmEmbedder, cosine};
-use chatty_kg_models::{ModelStore, catalog, default_models_dir};
-use std::io::Write;
+use chatty_kg_models::{catalog, model_for_tests};
 use std::sync::OnceLock;
 
 fn model() -> Option<&'static MiniLmEmbedder> {
     static MODEL: OnceLock<Option<MiniLmEmbedder>> = OnceLock::new();
     MODEL
         .get_or_init(|| {
-            let spec = catalog::find(catalog::DEFAULT_EMBEDDING_MODEL)?;
-            match ModelStore::new(default_models_dir()).path(spec) {
-                Ok(dir) => Some(MiniLmEmbedder::load(&dir).unwrap()),
-                Err(e) => {
-                    assert!(std::env::var("CHATTY_KG_REQUIRE_MODELS").is_err(), "{e}");
-                    let _ = writeln!(
-                        std::fs::OpenOptions::new().write(true).open("/dev/stderr").unwrap(),
-                        "skipped: {e}"
-                    );
-                    None
-                }
-            }
+            let dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
+            Some(MiniLmEmbedder::load(&dir).unwrap())
         })
         .as_ref()
 }
@@ -81,15 +70,8 @@ fn predicate_labels_rank_by_meaning() {
 fn cache_returns_the_same_vectors_and_counts_hits() {
     let Some(model) = model() else { return };
     let direct = model.embed(&["written by", "genre"]).unwrap();
-    let cached = CachedEmbedder::new(
-        MiniLmEmbedder::load(
-            &ModelStore::new(default_models_dir())
-                .path(catalog::find(catalog::DEFAULT_EMBEDDING_MODEL).unwrap())
-                .unwrap(),
-        )
-        .unwrap(),
-        2,
-    );
+    let dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).unwrap();
+    let cached = CachedEmbedder::new(MiniLmEmbedder::load(&dir).unwrap(), 2);
     let first = cached.embed(&["written by", "genre", "written by"]).unwrap();
     assert_eq!(cached.stats(), (0, 2));
     let again = cached.embed(&["genre"]).unwrap();

@@ -7,10 +7,9 @@ use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};
 use chatty_kg_llm::prompts::PromptLibrary;
 use chatty_kg_llm::reply::parse_reply;
 use chatty_kg_llm::{ChatModel, ChatRequest, FinishReason, LlmError, Message};
-use chatty_kg_models::{ModelStore, catalog, default_models_dir};
+use chatty_kg_models::{catalog, model_for_tests};
 use serde::Deserialize;
 use serde_json::json;
-use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
 /// The tests share one model (one worker, one KV cache); they take turns so that one test's
@@ -21,23 +20,13 @@ fn model() -> Option<Arc<LlamaChatModel>> {
     static MODEL: OnceLock<Option<Arc<LlamaChatModel>>> = OnceLock::new();
     MODEL
         .get_or_init(|| {
-            let spec = catalog::find(catalog::SMALL_CHAT_MODEL)?;
-            match ModelStore::new(default_models_dir()).path(spec) {
-                Ok(path) => {
-                    let settings = LlamaSettings {
-                        context_size: 2048,
-                        max_tokens: 200,
-                        ..LlamaSettings::default()
-                    };
-                    Some(Arc::new(LlamaChatModel::load(&path, &settings).unwrap()))
-                }
-                Err(e) => {
-                    assert!(std::env::var("CHATTY_KG_REQUIRE_MODELS").is_err(), "{e}");
-                    let mut stderr = std::fs::OpenOptions::new().write(true).open("/dev/stderr").unwrap();
-                    let _ = writeln!(stderr, "skipped: {e}");
-                    None
-                }
-            }
+            let path = model_for_tests(catalog::SMALL_CHAT_MODEL)?;
+            let settings = LlamaSettings {
+                context_size: 2048,
+                max_tokens: 200,
+                ..LlamaSettings::default()
+            };
+            Some(Arc::new(LlamaChatModel::load(&path, &settings).unwrap()))
         })
         .clone()
 }

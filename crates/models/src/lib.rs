@@ -202,3 +202,20 @@ pub(crate) fn check_sha(file: &str, expected: &str, actual: &str) -> Result<(), 
         })
     }
 }
+
+/// For tests that need a default model: its path in the default models directory, or `None`
+/// after saying on the real stderr (past the test harness's capture) that the test skips.
+/// With `CHATTY_KG_REQUIRE_MODELS` set (CI), a missing model panics instead of skipping.
+pub fn model_for_tests(name: &str) -> Option<PathBuf> {
+    let spec = catalog::find(name)?;
+    match ModelStore::new(default_models_dir()).path(spec) {
+        Ok(path) => Some(path),
+        Err(e) => {
+            assert!(std::env::var_os("CHATTY_KG_REQUIRE_MODELS").is_none(), "{e}");
+            if let Ok(mut stderr) = std::fs::OpenOptions::new().write(true).open("/dev/stderr") {
+                let _ = std::io::Write::write_fmt(&mut stderr, format_args!("skipped: {e}\n"));
+            }
+            None
+        }
+    }
+}
