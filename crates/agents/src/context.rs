@@ -19,6 +19,20 @@ pub struct AgentParameters {
     pub vlimit: usize,
     /// query_num: candidate queries kept before predicate selection.
     pub query_num: usize,
+    /// Previous turns shown to the classifier and rephraser (the context Cq).
+    pub context_turns: usize,
+    /// Candidate labels shown to the model when no exact label match decides a link.
+    pub vertex_choices: usize,
+    /// Predicates kept per QIR triple after ranking by embedding similarity (reference: 21).
+    pub relations_per_triple: usize,
+    /// Candidates still run, in rank order, when every query with a selected predicate is empty.
+    pub fallback_queries: usize,
+    /// Supporting triples kept per answer value.
+    pub provenance_per_answer: usize,
+    /// Translate non-English questions to English first (one extra model call per question).
+    pub translate: bool,
+    /// State the answer in a sentence (one extra model call; the values are always shown too).
+    pub verbalize: bool,
 }
 
 impl Default for AgentParameters {
@@ -28,6 +42,13 @@ impl Default for AgentParameters {
             context_answers: 100,
             vlimit: 600,
             query_num: 40,
+            context_turns: 3,
+            vertex_choices: 40,
+            relations_per_triple: 21,
+            fallback_queries: 3,
+            provenance_per_answer: 3,
+            translate: false,
+            verbalize: false,
         }
     }
 }

@@ -25,6 +25,10 @@ pub enum AgentError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    #[error("the {agent} agent ran without {what} (an agent before it did not run)")]
+    MissingState { agent: &'static str, what: &'static str },
+    #[error("a background task failed: {message}")]
+    Worker { message: String },
     #[error("the agent graph has no node named {name:?}")]
     UnknownNode { name: &'static str },
     #[error("the agent graph ran {max} steps without finishing (a routing loop)")]
@@ -40,6 +44,8 @@ impl AgentError {
             AgentError::Prompt(_) => "prompt",
             AgentError::Graph(_) => "graph",
             AgentError::Embed(_) => "embed",
+            AgentError::MissingState { .. } => "missing_state",
+            AgentError::Worker { .. } => "worker",
             AgentError::UnknownNode { .. } => "unknown_node",
             AgentError::TooManySteps { .. } => "too_many_steps",
         }

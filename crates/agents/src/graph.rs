@@ -51,6 +51,17 @@ impl StateGraph {
 
     /// Runs the graph from the entry node until a node routes to `Finish`.
     pub async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+        self.run_observed(state, ctx, &mut |_, _| {}).await
+    }
+
+    /// Like [`run`](Self::run), calling `observer` with the node's name and the state after each
+    /// node that succeeds (how stage events reach a WebSocket).
+    pub async fn run_observed(
+        &self,
+        state: &mut AgentState,
+        ctx: &AgentContext,
+        observer: &mut (dyn FnMut(&str, &AgentState) + Send),
+    ) -> Result<(), AgentError> {
         let mut current = self.entry;
         for _ in 0..self.max_steps {
             let node = self
@@ -66,6 +77,7 @@ impl StateGraph {
                 elapsed: started.elapsed(),
             });
             result?;
+            observer(current, state);
             match state.route {
                 Route::Finish => return Ok(()),
                 Route::To(next) => current = next,

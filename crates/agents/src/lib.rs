@@ -5,21 +5,30 @@
 //! next node. Agents with a validator in the paper ask their model through one helper that
 //! validates and retries at most θ times ([`context::AgentParameters`]).
 //!
-//! Built so far: the runtime, the classifier, rephraser and QIR agent with the Triples Validator,
-//! and the Query Generator. The matching, query-planning and chat agents come next.
+//! [`Pipeline`] wires the six agents as the paper does and returns an [`Explanation`] per question.
 
 pub mod agents;
+pub mod answer;
 mod ask;
 pub mod context;
 pub mod error;
+pub mod explanation;
 pub mod graph;
+pub mod pipeline;
 pub mod qir;
 pub mod query_generator;
+mod relation_linking;
 pub mod state;
 
+pub use answer::{Answer, AnswerValue, ValueKind};
 pub use context::{AgentContext, AgentParameters};
+pub use explanation::Explanation;
+pub use pipeline::{Dialogue, Pipeline};
 pub use error::AgentError;
 pub use graph::{Agent, StateGraph};
 pub use qir::{Qir, QirTerm, QirTriple, QuestionKind, TriplesValidator};
 pub use query_generator::{CandidateQuery, PredicateChoice, QueryGenerator};
-pub use state::{AgentState, Classification, Mode, Route, Turn};
+pub use state::{
+    AgentState, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason, RelationLink,
+    Route, Turn,
+};

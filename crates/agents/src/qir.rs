@@ -178,6 +178,30 @@ impl TriplesValidator {
     }
 }
 
+/// Beyond the paper: every entity must be written in the question. Small models copy names from
+/// the few-shot examples ("Stephen King" in a question about "Big"); this catches it and says so.
+/// Words match exactly, with one typo, or as a prefix; words of three letters or fewer may be
+/// missing ("the", "of").
+pub fn entities_in_question(qir: &Qir, question: &str) -> Result<(), String> {
+    let words = chatty_kg_graph::text::normalize_tokens(question);
+    let found = |token: &str| {
+        token.len() <= 3
+            || words.iter().any(|w| {
+                w == token
+                    || (token.len() >= 4 && chatty_kg_graph::text::within_one_edit(w, token))
+                    || (w.len() >= 3 && token.starts_with(w.as_str()))
+            })
+    };
+    for entity in &qir.entities {
+        if !chatty_kg_graph::text::normalize_tokens(entity).iter().all(|t| found(t)) {
+            return Err(format!(
+                "{entity:?} is not written in the question; use only names that appear in the question"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// SPARQL variable names allow letters, digits and `_` only.
 fn sanitize_variable(name: &str) -> String {
     let cleaned: String = name
@@ -253,6 +277,20 @@ mod tests {
         .unwrap();
         assert_eq!(ask.kind, QuestionKind::Boolean);
         assert!(ask.unknowns.is_empty());
+    }
+
+    #[test]
+    fn entities_must_come_from_the_question() {
+        let qir = TriplesValidator::validate(&raw(&[["Stephen King", "wrote", "?answer"]], None)).unwrap();
+        assert!(entities_in_question(&qir, "What did Stephen King write?").is_ok());
+        assert!(entities_in_question(&qir, "what did stephen kings write").is_ok(), "one typo");
+        assert!(
+            entities_in_question(&qir, "Who directed Big?")
+                .unwrap_err()
+                .contains("Stephen King")
+        );
+        let the = TriplesValidator::validate(&raw(&[["The Matrix", "released", "?y"]], None)).unwrap();
+        assert!(entities_in_question(&the, "When was Matrix released?").is_ok());
     }
 
     #[test]

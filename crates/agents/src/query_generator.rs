@@ -7,7 +7,7 @@
 //! `query_num`. Beyond the reference code: ASK for yes/no questions, COUNT(DISTINCT) for "how
 //! many", and ORDER BY … LIMIT 1 for superlatives. Queries are spargebra algebra, never text.
 
-use crate::qir::{Order, Qir, QirTerm, QuestionKind};
+use crate::qir::{Order, Qir, QirTerm, QirTriple, QuestionKind};
 use chatty_kg_graph::{GraphError, ReadQuery, named_node, triple, var};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;
@@ -32,6 +32,8 @@ pub struct CandidateQuery {
     pub query: ReadQuery,
     /// Predicate IRIs, one per QIR triple.
     pub predicates: Vec<String>,
+    /// The triple patterns of its WHERE clause: solutions instantiate them into provenance.
+    pub patterns: Vec<TriplePattern>,
 }
 
 /// The variable a COUNT query binds.
@@ -56,28 +58,40 @@ impl QueryGenerator {
             let mut patterns = Vec::with_capacity(qir.triples.len());
             let mut used = Vec::with_capacity(qir.triples.len());
             for (i, &rank) in combination.iter().enumerate() {
-                let (qir_triple, choice) = (&qir.triples[i], &predicates[i][rank]);
-                let Some(subject) = term(&qir_triple.subject, vertices)? else {
+                let choice = &predicates[i][rank];
+                let Some(pattern) = triple_pattern(&qir.triples[i], choice, vertices)? else {
                     return Ok(Vec::new());
                 };
-                let Some(object) = term(&qir_triple.object, vertices)? else {
-                    return Ok(Vec::new());
-                };
-                let predicate = named_node(&choice.iri)?;
-                patterns.push(if choice.forward {
-                    triple(subject, predicate, object)
-                } else {
-                    triple(object, predicate, subject)
-                });
+                patterns.push(pattern);
                 used.push(choice.iri.clone());
             }
             out.push(CandidateQuery {
-                query: build(qir, patterns)?,
+                query: build(qir, patterns.clone())?,
                 predicates: used,
+                patterns,
             });
         }
         Ok(out)
     }
+}
+
+/// The pattern of one QIR triple with one predicate, turned around when the edge runs backwards;
+/// `None` when an entity of the triple is not linked.
+pub(crate) fn triple_pattern(
+    qir_triple: &QirTriple,
+    choice: &PredicateChoice,
+    vertices: &HashMap<String, String>,
+) -> Result<Option<TriplePattern>, GraphError> {
+    let (Some(subject), Some(object)) = (term(&qir_triple.subject, vertices)?, term(&qir_triple.object, vertices)?)
+    else {
+        return Ok(None);
+    };
+    let predicate = named_node(&choice.iri)?;
+    Ok(Some(if choice.forward {
+        triple(subject, predicate, object)
+    } else {
+        triple(object, predicate, subject)
+    }))
 }
 
 fn term(t: &QirTerm, vertices: &HashMap<String, String>) -> Result<Option<TermPattern>, GraphError> {
@@ -140,10 +154,14 @@ fn build(qir: &Qir, patterns: Vec<TriplePattern>) -> Result<ReadQuery, GraphErro
                     }],
                 };
             }
+            // Every unknown is projected, the answer first: the intermediate bindings are the
+            // provenance of each answer ("Big" because Tom Hanks starred in it, released 1988).
+            let mut variables = vec![target];
+            variables.extend(qir.unknowns.iter().skip(1).map(|u| var(u)));
             let mut pattern = GraphPattern::Distinct {
                 inner: Box::new(GraphPattern::Project {
                     inner: Box::new(pattern),
-                    variables: vec![target],
+                    variables,
                 }),
             };
             if qir.order.is_some() {

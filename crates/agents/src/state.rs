@@ -1,7 +1,9 @@
 //! `AgentState`: the one value every agent reads and writes while a question goes through the
 //! graph, and the routing decision each agent leaves in it.
 
+use crate::answer::Answer;
 use crate::qir::Qir;
+use crate::query_generator::PredicateChoice;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -46,6 +48,84 @@ pub struct NodeTiming {
     pub elapsed: Duration,
 }
 
+/// How an entity mention was linked to a vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkMethod {
+    /// Exactly one vertex has the mention as its label (up to case); homonyms go by degree.
+    ExactLabel,
+    /// Search found a single candidate.
+    OnlyCandidate,
+    /// The model chose among the candidate labels.
+    Model,
+    /// Nothing in the graph matches the mention.
+    NotFound,
+}
+
+/// Entity linking of one mention (paper: entity retriever + vertex selection + vertex validator).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityLink {
+    pub mention: String,
+    pub iri: Option<String>,
+    pub label: Option<String>,
+    pub method: LinkMethod,
+    /// Candidates the retriever found (at most vlimit).
+    pub candidates: usize,
+    /// The best few candidate labels, as shown (or as they would have been shown) to the model.
+    pub top_candidates: Vec<String>,
+}
+
+/// Relation linking of one QIR triple: its phrase and the ranked predicates around its vertices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelationLink {
+    /// Index of the QIR triple.
+    pub triple: usize,
+    pub phrase: String,
+    pub predicates: Vec<PredicateChoice>,
+}
+
+/// One SPARQL query the planner ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutedQuery {
+    pub sparql: String,
+    /// Predicate IRIs the query uses.
+    pub predicates: Vec<String>,
+    /// Why it ran: its predicates were selected, it was the only candidate, or a fallback.
+    pub reason: QueryReason,
+    /// Result rows (1 for ASK and COUNT).
+    pub rows: usize,
+    /// Whether its result became (part of) the answer.
+    pub used: bool,
+    pub elapsed_ms: f64,
+    /// The error, when the endpoint refused or timed out (the planner goes on with the others).
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryReason {
+    /// No choice to make: a single candidate, or every candidate uses the same predicates.
+    Forced,
+    /// It uses a predicate the model selected.
+    Selected,
+    /// Every selected query was empty; candidates are tried best first, within a budget.
+    Fallback,
+}
+
+/// How a question ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The graph answered.
+    Answered,
+    /// Queries ran but the graph holds no answer.
+    NoAnswer,
+    /// Some entity named in the question is not in the graph.
+    UnknownEntity { mentions: Vec<String> },
+    /// The entities were found, but no predicate around them yields a query.
+    NoQuery,
+}
+
 /// The shared state of one question.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AgentState {
@@ -57,12 +137,23 @@ pub struct AgentState {
     pub classification: Option<Classification>,
     /// The standalone question the later agents work on.
     pub resolved_question: Option<String>,
+    /// The detected language of the question, when translation is on.
+    pub language: Option<String>,
+    /// The question in English, when it was translated.
+    pub translated_question: Option<String>,
     pub qir: Option<Qir>,
+    pub entities: Vec<EntityLink>,
+    pub relations: Vec<RelationLink>,
+    pub queries: Vec<ExecutedQuery>,
+    /// Time spent waiting for the graph in the query-planning stage.
+    pub execution_time: Duration,
+    pub answer: Option<Answer>,
+    pub outcome: Option<Outcome>,
+    /// What the user is told (the chat agent writes it last).
+    pub reply: Option<String>,
     #[serde(skip, default = "finish")]
     pub route: Route,
     pub timings: Vec<NodeTiming>,
-    /// Why the pipeline stopped early, if it did (shown to the user).
-    pub stopped: Option<String>,
 }
 
 fn finish() -> Route {
@@ -77,15 +168,38 @@ impl AgentState {
             history,
             classification: None,
             resolved_question: None,
+            language: None,
+            translated_question: None,
             qir: None,
+            entities: Vec::new(),
+            relations: Vec::new(),
+            queries: Vec::new(),
+            execution_time: Duration::ZERO,
+            answer: None,
+            outcome: None,
+            reply: None,
             route: Route::Finish,
             timings: Vec::new(),
-            stopped: None,
         }
     }
 
-    /// The question later agents should read: the rephrased one if any.
+    /// The question later agents should read: the rephrased one, else the translated one, else
+    /// the question as asked.
     pub fn working_question(&self) -> &str {
-        self.resolved_question.as_deref().unwrap_or(&self.question)
+        self.resolved_question
+            .as_deref()
+            .or(self.translated_question.as_deref())
+            .unwrap_or(&self.question)
+    }
+
+    /// The user's question in English: translated if it was, else as asked.
+    pub fn english_question(&self) -> &str {
+        self.translated_question.as_deref().unwrap_or(&self.question)
+    }
+
+    /// Ends the question early: the chat agent tells the user why.
+    pub fn stop(&mut self, outcome: Outcome) {
+        self.outcome = Some(outcome);
+        self.route = Route::To(crate::agents::chat::NAME);
     }
 }

@@ -28,7 +28,7 @@ pub use crate::error::GraphError;
 pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
-use crate::query::degrees_query;
+use crate::query::{degrees_query, labels_query};
 pub use crate::query::{
     ReadQuery, entity_search_query, named_node, predicates_around_query, predicates_between_query, triple, var,
 };
@@ -133,6 +133,26 @@ pub trait KnowledgeGraph: Send + Sync {
             .collect())
     }
 
+    /// A label for each IRI that has one (the first label predicate found wins; `[]` → no query).
+    async fn labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
+        let mut labels = HashMap::new();
+        if iris.is_empty() || self.settings().label_predicates.is_empty() {
+            return Ok(labels);
+        }
+        // Chunked so a long answer list does not become one huge VALUES block.
+        for chunk in iris.chunks(LABELS_PER_QUERY) {
+            let QueryResults::Solutions(solutions) =
+                self.query(&labels_query(chunk, &self.settings().label_predicates)?).await?
+            else {
+                continue;
+            };
+            for (iri, label) in solutions.iri_literal_pairs() {
+                labels.entry(iri.to_owned()).or_insert_with(|| label.value().to_owned());
+            }
+        }
+        Ok(labels)
+    }
+
     /// Up to `limit` entities whose label matches `text`, best first: by match tier
     /// ([`text::match_score`]), then shorter label, then IRI; entities at the top that share the
     /// same label are ordered by degree (the actor "Tom Hanks" before the tag "tom hanks").
@@ -210,6 +230,9 @@ fn predicate_links(settings: &GraphSettings, results: &QueryResults, direction: 
         })
         .collect()
 }
+
+/// IRIs per label query.
+const LABELS_PER_QUERY: usize = 200;
 
 /// How many homonyms at the top get their degree fetched to order them.
 const TIE_BREAK_MAX: usize = 16;

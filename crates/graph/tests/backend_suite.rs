@@ -261,6 +261,15 @@ async fn predicates_between_vertices(kg: Arc<dyn KnowledgeGraph>) {
     ));
 }
 
+async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
+    let (hanks, gold, nobody) = (format!("{E}Tom_Hanks"), format!("{E}Goldfinger"), format!("{E}Nobody"));
+    let labels = kg.labels(&[&hanks, &gold, &nobody]).await.unwrap();
+    assert_eq!(labels.get(&hanks).map(String::as_str), Some("Tom Hanks"));
+    assert_eq!(labels.get(&gold).map(String::as_str), Some("Goldfinger"), "schema:name is a label too");
+    assert!(!labels.contains_key(&nobody));
+    assert!(kg.labels(&[]).await.unwrap().is_empty());
+}
+
 async fn rows_are_capped(make: impl Fn(GraphSettings) -> Option<Arc<dyn KnowledgeGraph>>) {
     let Some(kg) = make(GraphSettings {
         max_rows: 2,
@@ -316,6 +325,7 @@ macro_rules! all_cases {
                 writes_are_refused,
                 predicate_neighbourhood,
                 predicates_between_vertices,
+                labels_of_answers,
             ]
         );
     };

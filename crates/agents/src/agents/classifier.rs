@@ -34,7 +34,7 @@ impl Agent for ClassifierAgent {
                 "properties": {"label": {"enum": ["self-contained", "dependent"]}},
                 "required": ["label"], "additionalProperties": false
             });
-            let variables = json!({"history": state.history, "question": state.question});
+            let variables = json!({"history": state.history, "question": state.english_question()});
             ask_validated(ctx, NAME, NAME, variables, schema, |v: Verdict| {
                 match v.label.trim().to_lowercase().as_str() {
                     "self-contained" | "self contained" | "selfcontained" => Ok(Classification::SelfContained),

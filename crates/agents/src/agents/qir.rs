@@ -6,7 +6,7 @@ use crate::ask::ask_validated;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::qir::{RawQir, TriplesValidator};
+use crate::qir::{RawQir, TriplesValidator, entities_in_question};
 use crate::state::{AgentState, Route};
 use serde_json::json;
 
@@ -15,7 +15,7 @@ pub struct QirAgent;
 pub const NAME: &str = "qir";
 
 /// The node the QIR agent hands over to.
-pub const NEXT: &str = "matching";
+pub const NEXT: &str = crate::agents::matching::NAME;
 
 /// The shape the model must produce (a grammar on the embedded model; `response_format` remotely).
 pub fn schema() -> serde_json::Value {
@@ -46,9 +46,12 @@ impl Agent for QirAgent {
     }
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
-        let variables = json!({"question": state.working_question()});
+        let question = state.working_question().to_owned();
+        let variables = json!({"question": question});
         let qir = ask_validated(ctx, NAME, NAME, variables, schema(), |raw: RawQir| {
-            TriplesValidator::validate(&raw)
+            let qir = TriplesValidator::validate(&raw)?;
+            entities_in_question(&qir, &question)?;
+            Ok(qir)
         })
         .await?;
         state.qir = Some(qir);

@@ -31,7 +31,7 @@ impl Agent for RephraserAgent {
             "properties": {"question": {"type": "string", "minLength": 3, "maxLength": 400}},
             "required": ["question"], "additionalProperties": false
         });
-        let variables = json!({"history": state.history, "question": state.question});
+        let variables = json!({"history": state.history, "question": state.english_question()});
         let question = ask_validated(ctx, NAME, NAME, variables, schema, |r: Rephrased| {
             let question = r.question.trim().to_owned();
             if question.chars().filter(|c| c.is_alphanumeric()).count() < 3 {

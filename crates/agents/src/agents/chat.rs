@@ -1,0 +1,204 @@
+//! Chat agent (paper §3, Algorithm 1): the first and the last node of every question.
+//!
+//! On the way in it builds the context Cq (the last `context_turns` turns, each answer cut to L
+//! values) and, when translation is on, translates a non-English question to English (paper
+//! Table 6). On the way out it writes what the user is told: the answer values, optionally stated
+//! in a sentence by the model, or why there is no answer. A verbalized sentence that mentions none
+//! of the answer values is thrown away in favour of the plain values: the model may phrase the
+//! answer, never replace it.
+//!
+//! Routes: classifier (in); finish (out).
+
+use crate::ask::ask_validated;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::qir::QuestionKind;
+use crate::state::{AgentState, Outcome, Route};
+use chatty_kg_graph::text::normalize_tokens;
+use chatty_kg_llm::ChatRequest;
+use serde::Deserialize;
+use serde_json::json;
+
+pub struct ChatAgent;
+
+pub const NAME: &str = "chat";
+
+/// Answer values named in a reply before "and N more".
+const SHOWN_VALUES: usize = 10;
+
+/// The verbalized sentence is short.
+const VERBALIZE_MAX_TOKENS: u32 = 96;
+
+#[derive(Deserialize)]
+struct Translation {
+    language: String,
+    english: String,
+}
+
+#[async_trait::async_trait]
+impl Agent for ChatAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+        if state.outcome.is_none() {
+            start(state, ctx).await?;
+            state.route = Route::To(crate::agents::classifier::NAME);
+        } else {
+            state.reply = Some(reply(state, ctx).await);
+            state.route = Route::Finish;
+        }
+        Ok(())
+    }
+}
+
+/// Cq and translation.
+async fn start(state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+    let keep = ctx.params.context_turns;
+    if state.history.len() > keep {
+        state.history.drain(..state.history.len() - keep);
+    }
+    for turn in &mut state.history {
+        turn.answers.truncate(ctx.params.context_answers);
+    }
+    if ctx.params.translate {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "language": {"type": "string", "minLength": 2, "maxLength": 8},
+                "english": {"type": "string", "minLength": 3, "maxLength": 400}
+            },
+            "required": ["language", "english"], "additionalProperties": false
+        });
+        let variables = json!({"question": state.question});
+        let translation = ask_validated(ctx, NAME, "chat_translate", variables, schema, |t: Translation| {
+            if t.english.trim().chars().filter(|c| c.is_alphanumeric()).count() < 3 {
+                Err("the English question is empty".to_owned())
+            } else {
+                Ok(t)
+            }
+        })
+        .await?;
+        let language = translation.language.trim().to_lowercase();
+        if language != "en" && translation.english.trim() != state.question.trim() {
+            state.translated_question = Some(translation.english.trim().to_owned());
+        }
+        state.language = Some(language);
+    }
+    Ok(())
+}
+
+/// What the user is told.
+async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
+    let linked = || {
+        state
+            .entities
+            .iter()
+            .filter_map(|l| l.label.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match &state.outcome {
+        Some(Outcome::Answered) => {
+            let Some(answer) = &state.answer else {
+                return "The knowledge graph has no answer to that question.".into();
+            };
+            let plain = answer.summary(SHOWN_VALUES);
+            if !ctx.params.verbalize {
+                return plain;
+            }
+            match verbalize(state, ctx).await {
+                Some(sentence) => sentence,
+                None => plain,
+            }
+        }
+        Some(Outcome::UnknownEntity { mentions }) => format!(
+            "I could not find {} in the knowledge graph, so I cannot answer from it.",
+            mentions
+                .iter()
+                .map(|m| format!("\"{m}\""))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+        Some(Outcome::NoQuery) => format!(
+            "I found {} in the knowledge graph, but none of its relations fits the question.",
+            linked()
+        ),
+        Some(Outcome::NoAnswer) | None => {
+            let entities = linked();
+            if entities.is_empty() {
+                "The knowledge graph has no answer to that question.".into()
+            } else {
+                format!("The knowledge graph has no answer to that question (I looked at {entities}).")
+            }
+        }
+    }
+}
+
+/// The answer in one sentence, or `None` if the model fails or the sentence loses the answer.
+async fn verbalize(state: &AgentState, ctx: &AgentContext) -> Option<String> {
+    let answer = state.answer.as_ref()?;
+    let values = answer.display_values(SHOWN_VALUES * 2);
+    let kind = match answer.kind {
+        QuestionKind::List => "list",
+        QuestionKind::Boolean => "boolean",
+        QuestionKind::Count => "count",
+    };
+    let variables = json!({"question": state.english_question(), "answers": values, "kind": kind});
+    let messages = ctx.prompts.render("chat_verbalize", &variables).ok()?;
+    let request = ChatRequest::new(NAME, messages).with_max_tokens(VERBALIZE_MAX_TOKENS);
+    let sentence = match ctx.llm.complete(&request).await {
+        Ok(response) => response.text.trim().to_owned(),
+        Err(error) => {
+            tracing::warn!(%error, "verbalization failed; replying with the values");
+            return None;
+        }
+    };
+    keeps_the_answer(&sentence, &values, answer.kind).then_some(sentence)
+}
+
+/// The sentence names an answer value (a yes/no for booleans).
+fn keeps_the_answer(sentence: &str, values: &[String], kind: QuestionKind) -> bool {
+    let words = normalize_tokens(sentence);
+    if kind == QuestionKind::Boolean {
+        let has = |w: &str| words.iter().any(|x| x == w);
+        return if values.first().is_some_and(|v| v == "true") {
+            has("yes") && !has("no") && !has("not")
+        } else {
+            has("no") || has("not")
+        };
+    }
+    let sentence = words.join(" ");
+    !sentence.is_empty()
+        && values.iter().any(|v| {
+            let v = normalize_tokens(v).join(" ");
+            !v.is_empty() && format!(" {sentence} ").contains(&format!(" {v} "))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sentence_must_keep_an_answer_value() {
+        let values = vec!["Robert Zemeckis".to_owned()];
+        assert!(keeps_the_answer(
+            "Forrest Gump was directed by Robert Zemeckis.",
+            &values,
+            QuestionKind::List
+        ));
+        assert!(!keeps_the_answer(
+            "Forrest Gump was directed by Steven Spielberg.",
+            &values,
+            QuestionKind::List
+        ));
+        assert!(!keeps_the_answer("", &values, QuestionKind::List));
+        assert!(!keeps_the_answer("It has 12 films.", &["1".into()], QuestionKind::Count));
+        assert!(keeps_the_answer("Yes, he did.", &["true".into()], QuestionKind::Boolean));
+        assert!(!keeps_the_answer("No, he did not.", &["true".into()], QuestionKind::Boolean));
+        assert!(keeps_the_answer("No, he did not.", &["false".into()], QuestionKind::Boolean));
+    }
+}

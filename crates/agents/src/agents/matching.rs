@@ -1,0 +1,186 @@
+//! Matching agent (paper §4.3, Algorithm 2): links each entity mention of the QIR to a vertex, then
+//! each QIR triple to ranked predicates of the graph.
+//!
+//! Entity retriever: label search, at most vlimit candidates, ranked by match quality. Vertex
+//! selection asks the model only when the outcome is open: one exact label match (up to case and
+//! accents; homonyms ordered by degree) or a single candidate is taken as is. Otherwise the model
+//! picks among the best `vertex_choices` labels, constrained to exactly those labels (an `enum`
+//! schema), and the vertex validator checks the pick is one of them (retried ≤ θ with feedback).
+//! A mention with no candidate at all stops the question: the graph does not know that entity.
+//!
+//! Relation linking is [`crate::relation_linking`]. Route: query planning, or the chat agent when
+//! an entity is unknown.
+
+use crate::ask::ask_validated;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::relation_linking::link_relations;
+use crate::state::{AgentState, EntityLink, LinkMethod, Outcome, Route};
+use chatty_kg_graph::EntityCandidate;
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::HashMap;
+
+pub struct MatchingAgent;
+
+pub const NAME: &str = "matching";
+
+/// Candidate labels kept in the explanation of each link.
+const SHOWN_IN_EXPLANATION: usize = 10;
+
+/// A score of [`chatty_kg_graph::text::match_score`]'s top tier: the whole label equals the mention.
+const EXACT: f32 = 1000.0;
+
+#[derive(Deserialize)]
+struct Pick {
+    value: String,
+}
+
+#[async_trait::async_trait]
+impl Agent for MatchingAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+        let qir = state.qir.clone().ok_or(AgentError::MissingState {
+            agent: NAME,
+            what: "a QIR",
+        })?;
+        let question = state.working_question().to_owned();
+        let mut links = Vec::with_capacity(qir.entities.len());
+        for mention in &qir.entities {
+            links.push(link_entity(ctx, &question, mention).await?);
+        }
+        let unknown: Vec<String> = links
+            .iter()
+            .filter(|l| l.iri.is_none())
+            .map(|l| l.mention.clone())
+            .collect();
+        state.entities = links;
+        if !unknown.is_empty() {
+            state.stop(Outcome::UnknownEntity { mentions: unknown });
+            return Ok(());
+        }
+        let vertices: HashMap<String, String> = state
+            .entities
+            .iter()
+            .filter_map(|l| Some((l.mention.clone(), l.iri.clone()?)))
+            .collect();
+        state.relations = link_relations(ctx, &qir, &vertices).await?;
+        state.route = Route::To(crate::agents::query_planning::NAME);
+        Ok(())
+    }
+}
+
+/// Entity retriever, vertex selection and vertex validator for one mention.
+async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Result<EntityLink, AgentError> {
+    let candidates = ctx.kg.search_entities(mention, ctx.params.vlimit).await?;
+    let labels = distinct_labels(&candidates, ctx.params.vertex_choices.max(1));
+    let mut link = EntityLink {
+        mention: mention.to_owned(),
+        iri: None,
+        label: None,
+        method: LinkMethod::NotFound,
+        candidates: candidates.len(),
+        top_candidates: labels.iter().take(SHOWN_IN_EXPLANATION).cloned().collect(),
+    };
+    let Some(first) = candidates.first() else {
+        return Ok(link);
+    };
+    let forced = if first.score >= EXACT {
+        // Search ranks exact matches first and orders homonyms among them by degree.
+        Some(LinkMethod::ExactLabel)
+    } else if candidates.len() == 1 {
+        Some(LinkMethod::OnlyCandidate)
+    } else {
+        None
+    };
+    let chosen = match forced {
+        Some(method) => {
+            link.method = method;
+            first
+        }
+        None => {
+            let label = pick_label(ctx, question, mention, &labels).await?;
+            link.method = LinkMethod::Model;
+            // Several vertices may share the label: the best ranked (highest degree) wins.
+            candidates
+                .iter()
+                .find(|c| c.label == label)
+                .unwrap_or(first)
+        }
+    };
+    link.iri = Some(chosen.iri.clone());
+    link.label = Some(chosen.label.clone());
+    Ok(link)
+}
+
+/// Vertex selection by the model, checked by the vertex validator.
+async fn pick_label(
+    ctx: &AgentContext,
+    question: &str,
+    mention: &str,
+    labels: &[String],
+) -> Result<String, AgentError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"value": {"enum": labels}},
+        "required": ["value"], "additionalProperties": false
+    });
+    let variables = json!({"question": question, "mention": mention, "candidates": labels});
+    ask_validated(ctx, NAME, NAME, variables, schema, |pick: Pick| {
+        vertex_validator(&pick.value, labels)
+    })
+    .await
+}
+
+/// The pick must be one of the shown labels (compared without case and surrounding space).
+fn vertex_validator(pick: &str, labels: &[String]) -> Result<String, String> {
+    let wanted = pick.trim();
+    labels
+        .iter()
+        .find(|l| l.as_str() == wanted)
+        .or_else(|| labels.iter().find(|l| l.eq_ignore_ascii_case(wanted)))
+        .cloned()
+        .ok_or_else(|| format!("{wanted:?} is not one of the candidates; copy one label exactly"))
+}
+
+/// The first `limit` labels in rank order, each once.
+fn distinct_labels(candidates: &[EntityCandidate], limit: usize) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for candidate in candidates {
+        if labels.len() == limit {
+            break;
+        }
+        if !labels.contains(&candidate.label) {
+            labels.push(candidate.label.clone());
+        }
+    }
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vertex_validator_accepts_only_shown_labels() {
+        let labels = vec!["Alien".to_owned(), "Aliens".to_owned()];
+        assert_eq!(vertex_validator(" aliens ", &labels).unwrap(), "Aliens");
+        assert_eq!(vertex_validator("Alien", &labels).unwrap(), "Alien");
+        assert!(vertex_validator("Alien 3", &labels).unwrap_err().contains("not one of"));
+    }
+
+    #[test]
+    fn labels_are_distinct_and_bounded() {
+        let c = |iri: &str, label: &str| EntityCandidate {
+            iri: iri.into(),
+            label: label.into(),
+            score: 1.0,
+        };
+        let candidates = [c("a", "Big"), c("b", "Big"), c("c", "Bigger"), c("d", "Biggest")];
+        assert_eq!(distinct_labels(&candidates, 2), vec!["Big", "Bigger"]);
+    }
+}

@@ -1,0 +1,103 @@
+//! The whole question-answering graph, wired as in the paper's Listing 1:
+//!
+//! ```text
+//! chat ─► classifier ─┬─ self-contained ─────────────► qir ─► matching ─► query_planning ─► chat ─► end
+//!                     └─ dependent ─► rephraser ─────┘          │ unknown entity ──────────► chat
+//! ```
+//!
+//! [`Pipeline::ask`] runs one question with a fresh call ledger (so its LLM calls and tokens are
+//! its own) and returns its [`Explanation`]. A [`Dialogue`] keeps the turns that later questions
+//! see as context.
+
+use crate::agents::{ChatAgent, ClassifierAgent, MatchingAgent, QirAgent, QueryPlanningAgent, RephraserAgent};
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::explanation::Explanation;
+use crate::graph::StateGraph;
+use crate::state::{AgentState, Mode, Turn};
+use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
+
+pub struct Pipeline {
+    ctx: AgentContext,
+    graph: StateGraph,
+}
+
+impl Pipeline {
+    /// The standard graph over `ctx`.
+    pub fn new(ctx: AgentContext) -> Self {
+        Self {
+            ctx,
+            graph: Self::standard_graph(),
+        }
+    }
+
+    /// The six agents; replace one with `.add(...)` under the same name.
+    pub fn standard_graph() -> StateGraph {
+        StateGraph::new(crate::agents::chat::NAME)
+            .add(ChatAgent)
+            .add(ClassifierAgent)
+            .add(RephraserAgent)
+            .add(QirAgent)
+            .add(MatchingAgent)
+            .add(QueryPlanningAgent)
+    }
+
+    /// Uses another graph (a swapped or added agent).
+    pub fn with_graph(mut self, graph: StateGraph) -> Self {
+        self.graph = graph;
+        self
+    }
+
+    pub fn context(&self) -> &AgentContext {
+        &self.ctx
+    }
+
+    /// Answers one question given the dialogue so far.
+    pub async fn ask(&self, question: &str, mode: Mode, history: &[Turn]) -> Result<Explanation, AgentError> {
+        self.ask_observed(question, mode, history, &mut |_, _| {}).await
+    }
+
+    /// Like [`ask`](Self::ask), calling `observer` after each agent with its name and the state.
+    pub async fn ask_observed(
+        &self,
+        question: &str,
+        mode: Mode,
+        history: &[Turn],
+        observer: &mut (dyn FnMut(&str, &AgentState) + Send),
+    ) -> Result<Explanation, AgentError> {
+        let started = Instant::now();
+        let ledger = CallLedger::new();
+        let ctx = AgentContext {
+            llm: Arc::new(AccountedModel::new(self.ctx.llm.clone(), ledger.clone())),
+            ..self.ctx.clone()
+        };
+        let mut state = AgentState::new(question.trim(), mode, history.to_vec());
+        let span = tracing::info_span!("question", question = %state.question);
+        self.graph
+            .run_observed(&mut state, &ctx, observer)
+            .instrument(span)
+            .await?;
+        Ok(Explanation::from_state(&state, &ledger, started.elapsed()))
+    }
+}
+
+/// The turns of one conversation, as later questions see them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dialogue {
+    pub turns: Vec<Turn>,
+}
+
+impl Dialogue {
+    /// Appends an answered question: its standalone form (pronouns already resolved, which is what
+    /// later rephrasing needs) and up to `max_answers` answer values (L).
+    pub fn record(&mut self, explanation: &Explanation, max_answers: usize) {
+        self.turns.push(Turn {
+            question: explanation.resolved_question.clone(),
+            answers: explanation.display_answers().into_iter().take(max_answers).collect(),
+        });
+    }
+}
