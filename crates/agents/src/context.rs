@@ -27,6 +27,9 @@ pub struct AgentParameters {
     pub relations_per_triple: usize,
     /// Candidates still run, in rank order, when every query with a selected predicate is empty.
     pub fallback_queries: usize,
+    /// When no model selects predicates (one candidate), a predicate whose label is less similar
+    /// than this to the relation phrase is not run: the graph has no relation that fits. 0 disables.
+    pub min_relation_score: f32,
     /// Supporting triples kept per answer value.
     pub provenance_per_answer: usize,
     /// Translate non-English questions to English first (one extra model call per question).
@@ -46,6 +49,7 @@ impl Default for AgentParameters {
             vertex_choices: 40,
             relations_per_triple: 21,
             fallback_queries: 3,
+            min_relation_score: 0.2,
             provenance_per_answer: 3,
             translate: false,
             verbalize: false,

@@ -72,7 +72,11 @@ impl Agent for QueryPlanningAgent {
             state.stop(Outcome::NoQuery);
             return Ok(());
         }
-        let plan = plan(ctx, state.working_question(), &qir.relations, &candidates, &predicates).await?;
+        let plan = plan(ctx, qir.kind, state.working_question(), &qir.relations, &candidates, &predicates).await?;
+        if plan.is_empty() {
+            state.stop(Outcome::NoQuery);
+            return Ok(());
+        }
 
         let mut last_error = None;
         // (index in state.queries, candidate, results) of the queries that answered.
@@ -158,6 +162,7 @@ impl Agent for QueryPlanningAgent {
 /// Groups of candidates in the order they run, with the reason each runs.
 async fn plan(
     ctx: &AgentContext,
+    kind: QuestionKind,
     question: &str,
     relations: &[String],
     candidates: &[CandidateQuery],
@@ -178,7 +183,26 @@ async fn plan(
         }
     }
     if candidates.len() == 1 || labels.len() == 1 {
-        return Ok(vec![((0..candidates.len()).collect(), QueryReason::Forced)]);
+        // Nobody judges a forced candidate, so its predicates must at least resemble the phrases.
+        let score_of: HashMap<&str, f32> = predicates
+            .iter()
+            .flatten()
+            .map(|p| (p.iri.as_str(), p.score))
+            .collect();
+        let plausible = (0..candidates.len())
+            .filter(|&c| {
+                kind == QuestionKind::Boolean
+                    || candidates[c]
+                        .predicates
+                        .iter()
+                        .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= ctx.params.min_relation_score)
+            })
+            .collect::<Vec<_>>();
+        return Ok(if plausible.is_empty() {
+            Vec::new()
+        } else {
+            vec![(plausible, QueryReason::Forced)]
+        });
     }
     let selected = select_predicates(ctx, question, relations, &labels).await?;
     let mut assigned = vec![false; candidates.len()];

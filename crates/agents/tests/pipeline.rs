@@ -1,0 +1,299 @@
+//! Every route through the whole pipeline, with the scripted model (deterministic), the real
+//! embedded store (tests/fixtures/movies.ttl) and the real embedding model. The scripted model
+//! only plays the LLM's part (QIR, picks, selections); the answers come from the store.
+
+use chatty_kg_agents::{
+    Dialogue, Explanation, LinkMethod, Mode, Outcome, Pipeline, QueryReason, QuestionKind, ValueKind,
+};
+use chatty_kg_llm::scripted::ScriptedChatModel;
+
+mod common;
+use common::{context, fixture};
+
+const E: &str = "http://example.org/entity/";
+const R: &str = "http://example.org/relation/";
+
+/// A QIR as the model writes it; `?answer`, when used, is the target, else the first variable.
+fn qir_reply(entities: &[&str], triples: &[[&str; 3]], kind: &str) -> String {
+    let mut unknowns: Vec<&str> = triples
+        .iter()
+        .flat_map(|t| [t[0], t[2]])
+        .filter(|x| x.starts_with('?'))
+        .collect();
+    unknowns.sort_by_key(|u| *u != "?answer");
+    unknowns.dedup();
+    serde_json::json!({
+        "entities": entities, "unknowns": unknowns,
+        "relations": triples.iter().map(|t| t[1]).collect::<Vec<_>>(),
+        "triples": triples, "type": kind, "order": null
+    })
+    .to_string()
+}
+
+fn pipeline(scripted: ScriptedChatModel) -> Option<Pipeline> {
+    let (ctx, _) = context(fixture()?, scripted);
+    Some(Pipeline::new(ctx))
+}
+
+fn calls(e: &Explanation, agent: &str) -> u32 {
+    e.llm.by_agent.get(agent).map_or(0, |t| t.calls)
+}
+
+#[tokio::test]
+async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanation() {
+    let scripted = ScriptedChatModel::new()
+        .reply_when(
+            "qir",
+            "who directed forrest gump",
+            &qir_reply(&["Forrest Gump"], &[["Forrest Gump", "directed by", "?answer"]], "list"),
+        )
+        .reply_when("query_planning", "who directed forrest gump", r#"{"keywords": ["directed by"]}"#);
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline.ask("Who directed Forrest Gump?", Mode::SingleTurn, &[]).await.unwrap();
+
+    assert_eq!(e.outcome, Outcome::Answered);
+    assert_eq!(e.text, "Robert Zemeckis");
+    assert_eq!(e.answers.len(), 1);
+    let answer = &e.answers[0];
+    assert_eq!((answer.kind, answer.value.as_str()), (ValueKind::Iri, &*format!("{E}Robert_Zemeckis")));
+    assert_eq!(
+        answer.provenance,
+        vec![[format!("{E}Forrest_Gump"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")]]
+    );
+    // The explanation: exact label link without a model call, ranked relations, executed SPARQL.
+    assert_eq!(e.entities[0].method, LinkMethod::ExactLabel);
+    assert_eq!(e.entities[0].iri.as_deref(), Some(&*format!("{E}Forrest_Gump")));
+    let ranked = &e.relations[0].predicates;
+    assert_eq!(ranked[0].iri, format!("{R}directedBy"), "{ranked:?}");
+    assert!(ranked[0].forward && ranked[0].score > ranked[1].score);
+    assert!(!ranked.iter().any(|p| p.iri.contains("label") || p.iri.contains("type")), "blacklisted");
+    let used: Vec<_> = e.sparql.iter().filter(|q| q.used).collect();
+    assert_eq!(used.len(), 1);
+    assert_eq!(used[0].reason, QueryReason::Selected);
+    assert!(used[0].sparql.contains("directedBy"), "{}", used[0].sparql);
+    assert_eq!(e.sparql.len(), 1, "only the selected candidate ran");
+    // Model calls: the QIR and the predicate selection; the classifier and matching were forced.
+    assert_eq!((calls(&e, "qir"), calls(&e, "query_planning"), e.llm.calls), (1, 1, 2));
+    assert_eq!(calls(&e, "classifier") + calls(&e, "matching"), 0);
+    let agents: Vec<&str> = e.timings.agents.iter().map(|t| t.agent.as_str()).collect();
+    assert_eq!(agents, ["chat", "classifier", "qir", "matching", "query_planning", "chat"]);
+    assert!(e.timings.total_ms >= e.timings.linking_ms + e.timings.execution_ms);
+
+    // The JSON the CLI prints has the documented fields.
+    let json = serde_json::to_value(&e).unwrap();
+    for field in ["answers", "resolved_question", "qir", "entities", "relations", "sparql", "timings", "llm"] {
+        assert!(json.get(field).is_some(), "{field} missing from {json}");
+    }
+}
+
+#[tokio::test]
+async fn yes_no_questions_run_ask() {
+    let scripted = ScriptedChatModel::new()
+        .reply_when(
+            "qir",
+            "did robert zemeckis direct cast away",
+            &qir_reply(&["Cast Away", "Robert Zemeckis"], &[["Cast Away", "directed by", "Robert Zemeckis"]], "boolean"),
+        )
+        .reply_when(
+            "qir",
+            "did tom cruise star in big",
+            &qir_reply(&["Big", "Tom Cruise"], &[["Big", "starred actors", "Tom Cruise"]], "boolean"),
+        )
+        .reply_when("query_planning", "did tom cruise star in big", r#"{"keywords": ["starred actors"]}"#);
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let yes = pipeline.ask("Did Robert Zemeckis direct Cast Away?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!((yes.text.as_str(), yes.answer_kind), ("Yes.", Some(QuestionKind::Boolean)));
+    assert!(yes.sparql[0].sparql.starts_with("ASK"), "{}", yes.sparql[0].sparql);
+    assert_eq!(
+        yes.answers[0].provenance,
+        vec![[format!("{E}Cast_Away"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")]]
+    );
+    assert_eq!(yes.llm.calls, 1, "the only predicate between them needs no selection");
+    // No edge between them: the predicates around Big are offered, the selected ASK is false and
+    // so is the fallback.
+    let no = pipeline.ask("Did Tom Cruise star in Big?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!((no.text.as_str(), no.answers[0].value.as_str()), ("No.", "false"));
+    let reasons: Vec<QueryReason> = no.sparql.iter().map(|q| q.reason).collect();
+    assert_eq!(reasons, [QueryReason::Selected, QueryReason::Fallback]);
+}
+
+#[tokio::test]
+async fn how_many_questions_count() {
+    let scripted = ScriptedChatModel::new().reply_when(
+        "qir",
+        "how many films did tom hanks star in",
+        &qir_reply(&["Tom Hanks"], &[["?film", "starred in", "Tom Hanks"]], "count"),
+    );
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline.ask("How many films did Tom Hanks star in?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!(e.answers.len(), 1);
+    assert_eq!((e.answers[0].kind, e.text.as_str()), (ValueKind::Count, "3"));
+    // The actor, not the tag "tom hanks" (same label): homonyms are ordered by degree.
+    assert_eq!(e.entities[0].iri.as_deref(), Some(&*format!("{E}Tom_Hanks")));
+    assert!(e.sparql[0].sparql.contains("COUNT(DISTINCT"), "{}", e.sparql[0].sparql);
+}
+
+#[tokio::test]
+async fn multi_hop_questions_link_the_second_hop_through_the_first_hops_bindings() {
+    let scripted = ScriptedChatModel::new()
+        .reply_when(
+            "qir",
+            "who directed the films tom hanks starred in",
+            &qir_reply(
+                &["Tom Hanks"],
+                &[["Tom Hanks", "starred in", "?film"], ["?film", "directed by", "?answer"]],
+                "list",
+            ),
+        )
+        .reply_when("query_planning", "", r#"{"keywords": ["directed by"]}"#);
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let mut e = pipeline
+        .ask("Who directed the films Tom Hanks starred in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    // The QIR's target is ?answer (the first unknown), so ?film is only provenance.
+    assert_eq!(e.display_answers(), vec!["Robert Zemeckis"]);
+    let second_hop = &e.relations[1].predicates;
+    assert!(
+        second_hop.iter().any(|p| p.iri == format!("{R}directedBy") && p.forward),
+        "{second_hop:?}"
+    );
+    e.answers[0].provenance.sort();
+    assert_eq!(
+        e.answers[0].provenance,
+        vec![
+            [format!("{E}Cast_Away"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")],
+            [format!("{E}Cast_Away"), format!("{R}starredActors"), format!("{E}Tom_Hanks")],
+            [format!("{E}Forrest_Gump"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")],
+            [format!("{E}Forrest_Gump"), format!("{R}starredActors"), format!("{E}Tom_Hanks")],
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_entity_is_reported_not_answered() {
+    let scripted = ScriptedChatModel::new().reply_when(
+        "qir",
+        "who directed titanic",
+        &qir_reply(&["Titanic"], &[["Titanic", "directed by", "?answer"]], "list"),
+    );
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline.ask("Who directed Titanic?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!(
+        e.outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["Titanic".into()]
+        }
+    );
+    assert!(e.text.contains("\"Titanic\"") && e.text.contains("could not find"), "{}", e.text);
+    assert!(e.answers.is_empty() && e.sparql.is_empty());
+    assert_eq!(e.entities[0].method, LinkMethod::NotFound);
+    assert_eq!(e.llm.calls, 1);
+}
+
+#[tokio::test]
+async fn an_empty_result_says_the_graph_has_no_answer() {
+    let scripted = ScriptedChatModel::new().reply_when(
+        "qir",
+        "which films star both tom hanks and tom cruise",
+        &qir_reply(
+            &["Tom Hanks", "Tom Cruise"],
+            &[["?film", "starred actors", "Tom Hanks"], ["?film", "starred actors", "Tom Cruise"]],
+            "list",
+        ),
+    );
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline
+        .ask("Which films star both Tom Hanks and Tom Cruise?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(e.outcome, Outcome::NoAnswer);
+    assert!(e.answers.is_empty());
+    assert!(e.text.starts_with("The knowledge graph has no answer"), "{}", e.text);
+    assert_eq!(e.sparql.len(), 1);
+    assert_eq!((e.sparql[0].rows, e.sparql[0].used), (0, false));
+}
+
+#[tokio::test]
+async fn an_ambiguous_mention_is_picked_by_the_model_after_a_malformed_answer() {
+    let scripted = ScriptedChatModel::new()
+        .reply_when(
+            "qir",
+            "which films did tom star in",
+            &qir_reply(&["Tom"], &[["?film", "starred in", "Tom"]], "list"),
+        )
+        .replies_in_turn("matching", "mention: tom", &["Tom Cruise, I think", r#"{"value": "Tom Cruise"}"#]);
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline.ask("Which films did Tom star in?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!(e.entities[0].method, LinkMethod::Model);
+    assert_eq!(e.entities[0].iri.as_deref(), Some(&*format!("{E}Tom_Cruise")));
+    assert!(e.entities[0].top_candidates.contains(&"Tom Hanks".to_owned()));
+    assert_eq!(calls(&e, "matching"), 2, "one malformed answer, one valid");
+    assert_eq!(e.display_answers(), vec!["Top Gun"]);
+}
+
+#[tokio::test]
+async fn a_relation_nothing_resembles_is_not_run_when_nobody_selects() {
+    // Goldfinger has one predicate (starred actors); "release year" does not resemble it.
+    let scripted = ScriptedChatModel::new().reply_when(
+        "qir",
+        "when was goldfinger released",
+        &qir_reply(&["Goldfinger"], &[["Goldfinger", "release year", "?year"]], "list"),
+    );
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline.ask("When was Goldfinger released?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!(e.outcome, Outcome::NoQuery);
+    assert!(e.answers.is_empty() && e.sparql.is_empty());
+    assert!(e.text.contains("Goldfinger"), "{}", e.text);
+}
+
+#[tokio::test]
+async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
+    let scripted = ScriptedChatModel::new()
+        .reply_when(
+            "qir",
+            "who directed forrest gump",
+            &qir_reply(&["Forrest Gump"], &[["Forrest Gump", "directed by", "?answer"]], "list"),
+        )
+        .reply_when("classifier", "new question: when was big released", r#"{"label": "self-contained"}"#)
+        .reply_when(
+            "qir",
+            "when was big released",
+            &qir_reply(&["Big"], &[["Big", "release year", "?year"]], "list"),
+        )
+        .reply_when("classifier", "new question: which films did he direct", r#"{"label": "dependent"}"#)
+        .reply_when(
+            "rephraser",
+            "new question: which films did he direct",
+            r#"{"question": "Which films did Robert Zemeckis direct?"}"#,
+        )
+        .reply_when(
+            "qir",
+            "which films did robert zemeckis direct",
+            &qir_reply(&["Robert Zemeckis"], &[["?film", "directed by", "Robert Zemeckis"]], "list"),
+        )
+        .reply_when("query_planning", "who directed forrest gump", r#"{"keywords": ["directed by"]}"#)
+        .reply_when("query_planning", "when was big released", r#"{"keywords": ["release year"]}"#);
+    let Some(fixture) = fixture() else { return };
+    let (ctx, _) = context(fixture, scripted);
+    let params = ctx.params.clone();
+    let pipeline = Pipeline::new(ctx);
+    let mut dialogue = Dialogue::default();
+    let mut answers = Vec::new();
+    for question in ["Who directed Forrest Gump?", "When was Big released?", "Which films did he direct?"] {
+        let e = pipeline.ask(question, Mode::MultiTurn, &dialogue.turns).await.unwrap();
+        dialogue.record(&e, params.context_answers);
+        answers.push(e);
+    }
+    assert_eq!(answers[0].text, "Robert Zemeckis");
+    assert_eq!(answers[1].text, "1988");
+    assert_eq!(answers[1].llm.by_agent["classifier"].calls, 1, "with history the classifier asks");
+    let third = &answers[2];
+    assert_eq!(third.resolved_question, "Which films did Robert Zemeckis direct?");
+    let mut films = third.display_answers();
+    films.sort();
+    assert_eq!(films.len(), 3, "{films:?}");
+    assert_eq!(&films[..2], ["Cast Away", "Forrest Gump"]);
+    assert_eq!(dialogue.turns[2].question, "Which films did Robert Zemeckis direct?");
+    assert_eq!(dialogue.turns[0].answers, vec!["Robert Zemeckis"]);
+}
