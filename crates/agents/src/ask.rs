@@ -27,13 +27,19 @@ pub(crate) async fn ask_validated<T: DeserializeOwned, U>(
         let messages = ctx.prompts.render(template, &variables)?;
         let request = ChatRequest::new(agent, messages).with_schema(agent, schema.clone());
         let problem = match ctx.llm.complete(&request).await {
-            Ok(response) => match parse_reply::<T>(&response.text) {
-                Ok(value) => match validate(value) {
+            Ok(response) => {
+                let outcome = match parse_reply::<T>(&response.text) {
+                    Ok(value) => validate(value),
+                    Err(e) => Err(e.to_string()),
+                };
+                match outcome {
                     Ok(valid) => return Ok(valid),
-                    Err(problem) => problem,
-                },
-                Err(e) => e.to_string(),
-            },
+                    Err(problem) => {
+                        tracing::debug!(agent, attempt, reply = %response.text, "rejected reply");
+                        problem
+                    }
+                }
+            }
             Err(LlmError::Truncated { .. }) => "the answer was too long; answer shortly".into(),
             // The client already retried transport failures; a second layer would only multiply them.
             Err(source) => return Err(AgentError::Llm { agent, source }),

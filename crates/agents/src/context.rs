@@ -30,6 +30,9 @@ pub struct AgentParameters {
     /// When no model selects predicates (one candidate), a predicate whose label is less similar
     /// than this to the relation phrase is not run: the graph has no relation that fits. 0 disables.
     pub min_relation_score: f32,
+    /// When the best candidate's predicates are all at least this similar to their phrases (the
+    /// label says what the question says), it runs first without asking the model. Above 1 disables.
+    pub relation_match_score: f32,
     /// Supporting triples kept per answer value.
     pub provenance_per_answer: usize,
     /// Translate non-English questions to English first (one extra model call per question).
@@ -50,6 +53,7 @@ impl Default for AgentParameters {
             relations_per_triple: 21,
             fallback_queries: 3,
             min_relation_score: 0.2,
+            relation_match_score: 0.9,
             provenance_per_answer: 3,
             translate: false,
             verbalize: false,

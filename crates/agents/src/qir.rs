@@ -106,8 +106,9 @@ impl TriplesValidator {
             .map(|r| r.trim().to_owned())
             .filter(|r| !r.is_empty())
             .collect();
+        let repaired = repair_answer_slots(raw);
         let mut triples = Vec::new();
-        for triple in &raw.triples {
+        for triple in &repaired {
             let [s, r, o] = triple.as_slice() else {
                 return Err(format!(
                     "{triple:?} is not a triple: write exactly [subject, relation, object]"
@@ -202,6 +203,44 @@ pub fn entities_in_question(qir: &Qir, question: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A repair for a habit of small models: they fill the answer's slot with a guessed value
+/// (`["Penthouse", "genre", "Drama"]`) while declaring `?answer` and never using it. A term that is
+/// neither a declared entity nor a variable takes the place of the first declared, unused unknown.
+/// (The guess is never kept: only the graph answers.)
+fn repair_answer_slots(raw: &RawQir) -> Vec<Vec<String>> {
+    let mut triples = raw.triples.clone();
+    let declared: Vec<&str> = raw.entities.iter().map(|e| e.trim()).filter(|e| !e.is_empty()).collect();
+    if declared.is_empty() {
+        return triples;
+    }
+    let used = |triples: &[Vec<String>], name: &str| {
+        triples
+            .iter()
+            .flatten()
+            .any(|t| t.trim().strip_prefix('?').is_some_and(|v| sanitize_variable(v) == name))
+    };
+    for unknown in &raw.unknowns {
+        let name = sanitize_variable(unknown.trim().trim_start_matches('?'));
+        if used(&triples, &name) {
+            continue;
+        }
+        let guess = triples.iter_mut().find_map(|t| {
+            let len = t.len();
+            t.iter_mut()
+                .enumerate()
+                .find(|(i, term)| {
+                    (*i == 0 || *i + 1 == len) && !term.trim().starts_with('?') && !declared.contains(&term.trim())
+                })
+                .map(|(_, term)| term)
+        });
+        match guess {
+            Some(term) => *term = format!("?{name}"),
+            None => break,
+        }
+    }
+    triples
+}
+
 /// SPARQL variable names allow letters, digits and `_` only.
 fn sanitize_variable(name: &str) -> String {
     let cleaned: String = name
@@ -277,6 +316,25 @@ mod tests {
         .unwrap();
         assert_eq!(ask.kind, QuestionKind::Boolean);
         assert!(ask.unknowns.is_empty());
+    }
+
+    #[test]
+    fn a_guessed_answer_gives_its_slot_back_to_the_unused_unknown() {
+        let mut r = raw(&[["Penthouse", "genre", "Drama"]], None);
+        r.entities = vec!["Penthouse".into()];
+        r.unknowns = vec!["?answer".into()];
+        let qir = TriplesValidator::validate(&r).unwrap();
+        assert_eq!(qir.triples[0].object, QirTerm::Variable("answer".into()));
+        assert_eq!(qir.entities, vec!["Penthouse"]);
+        // Nothing is repaired when the unknown is used, or when no entities are declared.
+        let mut used = raw(&[["Penthouse", "genre", "?answer"], ["?answer", "like", "Drama"]], None);
+        used.entities = vec!["Penthouse".into()];
+        used.unknowns = vec!["?answer".into()];
+        let qir = TriplesValidator::validate(&used).unwrap();
+        assert_eq!(qir.triples[1].object, QirTerm::Entity("Drama".into()));
+        let mut undeclared = raw(&[["Penthouse", "genre", "Drama"]], None);
+        undeclared.unknowns = vec!["?answer".into()];
+        assert!(TriplesValidator::validate(&undeclared).is_err());
     }
 
     #[test]

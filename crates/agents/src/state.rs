@@ -106,6 +106,8 @@ pub struct ExecutedQuery {
 pub enum QueryReason {
     /// No choice to make: a single candidate, or every candidate uses the same predicates.
     Forced,
+    /// Its predicates are named as the question's relation phrases: it runs first, unasked.
+    LabelMatch,
     /// It uses a predicate the model selected.
     Selected,
     /// Every selected query was empty; candidates are tried best first, within a budget.

@@ -7,6 +7,7 @@
 //! field.
 
 pub use chatty_kg_agents::AgentParameters;
+use chatty_kg_agents::AgentContext;
 use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, MiniLmEmbedder};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
 use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};
@@ -230,6 +231,18 @@ impl Config {
         let dir = self.model_store().resolve(&self.embeddings.model)?;
         let model = MiniLmEmbedder::load(&dir)?;
         Ok(Arc::new(CachedEmbedder::new(model, self.embeddings.cache_size)))
+    }
+
+    /// Everything the agents need around `kg`: the chat model, the embedder, the prompts and the
+    /// agent parameters (loads the models).
+    pub fn agent_context(&self, kg: Arc<dyn KnowledgeGraph>) -> Result<AgentContext, OpenError> {
+        Ok(AgentContext {
+            kg,
+            llm: self.chat_model()?,
+            embedder: self.embedder()?,
+            prompts: Arc::new(self.prompts()?),
+            params: self.agents.clone(),
+        })
     }
 
     /// The prompt templates: built-in, overridden from `prompts_dir`.

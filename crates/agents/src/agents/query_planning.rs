@@ -7,7 +7,9 @@
 //!   one candidate, or one predicate label among all candidates. The model's answer is constrained
 //!   to the listed labels and checked by the **query validator** (non-empty, only listed
 //!   predicates; retried ≤ θ).
-//! - **Execution with feedback**: candidates using the first selected predicate run first; the
+//! - **Ground before asking**: when the best candidate's predicates are named as the relation
+//!   phrases (similarity ≥ `relation_match_score`), it runs first and the model is not asked.
+//! - **Execution with feedback**: candidates using the best-ranked selected predicate run first; the
 //!   first group that returns something is the answer (its results united and de-duplicated). Only
 //!   when every selected query is empty are up to `fallback_queries` other candidates tried, best
 //!   first. An empty graph result is reported as "no answer": nothing is ever made up.
@@ -204,9 +206,31 @@ async fn plan(
             vec![(plausible, QueryReason::Forced)]
         });
     }
-    let selected = select_predicates(ctx, question, relations, &labels).await?;
     let mut assigned = vec![false; candidates.len()];
     let mut groups = Vec::new();
+    // Ground before asking: the best candidate's predicates say what the question says.
+    let score_of: HashMap<&str, f32> = predicates
+        .iter()
+        .flatten()
+        .map(|p| (p.iri.as_str(), p.score))
+        .collect();
+    let matches = |c: &CandidateQuery| {
+        c.predicates
+            .iter()
+            .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= ctx.params.relation_match_score)
+    };
+    if matches(&candidates[0]) {
+        assigned[0] = true;
+        groups.push((vec![0], QueryReason::LabelMatch));
+        let fallback: Vec<usize> = (1..candidates.len()).take(ctx.params.fallback_queries).collect();
+        if !fallback.is_empty() {
+            groups.push((fallback, QueryReason::Fallback));
+        }
+        return Ok(groups);
+    }
+    let mut selected = select_predicates(ctx, question, relations, &labels).await?;
+    // The model filters; the embedding ranking orders (labels are listed best first).
+    selected.sort_by_key(|label| labels.iter().position(|l| l == label));
     for label in &selected {
         let group: Vec<usize> = (0..candidates.len())
             .filter(|&c| {

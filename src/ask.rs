@@ -1,0 +1,241 @@
+//! `chatty-kg ask` and `chatty-kg chat`: the pipeline on the terminal, and how an explanation
+//! reads there.
+
+use anyhow::{Context, Result};
+use chatty_kg_agents::{Dialogue, Explanation, Mode, Pipeline, QueryReason};
+use chatty_kg_config::{Config, LlmBackend};
+use chatty_kg_graph::KnowledgeGraph;
+use clap::Args;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which model answers, replacing the configuration for one command.
+#[derive(Args, Clone)]
+pub struct LlmArgs {
+    /// An embedded model (catalog name or .gguf path) instead of the configured one.
+    #[arg(long, conflicts_with = "llm_url")]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1) instead.
+    #[arg(long)]
+    pub llm_url: Option<String>,
+    /// Model name to request from --llm-url.
+    #[arg(long, requires = "llm_url")]
+    pub llm_model: Option<String>,
+    /// Also state each answer in a sentence (one more model call per question).
+    #[arg(long)]
+    pub verbalize: bool,
+    /// Translate non-English questions to English first (one more model call per question).
+    #[arg(long)]
+    pub translate: bool,
+}
+
+impl LlmArgs {
+    pub fn apply(&self, config: &mut Config) {
+        if let Some(model) = &self.model {
+            config.llm.backend = LlmBackend::Embedded;
+            config.llm.embedded.model.clone_from(model);
+        }
+        if let Some(url) = &self.llm_url {
+            config.llm.backend = LlmBackend::Openai;
+            config.llm.openai.base_url.clone_from(url);
+        }
+        if let Some(model) = &self.llm_model {
+            config.llm.openai.model.clone_from(model);
+        }
+        config.agents.verbalize |= self.verbalize;
+        config.agents.translate |= self.translate;
+    }
+}
+
+pub fn pipeline(config: &Config, kg: Arc<dyn KnowledgeGraph>) -> Result<Pipeline> {
+    eprintln!("loading models…");
+    Ok(Pipeline::new(config.agent_context(kg)?))
+}
+
+/// One question, or one per line of `questions` (`-`: stdin), each on its own (no dialogue).
+pub async fn ask(
+    pipeline: &Pipeline,
+    question: Option<String>,
+    questions: Option<PathBuf>,
+    json: bool,
+    explain: bool,
+) -> Result<()> {
+    let list: Vec<String> = match (question, questions) {
+        (Some(q), _) => vec![q],
+        (None, Some(path)) => {
+            let text = if path.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin()).context("reading questions from stdin")?
+            } else {
+                std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?
+            };
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }
+        (None, None) => anyhow::bail!("give a question, or --questions FILE"),
+    };
+    let single = list.len() == 1;
+    let mut failures = 0;
+    for question in &list {
+        let result = pipeline.ask(question, Mode::SingleTurn, &[]).await;
+        let mut out = std::io::stdout().lock();
+        match result {
+            Ok(e) if json => writeln!(out, "{}", serde_json::to_string(&e)?)?,
+            Ok(e) => {
+                writeln!(out, "{}", e.text)?;
+                if explain {
+                    write!(out, "{}", render(&e))?;
+                }
+            }
+            Err(error) if single => return Err(error.into()),
+            Err(error) => {
+                failures += 1;
+                if json {
+                    let line = serde_json::json!({"question": question, "error": error.to_string(), "error_kind": error.kind()});
+                    writeln!(out, "{line}")?;
+                } else {
+                    writeln!(out, "error: {error}")?;
+                }
+            }
+        }
+    }
+    if failures > 0 {
+        eprintln!("{failures} of {} questions failed", list.len());
+    }
+    Ok(())
+}
+
+/// The terminal chat: each line is a question in one dialogue.
+pub async fn chat(pipeline: &Pipeline) -> Result<()> {
+    let max_answers = pipeline.context().params.context_answers;
+    let mut dialogue = Dialogue::default();
+    let mut last: Option<Explanation> = None;
+    eprintln!(
+        "Ask about the knowledge graph ({}). Commands: /explain, /json, /reset, /quit.",
+        pipeline.context().kg.describe()
+    );
+    let stdin = std::io::stdin();
+    loop {
+        eprint!("> ");
+        std::io::stderr().flush()?;
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim();
+        match line {
+            "" => continue,
+            "/quit" | "/exit" => break,
+            "/reset" => {
+                dialogue = Dialogue::default();
+                last = None;
+                eprintln!("(new dialogue)");
+            }
+            "/explain" => match &last {
+                Some(e) => print!("{}", render(e)),
+                None => eprintln!("(nothing asked yet)"),
+            },
+            "/json" => match &last {
+                Some(e) => println!("{}", serde_json::to_string_pretty(e)?),
+                None => eprintln!("(nothing asked yet)"),
+            },
+            question => match pipeline.ask(question, Mode::MultiTurn, &dialogue.turns).await {
+                Ok(e) => {
+                    println!("{}", e.text);
+                    dialogue.record(&e, max_answers);
+                    last = Some(e);
+                }
+                // The dialogue keeps going: the failed question is not a turn.
+                Err(error) => eprintln!("error: {error}"),
+            },
+        }
+    }
+    Ok(())
+}
+
+/// "How I got this", as text.
+pub fn render(e: &Explanation) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "  question: {}", e.resolved_question);
+    if let Some(qir) = &e.qir {
+        let triples: Vec<String> = qir
+            .triples
+            .iter()
+            .map(|t| format!("⟨{}, {}, {}⟩", term(&t.subject), t.relation, term(&t.object)))
+            .collect();
+        let _ = writeln!(s, "  QIR ({:?}): {}", qir.kind, triples.join(" "));
+    }
+    for link in &e.entities {
+        match (&link.label, &link.iri) {
+            (Some(label), Some(iri)) => {
+                let _ = writeln!(
+                    s,
+                    "  entity: {:?} → {label} <{iri}> ({:?}, {} candidates)",
+                    link.mention, link.method, link.candidates
+                );
+            }
+            _ => {
+                let _ = writeln!(s, "  entity: {:?} → not in the graph", link.mention);
+            }
+        }
+    }
+    for relation in &e.relations {
+        let top: Vec<String> = relation
+            .predicates
+            .iter()
+            .take(3)
+            .map(|p| format!("{} {:.2}{}", p.label, p.score, if p.forward { "" } else { " (reversed)" }))
+            .collect();
+        let _ = writeln!(s, "  relation: {:?} → {}", relation.phrase, top.join(", "));
+    }
+    for q in &e.sparql {
+        let reason = match q.reason {
+            QueryReason::Forced => "only choice",
+            QueryReason::LabelMatch => "label match",
+            QueryReason::Selected => "selected",
+            QueryReason::Fallback => "fallback",
+        };
+        let status = match &q.error {
+            Some(error) => format!("error: {error}"),
+            None => format!("{} rows{}", q.rows, if q.used { ", used" } else { "" }),
+        };
+        let _ = writeln!(s, "  sparql ({reason}; {status}; {:.1} ms): {}", q.elapsed_ms, q.sparql);
+    }
+    for value in e.answers.iter().take(5) {
+        for [subject, predicate, object] in &value.provenance {
+            let _ = writeln!(s, "  because: <{subject}> <{predicate}> {object}");
+        }
+    }
+    let t = &e.timings;
+    let _ = writeln!(
+        s,
+        "  time: understanding {:.0} ms, linking {:.0} ms, query selection {:.0} ms, execution {:.0} ms, total {:.0} ms",
+        t.understanding_ms, t.linking_ms, t.query_selection_ms, t.execution_ms, t.total_ms
+    );
+    let per_agent: Vec<String> = e
+        .llm
+        .by_agent
+        .iter()
+        .map(|(agent, c)| format!("{agent} {}", c.calls))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  LLM: {} calls ({}), {} input + {} output tokens",
+        e.llm.calls,
+        per_agent.join(", "),
+        e.llm.input_tokens,
+        e.llm.output_tokens
+    );
+    s
+}
+
+fn term(t: &chatty_kg_agents::QirTerm) -> String {
+    match t {
+        chatty_kg_agents::QirTerm::Entity(name) => name.clone(),
+        chatty_kg_agents::QirTerm::Variable(name) => format!("?{name}"),
+    }
+}
