@@ -1,5 +1,6 @@
 //! One validated LLM answer: render the agent's template, ask with a JSON schema, parse, validate,
-//! and on failure ask again with the validator's complaint as `feedback`, at most θ times.
+//! and on failure ask again with the validator's complaint as `feedback` (sampling instead of
+//! greedy decoding), at most θ times.
 //! Every agent with a validator in the paper goes through here.
 
 use crate::context::AgentContext;
@@ -8,6 +9,9 @@ use chatty_kg_llm::reply::parse_reply;
 use chatty_kg_llm::{ChatRequest, LlmError};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+/// Sampling temperature of retries.
+const RETRY_TEMPERATURE: f32 = 0.6;
 
 pub(crate) async fn ask_validated<T: DeserializeOwned, U>(
     ctx: &AgentContext,
@@ -25,7 +29,11 @@ pub(crate) async fn ask_validated<T: DeserializeOwned, U>(
             object.insert("feedback".into(), feedback.clone().map_or(Value::Null, Value::String));
         }
         let messages = ctx.prompts.render(template, &variables)?;
-        let request = ChatRequest::new(agent, messages).with_schema(agent, schema.clone());
+        let mut request = ChatRequest::new(agent, messages).with_schema(agent, schema.clone());
+        if attempt > 1 {
+            // Greedy decoding repeats a rejected answer word for word; a retry samples instead.
+            request.temperature = Some(RETRY_TEMPERATURE);
+        }
         let problem = match ctx.llm.complete(&request).await {
             Ok(response) => {
                 let outcome = match parse_reply::<T>(&response.text) {

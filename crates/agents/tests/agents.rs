@@ -124,9 +124,11 @@ async fn qir_agent_feeds_the_validators_complaint_back() {
         "{}",
         requests[1].last_user_message()
     );
+    assert_eq!(requests[0].temperature, None, "the first attempt decodes as configured");
+    assert!(requests[1].temperature.is_some_and(|t| t > 0.0), "a retry samples");
 }
 
-/// Stands in for the matching agent, which this graph does not have yet: ends the run.
+/// Stands in for the matching agent, to end the run after the QIR.
 struct End;
 
 #[async_trait::async_trait]
