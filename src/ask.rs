@@ -85,6 +85,9 @@ pub async fn ask(
         match result {
             Ok(e) if json => writeln!(out, "{}", serde_json::to_string(&e)?)?,
             Ok(e) => {
+                if !single {
+                    writeln!(out, "> {question}")?;
+                }
                 writeln!(out, "{}", e.text)?;
                 if explain {
                     write!(out, "{}", render(&e))?;
@@ -205,9 +208,9 @@ pub fn render(e: &Explanation) -> String {
         };
         let _ = writeln!(s, "  sparql ({reason}; {status}; {:.1} ms): {}", q.elapsed_ms, q.sparql);
     }
-    for value in e.answers.iter().take(5) {
-        for [subject, predicate, object] in &value.provenance {
-            let _ = writeln!(s, "  because: <{subject}> <{predicate}> {object}");
+    for value in e.answers.iter().take(3) {
+        for [subject, predicate, object] in value.provenance.iter().take(3) {
+            let _ = writeln!(s, "  because: {} {} {}", local(subject), local(predicate), local(object));
         }
     }
     let t = &e.timings;
@@ -231,6 +234,15 @@ pub fn render(e: &Explanation) -> String {
         e.llm.output_tokens
     );
     s
+}
+
+/// The last segment of an IRI, for reading (`…/entity/Tom_Hanks` → `Tom_Hanks`); literals as they are.
+fn local(value: &str) -> &str {
+    if value.contains("://") {
+        value.trim_end_matches(['/', '#']).rsplit(['/', '#']).next().unwrap_or(value)
+    } else {
+        value
+    }
 }
 
 fn term(t: &chatty_kg_agents::QirTerm) -> String {

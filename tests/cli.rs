@@ -1,18 +1,27 @@
-//! The `chatty-kg` binary as a user runs it: load the bundled MetaQA KB, search, query.
+//! The `chatty-kg` binary as a user runs it: load the bundled MetaQA KB, search, query, ask and
+//! chat. Asking needs the models (`chatty-kg models fetch --all`); without them those tests skip
+//! with a message, unless `CHATTY_KG_REQUIRE_MODELS=1` (CI) turns the skip into a failure.
+
+use chatty_kg_models::{catalog, model_for_tests};
+use std::io::Write;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-fn chatty(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chatty-kg"))
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_chatty-kg"));
+    command
         .args(args)
         .env_remove("CHATTY_KG_STORE")
         .env_remove("CHATTY_KG_ENDPOINT")
         .env_remove("CHATTY_KG_CONFIG")
-        .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .output()
-        .unwrap()
+        .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
+}
+
+fn chatty(args: &[&str]) -> Output {
+    command(args).output().unwrap()
 }
 
 fn stdout(output: &Output) -> String {
@@ -90,4 +99,77 @@ fn errors_are_one_clear_line() {
     let output = chatty(&["entities", "--endpoint", "http://127.0.0.1:9/sparql", "tom"]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("unreachable"));
+}
+
+/// The real embedded model (SmolLM2, for speed) answers from the bundled KB, and the JSON
+/// explanation has every documented field.
+#[test]
+fn ask_answers_from_the_bundled_kb_with_the_embedded_model() {
+    if model_for_tests(catalog::SMALL_CHAT_MODEL).is_none() || model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let store = metaqa_store().to_str().unwrap();
+    let args = ["ask", "--json", "--store", store, "--model", catalog::SMALL_CHAT_MODEL, "Who directed Ratcatcher?"];
+    let out = stdout(&chatty(&args));
+    let e: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(e["answers"][0]["label"], "Lynne Ramsay", "{e:#}");
+    assert_eq!(e["answers"].as_array().unwrap().len(), 1, "{e:#}");
+    assert_eq!(e["entities"][0]["iri"], "http://metaqa.example.org/entity/Ratcatcher");
+    for field in ["answers", "resolved_question", "qir", "entities", "relations", "sparql", "timings", "llm"] {
+        assert!(!e[field].is_null(), "{field} missing: {e:#}");
+    }
+    assert!(e["llm"]["calls"].as_u64().unwrap() >= 1);
+    assert!(e["sparql"][0]["sparql"].as_str().unwrap().contains("directed_by"), "{e:#}");
+}
+
+/// `chat` keeps the dialogue: the second question's pronoun is resolved from the first answer,
+/// and `/explain` shows how. The model is the scripted one, configured as a user would.
+#[test]
+fn chat_resolves_a_pronoun_and_explains() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let store = metaqa_store().to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let qir = |entity: &str, triple: [&str; 3]| {
+        serde_json::json!({"entities": [entity], "unknowns": ["?answer"], "relations": [triple[1]],
+            "triples": [triple], "type": "list", "order": null})
+        .to_string()
+    };
+    let script = serde_json::json!([
+        {"agent": "qir", "contains": "who directed ratcatcher", "replies": [qir("Ratcatcher", ["Ratcatcher", "directed by", "?answer"])]},
+        {"agent": "classifier", "contains": "new question: what else did she direct", "replies": [r#"{"label": "dependent"}"#]},
+        {"agent": "rephraser", "contains": "lynne ramsay", "replies": [r#"{"question": "What else did Lynne Ramsay direct?"}"#]},
+        {"agent": "qir", "contains": "what else did lynne ramsay direct", "replies": [qir("Lynne Ramsay", ["?answer", "directed by", "Lynne Ramsay"])]}
+    ]);
+    let script_file = dir.path().join("script.json");
+    std::fs::write(&script_file, script.to_string()).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[llm]\nbackend = \"scripted\"\nscript = {:?}\n", script_file.to_str().unwrap()),
+    )
+    .unwrap();
+    let mut child = command(&["chat", "--config", config.to_str().unwrap(), "--store", store])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"Who directed Ratcatcher?\nWhat else did she direct?\n/explain\n/quit\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = stdout(&output);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("Lynne Ramsay"), "{out}");
+    let films = lines.next().unwrap();
+    for film in ["Morvern Callar", "Ratcatcher", "We Need to Talk About Kevin"] {
+        assert!(films.contains(film), "{films}");
+    }
+    assert!(out.contains("question: What else did Lynne Ramsay direct?"), "{out}");
+    assert!(out.contains("sparql ("), "{out}");
 }
