@@ -11,6 +11,7 @@ pub mod agents;
 pub mod answer;
 mod ask;
 pub mod context;
+mod entity_spotting;
 pub mod error;
 pub mod explanation;
 pub mod graph;
@@ -26,7 +27,7 @@ pub use explanation::Explanation;
 pub use pipeline::{Dialogue, Pipeline};
 pub use error::AgentError;
 pub use graph::{Agent, StateGraph};
-pub use qir::{Qir, QirTerm, QirTriple, QuestionKind, TriplesValidator};
+pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
 pub use query_generator::{CandidateQuery, PredicateChoice, QueryGenerator};
 pub use state::{
     AgentState, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason, RelationLink,

@@ -59,6 +59,18 @@ pub struct QirTriple {
     pub object: QirTerm,
 }
 
+/// Where a QIR came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum QirSource {
+    /// The QIR agent's model, validated.
+    #[default]
+    Model,
+    /// The model gave no valid QIR in θ attempts; the longest span of the question that is exactly
+    /// an entity's label became the entity, and the rest of the question the relation phrase.
+    EntitySpotting,
+}
+
 /// A validated QIR.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Qir {
@@ -69,6 +81,8 @@ pub struct Qir {
     pub triples: Vec<QirTriple>,
     pub kind: QuestionKind,
     pub order: Option<Order>,
+    #[serde(default)]
+    pub source: QirSource,
 }
 
 impl Qir {
@@ -175,6 +189,7 @@ impl TriplesValidator {
             triples,
             kind,
             order: raw.order,
+            source: QirSource::Model,
         })
     }
 }

@@ -3,7 +3,7 @@
 //! only plays the LLM's part (QIR, picks, selections); the answers come from the store.
 
 use chatty_kg_agents::{
-    Dialogue, Explanation, LinkMethod, Mode, Outcome, Pipeline, QueryReason, QuestionKind, ValueKind,
+    Dialogue, Explanation, LinkMethod, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind, ValueKind,
 };
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
@@ -304,4 +304,27 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
     assert_eq!(&films[..2], ["Cast Away", "Forrest Gump"]);
     assert_eq!(dialogue.turns[2].question, "Which films did Robert Zemeckis direct?");
     assert_eq!(dialogue.turns[0].answers, vec!["Robert Zemeckis"]);
+}
+
+#[tokio::test]
+async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_question() {
+    // The model keeps copying a name from its few-shot examples, which the validator rejects.
+    let copied = qir_reply(&["Stephen King"], &[["?answer", "written by", "Stephen King"]], "list");
+    let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline.ask("Which films did Tom Cruise star in?", Mode::SingleTurn, &[]).await.unwrap();
+    assert_eq!(e.llm.by_agent["qir"].calls, 3, "θ attempts first");
+    let qir = e.qir.as_ref().unwrap();
+    assert_eq!(qir.source, QirSource::EntitySpotting);
+    assert_eq!(qir.entities, vec!["Tom Cruise"]);
+    assert_eq!(qir.relations, vec!["films star"]);
+    assert_eq!(e.display_answers(), vec!["Top Gun"]);
+    // Nothing in the question is an entity: the typed error stands.
+    let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
+    let Some(again) = self::pipeline(scripted) else { return };
+    let error = again
+        .ask("Which films did Meryl Streep star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "retries_exhausted");
 }

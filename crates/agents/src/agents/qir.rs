@@ -1,9 +1,13 @@
 //! QIR agent (paper §4.2.3, chain of thought + two few-shot examples): turns the standalone
 //! question into a QIR, checked by the Triples Validator and retried at most θ times with the
-//! validator's complaint. Route: matching agent.
+//! validator's complaint. When the retries run out, the QIR comes from entity spotting (the
+//! longest span of the question that is an entity's exact label; see
+//! [`crate::entity_spotting`]) if it can, else the question fails with the typed error.
+//! Route: matching agent.
 
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
+use crate::entity_spotting::spot;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::qir::{RawQir, TriplesValidator, entities_in_question};
@@ -48,12 +52,23 @@ impl Agent for QirAgent {
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
         let question = state.working_question().to_owned();
         let variables = json!({"question": question});
-        let qir = ask_validated(ctx, NAME, NAME, variables, schema(), |raw: RawQir| {
+        let asked = ask_validated(ctx, NAME, NAME, variables, schema(), |raw: RawQir| {
             let qir = TriplesValidator::validate(&raw)?;
             entities_in_question(&qir, &question)?;
             Ok(qir)
         })
-        .await?;
+        .await;
+        let qir = match asked {
+            Ok(qir) => qir,
+            Err(error @ AgentError::RetriesExhausted { .. }) => match spot(ctx, &question).await? {
+                Some(qir) => {
+                    tracing::info!(%error, "QIR from entity spotting");
+                    qir
+                }
+                None => return Err(error),
+            },
+            Err(error) => return Err(error),
+        };
         state.qir = Some(qir);
         state.route = Route::To(NEXT);
         Ok(())

@@ -8,7 +8,8 @@
 //!   to the listed labels and checked by the **query validator** (non-empty, only listed
 //!   predicates; retried ≤ θ).
 //! - **Ground before asking**: when the best candidate's predicates are named as the relation
-//!   phrases (similarity ≥ `relation_match_score`), it runs first and the model is not asked.
+//!   phrases (similarity ≥ `relation_match_score`) and the phrases are words of the question, it
+//!   runs first and the model is not asked.
 //! - **Execution with feedback**: candidates using the best-ranked selected predicate run first; the
 //!   first group that returns something is the answer (its results united and de-duplicated). Only
 //!   when every selected query is empty are up to `fallback_queries` other candidates tried, best
@@ -20,6 +21,7 @@
 use crate::answer::{Answer, AnswerValue, ValueKind};
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
+use crate::entity_spotting::phrase_in_question;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::qir::QuestionKind;
@@ -219,7 +221,9 @@ async fn plan(
             .iter()
             .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= ctx.params.relation_match_score)
     };
-    if matches(&candidates[0]) {
+    // The phrases must be the question's own words: a phrase the model copied from its examples
+    // ("written by" for "what words describe X") matches some label just as well.
+    if matches(&candidates[0]) && relations.iter().all(|r| phrase_in_question(r, question)) {
         assigned[0] = true;
         groups.push((vec![0], QueryReason::LabelMatch));
         let fallback: Vec<usize> = (1..candidates.len()).take(ctx.params.fallback_queries).collect();
