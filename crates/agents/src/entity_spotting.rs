@@ -8,14 +8,12 @@
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind};
-use chatty_kg_graph::text::normalize_tokens;
+use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 
 /// Longest span tried, in words.
 const MAX_SPAN: usize = 8;
 /// Label searches at most (each is a query on a remote endpoint).
 const MAX_SEARCHES: usize = 60;
-/// [`chatty_kg_graph::text::match_score`]'s exact tier.
-const EXACT: f32 = 1000.0;
 
 /// Words that are never a whole entity nor part of the relation phrase.
 const FUNCTION_WORDS: &[&str] = &[
@@ -62,7 +60,7 @@ pub(crate) async fn spot(ctx: &AgentContext, question: &str) -> Result<Option<Qi
             searches += 1;
             let mention = words[start..start + len].join(" ");
             let found = ctx.kg.search_entities(&mention, 1).await?;
-            if !found.first().is_some_and(|c| c.score >= EXACT) {
+            if !found.first().is_some_and(|c| c.score >= EXACT_MATCH_SCORE) {
                 continue;
             }
             let phrase: Vec<&str> = words

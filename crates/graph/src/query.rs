@@ -259,22 +259,23 @@ pub fn entity_search_query(
     ReadQuery::select(distinct_project(filtered, vec![s, l], Some(limit)))
 }
 
+/// `VALUES ?variable { <iri> … }`.
+fn values<'a>(variable: &Variable, iris: impl Iterator<Item = &'a str>) -> Result<GraphPattern, GraphError> {
+    Ok(GraphPattern::Values {
+        variables: vec![variable.clone()],
+        bindings: iris
+            .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
+            .collect::<Result<_, GraphError>>()?,
+    })
+}
+
 /// `SELECT ?s ?l WHERE { VALUES ?s {…} VALUES ?lp {…} ?s ?lp ?l }`: the labels of some IRIs.
 pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQuery, GraphError> {
     let (s, lp, l) = (var("s"), var("lp"), var("l"));
-    let values = |variable: &Variable, items: Vec<&str>| -> Result<GraphPattern, GraphError> {
-        Ok(GraphPattern::Values {
-            variables: vec![variable.clone()],
-            bindings: items
-                .into_iter()
-                .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
-                .collect::<Result<_, GraphError>>()?,
-        })
-    };
     let joined = GraphPattern::Join {
         left: Box::new(GraphPattern::Join {
-            left: Box::new(values(&s, iris.to_vec())?),
-            right: Box::new(values(&lp, label_predicates.iter().map(String::as_str).collect())?),
+            left: Box::new(values(&s, iris.iter().copied())?),
+            right: Box::new(values(&lp, label_predicates.iter().map(String::as_str))?),
         }),
         right: Box::new(bgp(vec![triple(s.clone(), lp, l.clone())])),
     };
@@ -287,13 +288,7 @@ pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQu
 /// `SELECT ?s (COUNT(*) AS ?n) WHERE { VALUES ?s {…} { ?s ?p ?o } UNION { ?o ?p ?s } } GROUP BY ?s`.
 pub fn degrees_query(iris: &[&str]) -> Result<ReadQuery, GraphError> {
     let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
-    let values = GraphPattern::Values {
-        variables: vec![s.clone()],
-        bindings: iris
-            .iter()
-            .map(|iri| Ok(vec![Some(named_node(iri)?.into())]))
-            .collect::<Result<_, GraphError>>()?,
-    };
+    let values = values(&s, iris.iter().copied())?;
     let edges = GraphPattern::Union {
         left: Box::new(GraphPattern::Bgp {
             patterns: vec![triple(s.clone(), p.clone(), o.clone())],

@@ -23,6 +23,9 @@ pub fn search_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`match_score`] of a label that equals the query (up to case, accents and punctuation).
+pub const EXACT_MATCH_SCORE: f32 = 1000.0;
+
 /// How well `label` matches the search `query`; `None` when no word matches at all.
 ///
 /// Tiers, best first: the whole normalised label equals the query (1000); every query word is a
@@ -37,7 +40,7 @@ pub fn match_score(query_tokens: &[String], label: &str) -> Option<f32> {
         return None;
     }
     if label_tokens == query_tokens {
-        return Some(1000.0);
+        return Some(EXACT_MATCH_SCORE);
     }
     let last = query_tokens.len() - 1;
     let mut weights = 0.0f32;

@@ -18,6 +18,7 @@ use crate::graph::Agent;
 use crate::relation_linking::link_relations;
 use crate::state::{AgentState, EntityLink, LinkMethod, Outcome, Route};
 use chatty_kg_graph::EntityCandidate;
+use chatty_kg_graph::text::EXACT_MATCH_SCORE;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
@@ -28,9 +29,6 @@ pub const NAME: &str = "matching";
 
 /// Candidate labels kept in the explanation of each link.
 const SHOWN_IN_EXPLANATION: usize = 10;
-
-/// A score of [`chatty_kg_graph::text::match_score`]'s top tier: the whole label equals the mention.
-const EXACT: f32 = 1000.0;
 
 #[derive(Deserialize)]
 struct Pick {
@@ -89,7 +87,7 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
     let Some(first) = candidates.first() else {
         return Ok(link);
     };
-    let forced = if first.score >= EXACT {
+    let forced = if first.score >= EXACT_MATCH_SCORE {
         // Search ranks exact matches first and orders homonyms among them by degree.
         Some(LinkMethod::ExactLabel)
     } else if candidates.len() == 1 {
