@@ -25,6 +25,8 @@ pub enum AgentError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    #[error("the question is empty")]
+    EmptyQuestion,
     #[error("the {agent} agent ran without {what} (an agent before it did not run)")]
     MissingState { agent: &'static str, what: &'static str },
     #[error("a background task failed: {message}")]
@@ -44,6 +46,7 @@ impl AgentError {
             AgentError::Prompt(_) => "prompt",
             AgentError::Graph(_) => "graph",
             AgentError::Embed(_) => "embed",
+            AgentError::EmptyQuestion => "empty_question",
             AgentError::MissingState { .. } => "missing_state",
             AgentError::Worker { .. } => "worker",
             AgentError::UnknownNode { .. } => "unknown_node",

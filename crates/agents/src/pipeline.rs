@@ -69,6 +69,9 @@ impl Pipeline {
         history: &[Turn],
         observer: &mut (dyn FnMut(&str, &AgentState) + Send),
     ) -> Result<Explanation, AgentError> {
+        if !question.chars().any(char::is_alphanumeric) {
+            return Err(AgentError::EmptyQuestion);
+        }
         let started = Instant::now();
         let ledger = CallLedger::new();
         let ctx = AgentContext {

@@ -178,6 +178,15 @@ async fn multi_hop_questions_link_the_second_hop_through_the_first_hops_bindings
 }
 
 #[tokio::test]
+async fn an_empty_question_is_refused_without_asking_the_model() {
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    for question in ["", "   ", "?!"] {
+        let error = pipeline.ask(question, Mode::SingleTurn, &[]).await.unwrap_err();
+        assert_eq!(error.kind(), "empty_question");
+    }
+}
+
+#[tokio::test]
 async fn an_unknown_entity_is_reported_not_answered() {
     let scripted = ScriptedChatModel::new().reply_when(
         "qir",
