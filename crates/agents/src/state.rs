@@ -194,6 +194,21 @@ impl AgentState {
             .unwrap_or(&self.question)
     }
 
+    /// The QIR, which `agent` needs (an error if the QIR agent has not run).
+    pub fn require_qir(&self, agent: &'static str) -> Result<crate::qir::Qir, crate::error::AgentError> {
+        self.qir
+            .clone()
+            .ok_or(crate::error::AgentError::MissingState { agent, what: "a QIR" })
+    }
+
+    /// Entity mentions with the vertex each was linked to.
+    pub fn linked_vertices(&self) -> std::collections::HashMap<String, String> {
+        self.entities
+            .iter()
+            .filter_map(|l| Some((l.mention.clone(), l.iri.clone()?)))
+            .collect()
+    }
+
     /// The user's question in English: translated if it was, else as asked.
     pub fn english_question(&self) -> &str {
         self.translated_question.as_deref().unwrap_or(&self.question)

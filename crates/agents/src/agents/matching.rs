@@ -21,7 +21,6 @@ use chatty_kg_graph::EntityCandidate;
 use chatty_kg_graph::text::EXACT_MATCH_SCORE;
 use serde::Deserialize;
 use serde_json::json;
-use std::collections::HashMap;
 
 pub struct MatchingAgent;
 
@@ -42,10 +41,7 @@ impl Agent for MatchingAgent {
     }
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
-        let qir = state.qir.clone().ok_or(AgentError::MissingState {
-            agent: NAME,
-            what: "a QIR",
-        })?;
+        let qir = state.require_qir(NAME)?;
         let question = state.working_question().to_owned();
         let mut links = Vec::with_capacity(qir.entities.len());
         for mention in &qir.entities {
@@ -61,11 +57,7 @@ impl Agent for MatchingAgent {
             state.stop(Outcome::UnknownEntity { mentions: unknown });
             return Ok(());
         }
-        let vertices: HashMap<String, String> = state
-            .entities
-            .iter()
-            .filter_map(|l| Some((l.mention.clone(), l.iri.clone()?)))
-            .collect();
+        let vertices = state.linked_vertices();
         state.relations = link_relations(ctx, &qir, &vertices).await?;
         state.route = Route::To(crate::agents::query_planning::NAME);
         Ok(())

@@ -56,15 +56,8 @@ impl Agent for QueryPlanningAgent {
     }
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
-        let qir = state.qir.clone().ok_or(AgentError::MissingState {
-            agent: NAME,
-            what: "a QIR",
-        })?;
-        let vertices: HashMap<String, String> = state
-            .entities
-            .iter()
-            .filter_map(|l| Some((l.mention.clone(), l.iri.clone()?)))
-            .collect();
+        let qir = state.require_qir(NAME)?;
+        let vertices = state.linked_vertices();
         let mut predicates: Vec<Vec<PredicateChoice>> = vec![Vec::new(); qir.triples.len()];
         for link in &state.relations {
             if let Some(slot) = predicates.get_mut(link.triple) {
