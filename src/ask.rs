@@ -191,7 +191,14 @@ pub fn render(e: &Explanation) -> String {
             .predicates
             .iter()
             .take(3)
-            .map(|p| format!("{} {:.2}{}", p.label, p.score, if p.forward { "" } else { " (reversed)" }))
+            .map(|p| {
+                format!(
+                    "{} {:.2}{}",
+                    p.label,
+                    p.score,
+                    if p.forward { "" } else { " (reversed)" }
+                )
+            })
             .collect();
         let _ = writeln!(s, "  relation: {:?} → {}", relation.phrase, top.join(", "));
     }
@@ -210,7 +217,13 @@ pub fn render(e: &Explanation) -> String {
     }
     for value in e.answers.iter().take(3) {
         for [subject, predicate, object] in value.provenance.iter().take(3) {
-            let _ = writeln!(s, "  because: {} {} {}", local(subject), local(predicate), local(object));
+            let _ = writeln!(
+                s,
+                "  because: {} {} {}",
+                local(subject),
+                local(predicate),
+                local(object)
+            );
         }
     }
     let t = &e.timings;
@@ -239,7 +252,11 @@ pub fn render(e: &Explanation) -> String {
 /// The last segment of an IRI, for reading (`…/entity/Tom_Hanks` → `Tom_Hanks`); literals as they are.
 fn local(value: &str) -> &str {
     if value.contains("://") {
-        value.trim_end_matches(['/', '#']).rsplit(['/', '#']).next().unwrap_or(value)
+        value
+            .trim_end_matches(['/', '#'])
+            .rsplit(['/', '#'])
+            .next()
+            .unwrap_or(value)
     } else {
         value
     }

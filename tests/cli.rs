@@ -105,21 +105,43 @@ fn errors_are_one_clear_line() {
 /// explanation has every documented field.
 #[test]
 fn ask_answers_from_the_bundled_kb_with_the_embedded_model() {
-    if model_for_tests(catalog::SMALL_CHAT_MODEL).is_none() || model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+    if model_for_tests(catalog::SMALL_CHAT_MODEL).is_none()
+        || model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none()
+    {
         return;
     }
     let store = metaqa_store().to_str().unwrap();
-    let args = ["ask", "--json", "--store", store, "--model", catalog::SMALL_CHAT_MODEL, "Who directed Ratcatcher?"];
+    let args = [
+        "ask",
+        "--json",
+        "--store",
+        store,
+        "--model",
+        catalog::SMALL_CHAT_MODEL,
+        "Who directed Ratcatcher?",
+    ];
     let out = stdout(&chatty(&args));
     let e: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(e["answers"][0]["label"], "Lynne Ramsay", "{e:#}");
     assert_eq!(e["answers"].as_array().unwrap().len(), 1, "{e:#}");
     assert_eq!(e["entities"][0]["iri"], "http://metaqa.example.org/entity/Ratcatcher");
-    for field in ["answers", "resolved_question", "qir", "entities", "relations", "sparql", "timings", "llm"] {
+    for field in [
+        "answers",
+        "resolved_question",
+        "qir",
+        "entities",
+        "relations",
+        "sparql",
+        "timings",
+        "llm",
+    ] {
         assert!(!e[field].is_null(), "{field} missing: {e:#}");
     }
     assert!(e["llm"]["calls"].as_u64().unwrap() >= 1);
-    assert!(e["sparql"][0]["sparql"].as_str().unwrap().contains("directed_by"), "{e:#}");
+    assert!(
+        e["sparql"][0]["sparql"].as_str().unwrap().contains("directed_by"),
+        "{e:#}"
+    );
 }
 
 /// `chat` keeps the dialogue: the second question's pronoun is resolved from the first answer,
@@ -147,7 +169,10 @@ fn chat_resolves_a_pronoun_and_explains() {
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
-        format!("[llm]\nbackend = \"scripted\"\nscript = {:?}\n", script_file.to_str().unwrap()),
+        format!(
+            "[llm]\nbackend = \"scripted\"\nscript = {:?}\n",
+            script_file.to_str().unwrap()
+        ),
     )
     .unwrap();
     let mut child = command(&["chat", "--config", config.to_str().unwrap(), "--store", store])

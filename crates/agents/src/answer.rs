@@ -124,9 +124,16 @@ mod tests {
         let plain = AnswerValue::from_term(&Literal::new_simple_literal("1994").into()).unwrap();
         assert_eq!((plain.kind, plain.datatype.as_deref()), (ValueKind::Literal, None));
         let typed = AnswerValue::from_term(&Literal::from(7i64).into()).unwrap();
-        assert_eq!(typed.datatype.as_deref(), Some("http://www.w3.org/2001/XMLSchema#integer"));
-        let tagged = AnswerValue::from_term(&Literal::new_language_tagged_literal_unchecked("Big", "en").into()).unwrap();
-        assert_eq!((tagged.language.as_deref(), tagged.datatype.as_deref()), (Some("en"), None));
+        assert_eq!(
+            typed.datatype.as_deref(),
+            Some("http://www.w3.org/2001/XMLSchema#integer")
+        );
+        let tagged =
+            AnswerValue::from_term(&Literal::new_language_tagged_literal_unchecked("Big", "en").into()).unwrap();
+        assert_eq!(
+            (tagged.language.as_deref(), tagged.datatype.as_deref()),
+            (Some("en"), None)
+        );
     }
 
     #[test]

@@ -18,9 +18,9 @@ const MAX_SEARCHES: usize = 60;
 /// Words that are never a whole entity nor part of the relation phrase.
 const FUNCTION_WORDS: &[&str] = &[
     "a", "an", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "was",
-    "were", "be", "been", "do", "does", "did", "can", "could", "you", "me", "i", "give", "tell", "list", "name",
-    "of", "in", "on", "for", "to", "by", "with", "and", "or", "that", "this", "it", "its", "as", "at", "from",
-    "some", "any", "few", "please", "many", "much", "has", "have", "had",
+    "were", "be", "been", "do", "does", "did", "can", "could", "you", "me", "i", "give", "tell", "list", "name", "of",
+    "in", "on", "for", "to", "by", "with", "and", "or", "that", "this", "it", "its", "as", "at", "from", "some", "any",
+    "few", "please", "many", "much", "has", "have", "had",
 ];
 
 pub(crate) fn is_function_word(word: &str) -> bool {
@@ -31,10 +31,13 @@ pub(crate) fn is_function_word(word: &str) -> bool {
 /// letters with a word there: "released" for "release year", "starred" for "star").
 pub(crate) fn phrase_in_question(phrase: &str, question: &str) -> bool {
     let question = normalize_tokens(question);
-    normalize_tokens(phrase).iter().filter(|w| !is_function_word(w)).any(|w| {
-        let stem: String = w.chars().take(4).collect();
-        question.iter().any(|q| q.starts_with(&stem) || (q.len() < 4 && q == w))
-    })
+    normalize_tokens(phrase)
+        .iter()
+        .filter(|w| !is_function_word(w))
+        .any(|w| {
+            let stem: String = w.chars().take(4).collect();
+            question.iter().any(|q| q.starts_with(&stem) || (q.len() < 4 && q == w))
+        })
 }
 
 /// A QIR from the question alone, or `None` when no span of it is an entity's exact label.
@@ -75,7 +78,10 @@ pub(crate) async fn spot(ctx: &AgentContext, question: &str) -> Result<Option<Qi
             } else {
                 phrase.join(" ")
             };
-            let kind = if lower.windows(2).any(|w| w[0] == "how" && (w[1] == "many" || w[1] == "much")) {
+            let kind = if lower
+                .windows(2)
+                .any(|w| w[0] == "how" && (w[1] == "many" || w[1] == "much"))
+            {
                 QuestionKind::Count
             } else {
                 QuestionKind::List
@@ -108,7 +114,13 @@ mod tests {
         assert!(phrase_in_question("starred actors", "Did Tom Cruise star in Big?"));
         assert!(phrase_in_question("directed by", "who directed Alien"));
         assert!(!phrase_in_question("written by", "what words describe Up"));
-        assert!(!phrase_in_question("written by", "who wrote Up"), "no stemmer: the model is asked");
-        assert!(!phrase_in_question("by", "directed by whom"), "function words do not count");
+        assert!(
+            !phrase_in_question("written by", "who wrote Up"),
+            "no stemmer: the model is asked"
+        );
+        assert!(
+            !phrase_in_question("by", "directed by whom"),
+            "function words do not count"
+        );
     }
 }

@@ -112,7 +112,11 @@ impl Explanation {
             text: state.reply.clone().unwrap_or_default(),
             outcome: state.outcome.clone().unwrap_or(Outcome::NoAnswer),
             answers: state.answer.as_ref().map(|a| a.values.clone()).unwrap_or_default(),
-            answer_kind: state.answer.as_ref().map(|a| a.kind).or(state.qir.as_ref().map(|q| q.kind)),
+            answer_kind: state
+                .answer
+                .as_ref()
+                .map(|a| a.kind)
+                .or(state.qir.as_ref().map(|q| q.kind)),
             truncated: state.answer.as_ref().is_some_and(|a| a.truncated),
             resolved_question: state.working_question().to_owned(),
             classification: state.classification,

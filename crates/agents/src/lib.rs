@@ -23,13 +23,13 @@ pub mod state;
 
 pub use answer::{Answer, AnswerValue, ValueKind};
 pub use context::{AgentContext, AgentParameters};
-pub use explanation::Explanation;
-pub use pipeline::{Dialogue, Pipeline};
 pub use error::AgentError;
+pub use explanation::Explanation;
 pub use graph::{Agent, StateGraph};
+pub use pipeline::{Dialogue, Pipeline};
 pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
 pub use query_generator::{CandidateQuery, PredicateChoice, QueryGenerator};
 pub use state::{
-    AgentState, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason, RelationLink,
-    Route, Turn,
+    AgentState, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason, RelationLink, Route,
+    Turn,
 };

@@ -224,7 +224,12 @@ pub fn entities_in_question(qir: &Qir, question: &str) -> Result<(), String> {
 /// (The guess is never kept: only the graph answers.)
 fn repair_answer_slots(raw: &RawQir) -> Vec<Vec<String>> {
     let mut triples = raw.triples.clone();
-    let declared: Vec<&str> = raw.entities.iter().map(|e| e.trim()).filter(|e| !e.is_empty()).collect();
+    let declared: Vec<&str> = raw
+        .entities
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .collect();
     if declared.is_empty() {
         return triples;
     }
@@ -356,7 +361,10 @@ mod tests {
     fn entities_must_come_from_the_question() {
         let qir = TriplesValidator::validate(&raw(&[["Stephen King", "wrote", "?answer"]], None)).unwrap();
         assert!(entities_in_question(&qir, "What did Stephen King write?").is_ok());
-        assert!(entities_in_question(&qir, "what did stephen kings write").is_ok(), "one typo");
+        assert!(
+            entities_in_question(&qir, "what did stephen kings write").is_ok(),
+            "one typo"
+        );
         assert!(
             entities_in_question(&qir, "Who directed Big?")
                 .unwrap_err()

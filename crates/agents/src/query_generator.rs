@@ -82,8 +82,10 @@ pub(crate) fn triple_pattern(
     choice: &PredicateChoice,
     vertices: &HashMap<String, String>,
 ) -> Result<Option<TriplePattern>, GraphError> {
-    let (Some(subject), Some(object)) = (term(&qir_triple.subject, vertices)?, term(&qir_triple.object, vertices)?)
-    else {
+    let (Some(subject), Some(object)) = (
+        term(&qir_triple.subject, vertices)?,
+        term(&qir_triple.object, vertices)?,
+    ) else {
         return Ok(None);
     };
     let predicate = named_node(&choice.iri)?;

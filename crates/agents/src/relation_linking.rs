@@ -17,7 +17,7 @@ use crate::qir::{Qir, QirTerm, QirTriple};
 use crate::query_generator::{PredicateChoice, triple_pattern};
 use crate::state::RelationLink;
 use chatty_kg_embed::cosine;
-use chatty_kg_graph::{Direction, PredicateLink, QueryResults, ReadQuery, Term, text, triple, var};
+use chatty_kg_graph::{Direction, PredicateLink, ReadQuery, predicate_links, triple, var};
 use spargebra::algebra::GraphPattern;
 use std::collections::HashMap;
 
@@ -43,10 +43,15 @@ pub(crate) async fn link_relations(
                 }
             }
             (QirTerm::Entity(s), QirTerm::Variable(_)) => {
-                ctx.kg.predicates_around(vertex(vertices, s)?, NEIGHBOUR_PREDICATES).await?
+                ctx.kg
+                    .predicates_around(vertex(vertices, s)?, NEIGHBOUR_PREDICATES)
+                    .await?
             }
             (QirTerm::Variable(_), QirTerm::Entity(o)) => {
-                let around = ctx.kg.predicates_around(vertex(vertices, o)?, NEIGHBOUR_PREDICATES).await?;
+                let around = ctx
+                    .kg
+                    .predicates_around(vertex(vertices, o)?, NEIGHBOUR_PREDICATES)
+                    .await?;
                 ranked[i] = Some(rank(ctx, &t.relation, orient(around, false)).await?);
                 continue;
             }
@@ -99,10 +104,13 @@ pub(crate) async fn link_relations(
 }
 
 fn vertex<'a>(vertices: &'a HashMap<String, String>, mention: &str) -> Result<&'a str, AgentError> {
-    vertices.get(mention).map(String::as_str).ok_or(AgentError::MissingState {
-        agent: crate::agents::matching::NAME,
-        what: "a vertex for every entity",
-    })
+    vertices
+        .get(mention)
+        .map(String::as_str)
+        .ok_or(AgentError::MissingState {
+            agent: crate::agents::matching::NAME,
+            what: "a vertex for every entity",
+        })
 }
 
 /// `(iri, label, forward)`: an edge leaving the known end is forward when that end is the QIR
@@ -149,18 +157,13 @@ async fn predicates_around_bindings(
             start: 0,
             length: Some(NEIGHBOUR_PREDICATES),
         })?;
-        let QueryResults::Solutions(solutions) = ctx.kg.query(&query).await? else {
-            continue;
-        };
-        let settings = ctx.kg.settings();
-        links.extend(solutions.column(PREDICATE_VARIABLE).filter_map(|term| match term {
-            Term::NamedNode(n) if !settings.is_blacklisted(n.as_str()) => Some(PredicateLink {
-                iri: n.as_str().to_owned(),
-                label: text::predicate_label(n.as_str()),
-                direction,
-            }),
-            _ => None,
-        }));
+        let results = ctx.kg.query(&query).await?;
+        links.extend(predicate_links(
+            ctx.kg.settings(),
+            &results,
+            PREDICATE_VARIABLE,
+            direction,
+        ));
     }
     Ok(links)
 }
@@ -177,7 +180,10 @@ async fn rank(
     links: Vec<(String, String, bool)>,
 ) -> Result<Vec<PredicateChoice>, AgentError> {
     let mut seen = std::collections::HashSet::new();
-    let links: Vec<_> = links.into_iter().filter(|(iri, _, f)| seen.insert((iri.clone(), *f))).collect();
+    let links: Vec<_> = links
+        .into_iter()
+        .filter(|(iri, _, f)| seen.insert((iri.clone(), *f)))
+        .collect();
     if links.is_empty() {
         return Ok(Vec::new());
     }
@@ -195,9 +201,7 @@ async fn rank(
         embedder.embed(&refs)
     })
     .await
-    .map_err(|e| AgentError::Worker {
-        message: e.to_string(),
-    })??;
+    .map_err(|e| AgentError::Worker { message: e.to_string() })??;
     let score_of: HashMap<&str, f32> = texts
         .iter()
         .zip(&vectors)

@@ -6,8 +6,7 @@
 
 use chatty_kg_agents::agents::{ClassifierAgent, QirAgent, RephraserAgent};
 use chatty_kg_agents::{
-    Agent, AgentContext, AgentError, AgentState, Classification, Mode, QirTerm, QuestionKind, Route,
-    StateGraph, Turn,
+    Agent, AgentContext, AgentError, AgentState, Classification, Mode, QirTerm, QuestionKind, Route, StateGraph, Turn,
 };
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use chatty_kg_llm::scripted::ScriptedChatModel;

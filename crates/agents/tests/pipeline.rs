@@ -53,16 +53,26 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
             r#"{"keywords": ["release year", "directed by"]}"#,
         );
     let Some(pipeline) = pipeline(scripted) else { return };
-    let e = pipeline.ask("Who directed Forrest Gump?", Mode::SingleTurn, &[]).await.unwrap();
+    let e = pipeline
+        .ask("Who directed Forrest Gump?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
 
     assert_eq!(e.outcome, Outcome::Answered);
     assert_eq!(e.text, "Robert Zemeckis");
     assert_eq!(e.answers.len(), 1);
     let answer = &e.answers[0];
-    assert_eq!((answer.kind, answer.value.as_str()), (ValueKind::Iri, &*format!("{E}Robert_Zemeckis")));
+    assert_eq!(
+        (answer.kind, answer.value.as_str()),
+        (ValueKind::Iri, &*format!("{E}Robert_Zemeckis"))
+    );
     assert_eq!(
         answer.provenance,
-        vec![[format!("{E}Forrest_Gump"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")]]
+        vec![[
+            format!("{E}Forrest_Gump"),
+            format!("{R}directedBy"),
+            format!("{E}Robert_Zemeckis")
+        ]]
     );
     // The explanation: exact label link without a model call, ranked relations, executed SPARQL.
     assert_eq!(e.entities[0].method, LinkMethod::ExactLabel);
@@ -70,7 +80,10 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
     let ranked = &e.relations[0].predicates;
     assert_eq!(ranked[0].iri, format!("{R}directedBy"), "{ranked:?}");
     assert!(ranked[0].forward && ranked[0].score > ranked[1].score);
-    assert!(!ranked.iter().any(|p| p.iri.contains("label") || p.iri.contains("type")), "blacklisted");
+    assert!(
+        !ranked.iter().any(|p| p.iri.contains("label") || p.iri.contains("type")),
+        "blacklisted"
+    );
     let used: Vec<_> = e.sparql.iter().filter(|q| q.used).collect();
     assert_eq!(used.len(), 1);
     assert_eq!(used[0].reason, QueryReason::Selected);
@@ -84,12 +97,24 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
     assert_eq!((calls(&e, "qir"), calls(&e, "query_planning"), e.llm.calls), (1, 1, 2));
     assert_eq!(calls(&e, "classifier") + calls(&e, "matching"), 0);
     let agents: Vec<&str> = e.timings.agents.iter().map(|t| t.agent.as_str()).collect();
-    assert_eq!(agents, ["chat", "classifier", "qir", "matching", "query_planning", "chat"]);
+    assert_eq!(
+        agents,
+        ["chat", "classifier", "qir", "matching", "query_planning", "chat"]
+    );
     assert!(e.timings.total_ms >= e.timings.linking_ms + e.timings.execution_ms);
 
     // The JSON the CLI prints has the documented fields.
     let json = serde_json::to_value(&e).unwrap();
-    for field in ["answers", "resolved_question", "qir", "entities", "relations", "sparql", "timings", "llm"] {
+    for field in [
+        "answers",
+        "resolved_question",
+        "qir",
+        "entities",
+        "relations",
+        "sparql",
+        "timings",
+        "llm",
+    ] {
         assert!(json.get(field).is_some(), "{field} missing from {json}");
     }
 }
@@ -100,25 +125,46 @@ async fn yes_no_questions_run_ask() {
         .reply_when(
             "qir",
             "did robert zemeckis direct cast away",
-            &qir_reply(&["Cast Away", "Robert Zemeckis"], &[["Cast Away", "directed by", "Robert Zemeckis"]], "boolean"),
+            &qir_reply(
+                &["Cast Away", "Robert Zemeckis"],
+                &[["Cast Away", "directed by", "Robert Zemeckis"]],
+                "boolean",
+            ),
         )
         .reply_when(
             "qir",
             "did tom cruise star in big",
-            &qir_reply(&["Big", "Tom Cruise"], &[["Big", "starred actors", "Tom Cruise"]], "boolean"),
+            &qir_reply(
+                &["Big", "Tom Cruise"],
+                &[["Big", "starred actors", "Tom Cruise"]],
+                "boolean",
+            ),
         );
     let Some(pipeline) = pipeline(scripted) else { return };
-    let yes = pipeline.ask("Did Robert Zemeckis direct Cast Away?", Mode::SingleTurn, &[]).await.unwrap();
-    assert_eq!((yes.text.as_str(), yes.answer_kind), ("Yes.", Some(QuestionKind::Boolean)));
+    let yes = pipeline
+        .ask("Did Robert Zemeckis direct Cast Away?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        (yes.text.as_str(), yes.answer_kind),
+        ("Yes.", Some(QuestionKind::Boolean))
+    );
     assert!(yes.sparql[0].sparql.starts_with("ASK"), "{}", yes.sparql[0].sparql);
     assert_eq!(
         yes.answers[0].provenance,
-        vec![[format!("{E}Cast_Away"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")]]
+        vec![[
+            format!("{E}Cast_Away"),
+            format!("{R}directedBy"),
+            format!("{E}Robert_Zemeckis")
+        ]]
     );
     assert_eq!(yes.llm.calls, 1, "the only predicate between them needs no selection");
     // No edge between them: the predicates around Big are tried, the one named like the phrase
     // first; its ASK is false and so is the fallback.
-    let no = pipeline.ask("Did Tom Cruise star in Big?", Mode::SingleTurn, &[]).await.unwrap();
+    let no = pipeline
+        .ask("Did Tom Cruise star in Big?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
     assert_eq!((no.text.as_str(), no.answers[0].value.as_str()), ("No.", "false"));
     let reasons: Vec<QueryReason> = no.sparql.iter().map(|q| q.reason).collect();
     assert_eq!(reasons, [QueryReason::LabelMatch, QueryReason::Fallback]);
@@ -132,7 +178,10 @@ async fn how_many_questions_count() {
         &qir_reply(&["Tom Hanks"], &[["?film", "starred in", "Tom Hanks"]], "count"),
     );
     let Some(pipeline) = pipeline(scripted) else { return };
-    let e = pipeline.ask("How many films did Tom Hanks star in?", Mode::SingleTurn, &[]).await.unwrap();
+    let e = pipeline
+        .ask("How many films did Tom Hanks star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
     assert_eq!(e.answers.len(), 1);
     assert_eq!((e.answers[0].kind, e.text.as_str()), (ValueKind::Count, "3"));
     // The actor, not the tag "tom hanks" (same label): homonyms are ordered by degree.
@@ -148,7 +197,10 @@ async fn multi_hop_questions_link_the_second_hop_through_the_first_hops_bindings
             "who directed the films tom hanks starred in",
             &qir_reply(
                 &["Tom Hanks"],
-                &[["Tom Hanks", "starred in", "?film"], ["?film", "directed by", "?answer"]],
+                &[
+                    ["Tom Hanks", "starred in", "?film"],
+                    ["?film", "directed by", "?answer"],
+                ],
                 "list",
             ),
         )
@@ -162,24 +214,44 @@ async fn multi_hop_questions_link_the_second_hop_through_the_first_hops_bindings
     assert_eq!(e.display_answers(), vec!["Robert Zemeckis"]);
     let second_hop = &e.relations[1].predicates;
     assert!(
-        second_hop.iter().any(|p| p.iri == format!("{R}directedBy") && p.forward),
+        second_hop
+            .iter()
+            .any(|p| p.iri == format!("{R}directedBy") && p.forward),
         "{second_hop:?}"
     );
     e.answers[0].provenance.sort();
     assert_eq!(
         e.answers[0].provenance,
         vec![
-            [format!("{E}Cast_Away"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")],
-            [format!("{E}Cast_Away"), format!("{R}starredActors"), format!("{E}Tom_Hanks")],
-            [format!("{E}Forrest_Gump"), format!("{R}directedBy"), format!("{E}Robert_Zemeckis")],
-            [format!("{E}Forrest_Gump"), format!("{R}starredActors"), format!("{E}Tom_Hanks")],
+            [
+                format!("{E}Cast_Away"),
+                format!("{R}directedBy"),
+                format!("{E}Robert_Zemeckis")
+            ],
+            [
+                format!("{E}Cast_Away"),
+                format!("{R}starredActors"),
+                format!("{E}Tom_Hanks")
+            ],
+            [
+                format!("{E}Forrest_Gump"),
+                format!("{R}directedBy"),
+                format!("{E}Robert_Zemeckis")
+            ],
+            [
+                format!("{E}Forrest_Gump"),
+                format!("{R}starredActors"),
+                format!("{E}Tom_Hanks")
+            ],
         ]
     );
 }
 
 #[tokio::test]
 async fn an_empty_question_is_refused_without_asking_the_model() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else {
+        return;
+    };
     for question in ["", "   ", "?!"] {
         let error = pipeline.ask(question, Mode::SingleTurn, &[]).await.unwrap_err();
         assert_eq!(error.kind(), "empty_question");
@@ -194,14 +266,21 @@ async fn an_unknown_entity_is_reported_not_answered() {
         &qir_reply(&["Titanic"], &[["Titanic", "directed by", "?answer"]], "list"),
     );
     let Some(pipeline) = pipeline(scripted) else { return };
-    let e = pipeline.ask("Who directed Titanic?", Mode::SingleTurn, &[]).await.unwrap();
+    let e = pipeline
+        .ask("Who directed Titanic?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
     assert_eq!(
         e.outcome,
         Outcome::UnknownEntity {
             mentions: vec!["Titanic".into()]
         }
     );
-    assert!(e.text.contains("\"Titanic\"") && e.text.contains("could not find"), "{}", e.text);
+    assert!(
+        e.text.contains("\"Titanic\"") && e.text.contains("could not find"),
+        "{}",
+        e.text
+    );
     assert!(e.answers.is_empty() && e.sparql.is_empty());
     assert_eq!(e.entities[0].method, LinkMethod::NotFound);
     assert_eq!(e.llm.calls, 1);
@@ -214,7 +293,10 @@ async fn an_empty_result_says_the_graph_has_no_answer() {
         "which films star both tom hanks and tom cruise",
         &qir_reply(
             &["Tom Hanks", "Tom Cruise"],
-            &[["?film", "starred actors", "Tom Hanks"], ["?film", "starred actors", "Tom Cruise"]],
+            &[
+                ["?film", "starred actors", "Tom Hanks"],
+                ["?film", "starred actors", "Tom Cruise"],
+            ],
             "list",
         ),
     );
@@ -238,9 +320,16 @@ async fn an_ambiguous_mention_is_picked_by_the_model_after_a_malformed_answer() 
             "which films did tom star in",
             &qir_reply(&["Tom"], &[["?film", "starred in", "Tom"]], "list"),
         )
-        .replies_in_turn("matching", "mention: tom", &["Tom Cruise, I think", r#"{"value": "Tom Cruise"}"#]);
+        .replies_in_turn(
+            "matching",
+            "mention: tom",
+            &["Tom Cruise, I think", r#"{"value": "Tom Cruise"}"#],
+        );
     let Some(pipeline) = pipeline(scripted) else { return };
-    let e = pipeline.ask("Which films did Tom star in?", Mode::SingleTurn, &[]).await.unwrap();
+    let e = pipeline
+        .ask("Which films did Tom star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
     assert_eq!(e.entities[0].method, LinkMethod::Model);
     assert_eq!(e.entities[0].iri.as_deref(), Some(&*format!("{E}Tom_Cruise")));
     assert!(e.entities[0].top_candidates.contains(&"Tom Hanks".to_owned()));
@@ -257,7 +346,10 @@ async fn a_relation_nothing_resembles_is_not_run_when_nobody_selects() {
         &qir_reply(&["Goldfinger"], &[["Goldfinger", "release year", "?year"]], "list"),
     );
     let Some(pipeline) = pipeline(scripted) else { return };
-    let e = pipeline.ask("When was Goldfinger released?", Mode::SingleTurn, &[]).await.unwrap();
+    let e = pipeline
+        .ask("When was Goldfinger released?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
     assert_eq!(e.outcome, Outcome::NoQuery);
     assert!(e.answers.is_empty() && e.sparql.is_empty());
     assert!(e.text.contains("Goldfinger"), "{}", e.text);
@@ -271,13 +363,21 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
             "who directed forrest gump",
             &qir_reply(&["Forrest Gump"], &[["Forrest Gump", "directed by", "?answer"]], "list"),
         )
-        .reply_when("classifier", "new question: when was big released", r#"{"label": "self-contained"}"#)
+        .reply_when(
+            "classifier",
+            "new question: when was big released",
+            r#"{"label": "self-contained"}"#,
+        )
         .reply_when(
             "qir",
             "when was big released",
             &qir_reply(&["Big"], &[["Big", "release year", "?year"]], "list"),
         )
-        .reply_when("classifier", "new question: which films did he direct", r#"{"label": "dependent"}"#)
+        .reply_when(
+            "classifier",
+            "new question: which films did he direct",
+            r#"{"label": "dependent"}"#,
+        )
         .reply_when(
             "rephraser",
             "new question: which films did he direct",
@@ -286,7 +386,11 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
         .reply_when(
             "qir",
             "which films did robert zemeckis direct",
-            &qir_reply(&["Robert Zemeckis"], &[["?film", "directed by", "Robert Zemeckis"]], "list"),
+            &qir_reply(
+                &["Robert Zemeckis"],
+                &[["?film", "directed by", "Robert Zemeckis"]],
+                "list",
+            ),
         );
     let Some(fixture) = fixture() else { return };
     let (ctx, _) = context(fixture, scripted);
@@ -294,7 +398,11 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
     let pipeline = Pipeline::new(ctx);
     let mut dialogue = Dialogue::default();
     let mut answers = Vec::new();
-    for question in ["Who directed Forrest Gump?", "When was Big released?", "Which films did he direct?"] {
+    for question in [
+        "Who directed Forrest Gump?",
+        "When was Big released?",
+        "Which films did he direct?",
+    ] {
         let e = pipeline.ask(question, Mode::MultiTurn, &dialogue.turns).await.unwrap();
         dialogue.record(&e, params.context_answers);
         answers.push(e);
@@ -304,7 +412,10 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
     assert_eq!(answers[0].sparql[0].reason, QueryReason::LabelMatch);
     assert_eq!(answers[0].llm.calls, 1);
     assert_eq!(answers[1].text, "1988");
-    assert_eq!(answers[1].llm.by_agent["classifier"].calls, 1, "with history the classifier asks");
+    assert_eq!(
+        answers[1].llm.by_agent["classifier"].calls, 1,
+        "with history the classifier asks"
+    );
     let third = &answers[2];
     assert_eq!(third.resolved_question, "Which films did Robert Zemeckis direct?");
     let mut films = third.display_answers();
@@ -321,7 +432,10 @@ async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_que
     let copied = qir_reply(&["Stephen King"], &[["?answer", "written by", "Stephen King"]], "list");
     let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
     let Some(pipeline) = pipeline(scripted) else { return };
-    let e = pipeline.ask("Which films did Tom Cruise star in?", Mode::SingleTurn, &[]).await.unwrap();
+    let e = pipeline
+        .ask("Which films did Tom Cruise star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
     assert_eq!(e.llm.by_agent["qir"].calls, 3, "θ attempts first");
     let qir = e.qir.as_ref().unwrap();
     assert_eq!(qir.source, QirSource::EntitySpotting);

@@ -6,8 +6,8 @@
 //! `CHATTY_KG_DEFAULT_KG=dbpedia`). `config.example.toml` at the repository root documents every
 //! field.
 
-pub use chatty_kg_agents::AgentParameters;
 use chatty_kg_agents::AgentContext;
+pub use chatty_kg_agents::AgentParameters;
 use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, MiniLmEmbedder};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
 use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};

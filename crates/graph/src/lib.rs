@@ -28,10 +28,10 @@ pub use crate::error::GraphError;
 pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
-use crate::query::{degrees_query, labels_query};
 pub use crate::query::{
     ReadQuery, entity_search_query, named_node, predicates_around_query, predicates_between_query, triple, var,
 };
+use crate::query::{degrees_query, labels_query};
 pub use crate::settings::{
     EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, RDFS_LABEL, ResultsFormat, SearchStrategy,
 };
@@ -141,8 +141,9 @@ pub trait KnowledgeGraph: Send + Sync {
         }
         // Chunked so a long answer list does not become one huge VALUES block.
         for chunk in iris.chunks(LABELS_PER_QUERY) {
-            let QueryResults::Solutions(solutions) =
-                self.query(&labels_query(chunk, &self.settings().label_predicates)?).await?
+            let QueryResults::Solutions(solutions) = self
+                .query(&labels_query(chunk, &self.settings().label_predicates)?)
+                .await?
             else {
                 continue;
             };
@@ -194,7 +195,7 @@ pub trait KnowledgeGraph: Send + Sync {
             let asked = limit.saturating_add(self.settings().predicate_blacklist.len());
             let results = self.query(&predicates_around_query(vertex, outgoing, asked)?).await?;
             links.extend(
-                predicate_links(self.settings(), &results, direction)
+                predicate_links(self.settings(), &results, "p", direction)
                     .into_iter()
                     .take(limit),
             );
@@ -207,19 +208,24 @@ pub trait KnowledgeGraph: Send + Sync {
         let mut links = Vec::new();
         for (from, to, direction) in [(a, b, Direction::Outgoing), (b, a, Direction::Incoming)] {
             let results = self.query(&predicates_between_query(from, to)?).await?;
-            links.extend(predicate_links(self.settings(), &results, direction));
+            links.extend(predicate_links(self.settings(), &results, "p", direction));
         }
         Ok(links)
     }
 }
 
-/// The `?p` column of a predicate query as links, blacklisted predicates removed.
-fn predicate_links(settings: &GraphSettings, results: &QueryResults, direction: Direction) -> Vec<PredicateLink> {
+/// The predicate column `variable` of a query's results as links, blacklisted predicates removed.
+pub fn predicate_links(
+    settings: &GraphSettings,
+    results: &QueryResults,
+    variable: &str,
+    direction: Direction,
+) -> Vec<PredicateLink> {
     let QueryResults::Solutions(solutions) = results else {
         return Vec::new();
     };
     solutions
-        .column("p")
+        .column(variable)
         .filter_map(|term| match term {
             Term::NamedNode(n) if !settings.is_blacklisted(n.as_str()) => Some(PredicateLink {
                 iri: n.as_str().to_owned(),

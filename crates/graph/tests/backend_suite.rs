@@ -265,7 +265,11 @@ async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
     let (hanks, gold, nobody) = (format!("{E}Tom_Hanks"), format!("{E}Goldfinger"), format!("{E}Nobody"));
     let labels = kg.labels(&[&hanks, &gold, &nobody]).await.unwrap();
     assert_eq!(labels.get(&hanks).map(String::as_str), Some("Tom Hanks"));
-    assert_eq!(labels.get(&gold).map(String::as_str), Some("Goldfinger"), "schema:name is a label too");
+    assert_eq!(
+        labels.get(&gold).map(String::as_str),
+        Some("Goldfinger"),
+        "schema:name is a label too"
+    );
     assert!(!labels.contains_key(&nobody));
     assert!(kg.labels(&[]).await.unwrap().is_empty());
 }

@@ -196,9 +196,25 @@ mod tests {
             QuestionKind::List
         ));
         assert!(!keeps_the_answer("", &values, QuestionKind::List));
-        assert!(!keeps_the_answer("It has 12 films.", &["1".into()], QuestionKind::Count));
-        assert!(keeps_the_answer("Yes, he did.", &["true".into()], QuestionKind::Boolean));
-        assert!(!keeps_the_answer("No, he did not.", &["true".into()], QuestionKind::Boolean));
-        assert!(keeps_the_answer("No, he did not.", &["false".into()], QuestionKind::Boolean));
+        assert!(!keeps_the_answer(
+            "It has 12 films.",
+            &["1".into()],
+            QuestionKind::Count
+        ));
+        assert!(keeps_the_answer(
+            "Yes, he did.",
+            &["true".into()],
+            QuestionKind::Boolean
+        ));
+        assert!(!keeps_the_answer(
+            "No, he did not.",
+            &["true".into()],
+            QuestionKind::Boolean
+        ));
+        assert!(keeps_the_answer(
+            "No, he did not.",
+            &["false".into()],
+            QuestionKind::Boolean
+        ));
     }
 }

@@ -96,10 +96,7 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
             let label = pick_label(ctx, question, mention, &labels).await?;
             link.method = LinkMethod::Model;
             // Several vertices may share the label: the best ranked (highest degree) wins.
-            candidates
-                .iter()
-                .find(|c| c.label == label)
-                .unwrap_or(first)
+            candidates.iter().find(|c| c.label == label).unwrap_or(first)
         }
     };
     link.iri = Some(chosen.iri.clone());

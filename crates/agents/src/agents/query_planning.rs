@@ -69,7 +69,15 @@ impl Agent for QueryPlanningAgent {
             state.stop(Outcome::NoQuery);
             return Ok(());
         }
-        let plan = plan(ctx, qir.kind, state.working_question(), &qir.relations, &candidates, &predicates).await?;
+        let plan = plan(
+            ctx,
+            qir.kind,
+            state.working_question(),
+            &qir.relations,
+            &candidates,
+            &predicates,
+        )
+        .await?;
         if plan.is_empty() {
             state.stop(Outcome::NoQuery);
             return Ok(());
@@ -170,10 +178,18 @@ async fn plan(
         .flatten()
         .map(|p| (p.iri.as_str(), p.label.as_str()))
         .collect();
+    let label = |iri: &'_ str| label_of.get(iri).copied().unwrap_or(iri).to_owned();
+    let score_of: HashMap<&str, f32> = predicates.iter().flatten().map(|p| (p.iri.as_str(), p.score)).collect();
+    // Every predicate of the candidate is at least this similar to its phrase.
+    let scores_at_least = |c: &CandidateQuery, threshold: f32| {
+        c.predicates
+            .iter()
+            .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= threshold)
+    };
     let mut labels: Vec<String> = Vec::new();
     for candidate in candidates {
         for iri in &candidate.predicates {
-            let label = label_of.get(iri.as_str()).copied().unwrap_or(iri).to_owned();
+            let label = label(iri);
             if !labels.contains(&label) {
                 labels.push(label);
             }
@@ -181,18 +197,9 @@ async fn plan(
     }
     if candidates.len() == 1 || labels.len() == 1 {
         // Nobody judges a forced candidate, so its predicates must at least resemble the phrases.
-        let score_of: HashMap<&str, f32> = predicates
-            .iter()
-            .flatten()
-            .map(|p| (p.iri.as_str(), p.score))
-            .collect();
         let plausible = (0..candidates.len())
             .filter(|&c| {
-                kind == QuestionKind::Boolean
-                    || candidates[c]
-                        .predicates
-                        .iter()
-                        .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= ctx.params.min_relation_score)
+                kind == QuestionKind::Boolean || scores_at_least(&candidates[c], ctx.params.min_relation_score)
             })
             .collect::<Vec<_>>();
         return Ok(if plausible.is_empty() {
@@ -201,48 +208,30 @@ async fn plan(
             vec![(plausible, QueryReason::Forced)]
         });
     }
-    let mut assigned = vec![false; candidates.len()];
     let mut groups = Vec::new();
-    // Ground before asking: the best candidate's predicates say what the question says.
-    let score_of: HashMap<&str, f32> = predicates
-        .iter()
-        .flatten()
-        .map(|p| (p.iri.as_str(), p.score))
-        .collect();
-    let matches = |c: &CandidateQuery| {
-        c.predicates
-            .iter()
-            .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= ctx.params.relation_match_score)
-    };
-    // The phrases must be the question's own words: a phrase the model copied from its examples
-    // ("written by" for "what words describe X") matches some label just as well.
-    if matches(&candidates[0]) && relations.iter().all(|r| phrase_in_question(r, question)) {
+    let mut assigned = vec![false; candidates.len()];
+    // Ground before asking: the best candidate's predicates say what the question says, in the
+    // question's own words (a phrase the model copied from its examples, "written by" for "what
+    // words describe X", matches some label just as well).
+    if scores_at_least(&candidates[0], ctx.params.relation_match_score)
+        && relations.iter().all(|r| phrase_in_question(r, question))
+    {
         assigned[0] = true;
         groups.push((vec![0], QueryReason::LabelMatch));
-        let fallback: Vec<usize> = (1..candidates.len()).take(ctx.params.fallback_queries).collect();
-        if !fallback.is_empty() {
-            groups.push((fallback, QueryReason::Fallback));
-        }
-        return Ok(groups);
-    }
-    let mut selected = select_predicates(ctx, question, relations, &labels).await?;
-    // The model filters; the embedding ranking orders (labels are listed best first).
-    selected.sort_by_key(|label| labels.iter().position(|l| l == label));
-    for label in &selected {
-        let group: Vec<usize> = (0..candidates.len())
-            .filter(|&c| {
-                !assigned[c]
-                    && candidates[c]
-                        .predicates
-                        .iter()
-                        .any(|iri| label_of.get(iri.as_str()).copied().unwrap_or(iri) == label)
-            })
-            .collect();
-        for &c in &group {
-            assigned[c] = true;
-        }
-        if !group.is_empty() {
-            groups.push((group, QueryReason::Selected));
+    } else {
+        let mut selected = select_predicates(ctx, question, relations, &labels).await?;
+        // The model filters; the embedding ranking orders (labels are listed best first).
+        selected.sort_by_key(|selected| labels.iter().position(|l| l == selected));
+        for selected in &selected {
+            let group: Vec<usize> = (0..candidates.len())
+                .filter(|&c| !assigned[c] && candidates[c].predicates.iter().any(|iri| label(iri) == *selected))
+                .collect();
+            for &c in &group {
+                assigned[c] = true;
+            }
+            if !group.is_empty() {
+                groups.push((group, QueryReason::Selected));
+            }
         }
     }
     let fallback: Vec<usize> = (0..candidates.len())
@@ -271,7 +260,10 @@ async fn select_predicates(
         "required": ["keywords"], "additionalProperties": false
     });
     let variables = json!({"question": question, "relations": relations, "predicates": labels});
-    ask_validated(ctx, NAME, NAME, variables, schema, |s: Selection| query_validator(&s.keywords, labels)).await
+    ask_validated(ctx, NAME, NAME, variables, schema, |s: Selection| {
+        query_validator(&s.keywords, labels)
+    })
+    .await
 }
 
 /// Non-empty, and only listed predicates (matched without case); duplicates dropped.
@@ -350,13 +342,18 @@ fn aggregate(
         QuestionKind::List => {
             let mut index: HashMap<String, usize> = HashMap::new();
             for (candidate, result) in used {
-                let QueryResults::Solutions(solutions) = result else { continue };
+                let QueryResults::Solutions(solutions) = result else {
+                    continue;
+                };
                 answer.truncated |= solutions.truncated;
                 let Some(column) = solutions.variables.iter().position(|v| v == target) else {
                     continue;
                 };
                 for row in &solutions.rows {
-                    let Some(value) = row.get(column).and_then(Option::as_ref).and_then(AnswerValue::from_term)
+                    let Some(value) = row
+                        .get(column)
+                        .and_then(Option::as_ref)
+                        .and_then(AnswerValue::from_term)
                     else {
                         continue;
                     };
@@ -442,6 +439,10 @@ mod tests {
             vec!["starred actors"]
         );
         assert!(query_validator(&[], &labels).unwrap_err().contains("at least one"));
-        assert!(query_validator(&["genre".into()], &labels).unwrap_err().contains("not one of"));
+        assert!(
+            query_validator(&["genre".into()], &labels)
+                .unwrap_err()
+                .contains("not one of")
+        );
     }
 }

@@ -51,4 +51,3 @@ pub fn context(fixture: &Fixture, scripted: ScriptedChatModel) -> (AgentContext,
     };
     (ctx, ledger)
 }
-
