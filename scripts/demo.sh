@@ -20,7 +20,7 @@ printf '%s\n' \
   "Who directed Ratcatcher?" \
   "What movies did Tom Hanks star in?" \
   "When was The Grudge released?" \
-  "Who directed Titanic 2?" |
+  "Who directed Zorblax Quintrell?" |
   "$bin" ask --explain --questions -
 echo "== a dialogue: the second question refers back to the first answer" >&2
 printf '%s\n' "Who directed Ratcatcher?" "What else did she direct?" "/explain" | "$bin" chat
