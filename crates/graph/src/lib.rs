@@ -139,6 +139,8 @@ pub trait KnowledgeGraph: Send + Sync {
         if iris.is_empty() || self.settings().label_predicates.is_empty() {
             return Ok(labels);
         }
+        let predicates = &self.settings().label_predicates;
+        let mut best: HashMap<String, (usize, String)> = HashMap::new();
         // Chunked so a long answer list does not become one huge VALUES block.
         for chunk in iris.chunks(LABELS_PER_QUERY) {
             let QueryResults::Solutions(solutions) = self
@@ -147,10 +149,27 @@ pub trait KnowledgeGraph: Send + Sync {
             else {
                 continue;
             };
-            for (iri, label) in solutions.iri_literal_pairs() {
-                labels.entry(iri.to_owned()).or_insert_with(|| label.value().to_owned());
+            // The label of the earliest configured predicate wins (rdfs:label before skos:altLabel).
+            let rank = |row: &[Option<Term>]| match row.get(2) {
+                Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
+                _ => None,
+            }
+            .unwrap_or(usize::MAX);
+            for row in &solutions.rows {
+                let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1))
+                else {
+                    continue;
+                };
+                let rank = rank(row);
+                match best.get(iri.as_str()) {
+                    Some((known, _)) if *known <= rank => {}
+                    _ => {
+                        best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
+                    }
+                }
             }
         }
+        labels.extend(best.into_iter().map(|(iri, (_, label))| (iri, label)));
         Ok(labels)
     }
 

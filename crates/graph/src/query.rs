@@ -269,7 +269,8 @@ fn values<'a>(variable: &Variable, iris: impl Iterator<Item = &'a str>) -> Resul
     })
 }
 
-/// `SELECT ?s ?l WHERE { VALUES ?s {…} VALUES ?lp {…} ?s ?lp ?l }`: the labels of some IRIs.
+/// `SELECT ?s ?l ?lp WHERE { VALUES ?s {…} VALUES ?lp {…} ?s ?lp ?l }`: the labels of some IRIs,
+/// with the predicate of each (so the caller can prefer the first configured one).
 pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQuery, GraphError> {
     let (s, lp, l) = (var("s"), var("lp"), var("l"));
     let joined = GraphPattern::Join {
@@ -277,11 +278,11 @@ pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQu
             left: Box::new(values(&s, iris.iter().copied())?),
             right: Box::new(values(&lp, label_predicates.iter().map(String::as_str))?),
         }),
-        right: Box::new(bgp(vec![triple(s.clone(), lp, l.clone())])),
+        right: Box::new(bgp(vec![triple(s.clone(), lp.clone(), l.clone())])),
     };
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(joined),
-        variables: vec![s, l],
+        variables: vec![s, l, lp],
     })
 }
 

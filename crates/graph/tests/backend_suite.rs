@@ -263,8 +263,14 @@ async fn predicates_between_vertices(kg: Arc<dyn KnowledgeGraph>) {
 
 async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
     let (hanks, gold, nobody) = (format!("{E}Tom_Hanks"), format!("{E}Goldfinger"), format!("{E}Nobody"));
-    let labels = kg.labels(&[&hanks, &gold, &nobody]).await.unwrap();
+    let cruise = format!("{E}Tom_Cruise");
+    let labels = kg.labels(&[&hanks, &gold, &nobody, &cruise]).await.unwrap();
     assert_eq!(labels.get(&hanks).map(String::as_str), Some("Tom Hanks"));
+    assert_eq!(
+        labels.get(&cruise).map(String::as_str),
+        Some("Tom Cruise"),
+        "rdfs:label comes before skos:altLabel in the configured label predicates"
+    );
     assert_eq!(
         labels.get(&gold).map(String::as_str),
         Some("Goldfinger"),
