@@ -26,6 +26,9 @@ pub struct ScriptRule {
     pub contains: String,
     /// Replies given in turn; the last one repeats.
     pub replies: Vec<String>,
+    /// Milliseconds to wait before replying (a slow model, for shutdown and load tests).
+    #[serde(default)]
+    pub delay_ms: u64,
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +75,7 @@ impl ScriptedChatModel {
             agent: Some(agent.into()),
             contains: contains.into(),
             replies: replies.iter().map(|r| (*r).to_owned()).collect(),
+            delay_ms: 0,
         })
     }
 
@@ -111,7 +115,7 @@ impl ChatModel for ScriptedChatModel {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(request.clone());
         let prompt = request.last_user_message().to_lowercase();
-        let text = {
+        let (text, delay_ms) = {
             let mut rules = self.lock_rules();
             let (rule, used) = rules
                 .iter_mut()
@@ -126,8 +130,11 @@ impl ChatModel for ScriptedChatModel {
                 })?;
             let text = rule.replies[(*used).min(rule.replies.len() - 1)].clone();
             *used += 1;
-            text
+            (text, rule.delay_ms)
         };
+        if delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+        }
         Ok(ChatResponse {
             usage: Usage {
                 input_tokens: request.messages.iter().map(|m| words(&m.content)).sum(),
