@@ -95,12 +95,19 @@ pub struct Dialogue {
 }
 
 impl Dialogue {
-    /// Appends an answered question: its standalone form (pronouns already resolved, which is what
-    /// later rephrasing needs) and up to `max_answers` answer values (L).
+    /// Appends an answered question ([`Turn::answered`]).
     pub fn record(&mut self, explanation: &Explanation, max_answers: usize) {
-        self.turns.push(Turn {
+        self.turns.push(Turn::answered(explanation, max_answers));
+    }
+}
+
+impl Turn {
+    /// What later questions see of an answered one: its standalone form (pronouns already
+    /// resolved) and up to `max_answers` answer values (L).
+    pub fn answered(explanation: &Explanation, max_answers: usize) -> Self {
+        Turn {
             question: explanation.resolved_question.clone(),
             answers: explanation.display_answers().into_iter().take(max_answers).collect(),
-        });
+        }
     }
 }

@@ -1,0 +1,469 @@
+//! Sessions and their dialogues, kept durably in [sled].
+//!
+//! A session belongs to one knowledge graph and, when the server checks API keys, to the key
+//! that created it: [`DialogueStore::get`] answers "no such session" both for an unknown id and
+//! for somebody else's, so a client cannot even learn that another's session exists. Session
+//! ids are 128 random bits, so they cannot be guessed either.
+//!
+//! Two trees: `sessions` (id → [`SessionInfo`]) and `turns` (id ‖ turn number, big-endian → one
+//! [`TurnRecord`]), so a turn is one small write and a session's turns are one prefix scan in
+//! order. A turn and its session's counter change in one transaction, and
+//! [`DialogueStore::append`] returns only after sled has flushed to disk (sled alone syncs every
+//! 500 ms): the server acknowledges a turn only once it would survive a crash. The async methods
+//! need a tokio runtime (the flush runs on a blocking thread).
+
+use chatty_kg_agents::{Explanation, Turn};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DialogueError {
+    #[error("cannot open the session database at {path}: {source}")]
+    Open { path: PathBuf, source: sled::Error },
+    #[error("session database: {0}")]
+    Storage(#[from] sled::Error),
+    #[error("no such session")]
+    NotFound,
+    #[error("a stored session record is unreadable ({0}); the database was written by another version?")]
+    Corrupt(String),
+    #[error("the flush to disk did not complete: {0}")]
+    Flush(String),
+    #[error("no random source for session ids: {0}")]
+    Random(String),
+}
+
+impl From<TransactionError<DialogueError>> for DialogueError {
+    fn from(error: TransactionError<DialogueError>) -> Self {
+        match error {
+            TransactionError::Abort(e) => e,
+            TransactionError::Storage(e) => DialogueError::Storage(e),
+        }
+    }
+}
+
+/// 128 random bits as 32 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionId(String);
+
+impl SessionId {
+    fn random() -> Result<Self, DialogueError> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| DialogueError::Random(e.to_string()))?;
+        Ok(Self(hex(&bytes)))
+    }
+
+    /// Accepts only what [`SessionId::random`] makes (anything else cannot name a session).
+    pub fn parse(text: &str) -> Result<Self, DialogueError> {
+        if text.len() == 32 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(DialogueError::NotFound)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn turn_key(&self, index: u32) -> Vec<u8> {
+        let mut key = self.0.as_bytes().to_vec();
+        key.extend_from_slice(&index.to_be_bytes());
+        key
+    }
+}
+
+impl TryFrom<String> for SessionId {
+    type Error = DialogueError;
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        Self::parse(&text)
+    }
+}
+
+impl From<SessionId> for String {
+    fn from(id: SessionId) -> Self {
+        id.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Who may use a session: a hash of the API key that created it (the key itself is never
+/// stored). Without API keys every session is anonymous and its id is the only capability.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Owner(String);
+
+impl Owner {
+    pub fn of_api_key(key: &str) -> Self {
+        Self(hex(&Sha256::digest(key.as_bytes())[..16]))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub id: SessionId,
+    /// The knowledge graph the session talks to.
+    pub kg: String,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: u64,
+    /// Last turn (or creation), milliseconds since the Unix epoch.
+    pub updated_at: u64,
+    /// Completed turns.
+    pub turns: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+}
+
+/// One answered question, as stored and as the history endpoint returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// 0 for the first turn.
+    pub index: u32,
+    /// Milliseconds since the Unix epoch.
+    pub asked_at: u64,
+    /// What later questions see: the standalone question and up to L answers.
+    pub context: Turn,
+    /// Everything about how the answer was found.
+    pub explanation: Explanation,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, DialogueError> {
+    serde_json::to_vec(value).map_err(|e| DialogueError::Corrupt(e.to_string()))
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, DialogueError> {
+    serde_json::from_slice(bytes).map_err(|e| DialogueError::Corrupt(e.to_string()))
+}
+
+/// The sessions database. Cheap to clone (sled handles are reference-counted).
+#[derive(Clone)]
+pub struct DialogueStore {
+    db: sled::Db,
+    sessions: sled::Tree,
+    turns: sled::Tree,
+    retention: Option<Duration>,
+}
+
+impl DialogueStore {
+    /// Opens (or creates) the database in `dir`. Sessions untouched for `retention` count as
+    /// gone and are removed by [`expire`](Self::expire); `None` keeps them forever.
+    pub fn open(dir: &Path, retention: Option<Duration>) -> Result<Self, DialogueError> {
+        let open_error = |source| DialogueError::Open {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let db = sled::open(dir).map_err(open_error)?;
+        let sessions = db.open_tree("sessions").map_err(open_error)?;
+        let turns = db.open_tree("turns").map_err(open_error)?;
+        Ok(Self {
+            db,
+            sessions,
+            turns,
+            retention,
+        })
+    }
+
+    /// A new, empty session on `kg`, durably written.
+    pub async fn create(&self, kg: &str, owner: Option<Owner>) -> Result<SessionInfo, DialogueError> {
+        let now = now_ms();
+        let info = SessionInfo {
+            id: SessionId::random()?,
+            kg: kg.to_owned(),
+            created_at: now,
+            updated_at: now,
+            turns: 0,
+            owner,
+        };
+        self.sessions.insert(info.id.as_str(), encode(&info)?)?;
+        self.sync().await?;
+        Ok(info)
+    }
+
+    /// The session `id` if it exists, has not expired and belongs to `owner`; otherwise
+    /// [`DialogueError::NotFound`], whichever the reason.
+    pub fn get(&self, id: &str, owner: Option<&Owner>) -> Result<SessionInfo, DialogueError> {
+        let id = SessionId::parse(id)?;
+        let bytes = self.sessions.get(id.as_str())?.ok_or(DialogueError::NotFound)?;
+        let info: SessionInfo = decode(&bytes)?;
+        if info.owner.as_ref() != owner || self.is_expired(&info, SystemTime::now()) {
+            return Err(DialogueError::NotFound);
+        }
+        Ok(info)
+    }
+
+    fn is_expired(&self, info: &SessionInfo, now: SystemTime) -> bool {
+        self.retention.is_some_and(|retention| {
+            let cutoff = now
+                .checked_sub(retention)
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64);
+            info.updated_at < cutoff
+        })
+    }
+
+    /// Every turn of a session, in order.
+    pub fn turns(&self, id: &SessionId) -> Result<Vec<TurnRecord>, DialogueError> {
+        self.turns
+            .scan_prefix(id.as_str())
+            .values()
+            .map(|value| decode(&value?))
+            .collect()
+    }
+
+    /// What the agents see of the dialogue: the last `last` turns' standalone questions and
+    /// answers, oldest first.
+    pub fn history(&self, id: &SessionId, last: usize) -> Result<Vec<Turn>, DialogueError> {
+        let mut turns = self
+            .turns
+            .scan_prefix(id.as_str())
+            .values()
+            .rev()
+            .take(last)
+            .map(|value| decode::<TurnRecord>(&value?).map(|t| t.context))
+            .collect::<Result<Vec<_>, _>>()?;
+        turns.reverse();
+        Ok(turns)
+    }
+
+    /// Appends a completed turn and returns once it is on disk. Callers must not append to one
+    /// session concurrently if order matters (the server holds a lock per session); the
+    /// transaction itself keeps the counter and the turns consistent either way.
+    pub async fn append(
+        &self,
+        id: &SessionId,
+        context: Turn,
+        explanation: Explanation,
+    ) -> Result<TurnRecord, DialogueError> {
+        let asked_at = now_ms();
+        let record = (&self.sessions, &self.turns).transaction(|(sessions, turns)| {
+            let abort = ConflictableTransactionError::Abort;
+            let bytes = sessions
+                .get(id.as_str())?
+                .ok_or(abort(DialogueError::NotFound))?;
+            let mut info: SessionInfo = decode(&bytes).map_err(abort)?;
+            let record = TurnRecord {
+                index: info.turns,
+                asked_at,
+                context: context.clone(),
+                explanation: explanation.clone(),
+            };
+            info.turns += 1;
+            info.updated_at = asked_at;
+            sessions.insert(id.as_str(), encode(&info).map_err(abort)?)?;
+            turns.insert(id.turn_key(record.index), encode(&record).map_err(abort)?)?;
+            Ok(record)
+        })?;
+        self.sync().await?;
+        Ok(record)
+    }
+
+    /// Deletes a session and its turns (after the same checks as [`get`](Self::get)).
+    pub async fn delete(&self, id: &str, owner: Option<&Owner>) -> Result<(), DialogueError> {
+        let info = self.get(id, owner)?;
+        self.remove(&info.id)?;
+        self.sync().await?;
+        Ok(())
+    }
+
+    fn remove(&self, id: &SessionId) -> Result<(), DialogueError> {
+        // The session record goes first: from then on the id names nothing, and a crash between
+        // the two steps leaves only unreachable turns, which the next expiry sweep removes.
+        self.sessions.remove(id.as_str())?;
+        let mut batch = sled::Batch::default();
+        for key in self.turns.scan_prefix(id.as_str()).keys() {
+            batch.remove(key?);
+        }
+        self.turns.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// Removes every session untouched for longer than the retention (and turns whose session
+    /// is gone). Returns how many sessions were removed.
+    pub async fn expire(&self) -> Result<usize, DialogueError> {
+        self.expire_at(SystemTime::now()).await
+    }
+
+    async fn expire_at(&self, now: SystemTime) -> Result<usize, DialogueError> {
+        let mut expired = Vec::new();
+        for entry in self.sessions.iter() {
+            let (_, bytes) = entry?;
+            let info: SessionInfo = decode(&bytes)?;
+            if self.is_expired(&info, now) {
+                expired.push(info.id);
+            }
+        }
+        for id in &expired {
+            self.remove(id)?;
+        }
+        let mut orphans = sled::Batch::default();
+        let mut last: Option<(Vec<u8>, bool)> = None;
+        for key in self.turns.iter().keys() {
+            let key = key?;
+            let session = key[..key.len().saturating_sub(4)].to_vec();
+            let live = match &last {
+                Some((prev, live)) if *prev == session => *live,
+                _ => self.sessions.contains_key(&session)?,
+            };
+            if !live {
+                orphans.remove(key.clone());
+            }
+            last = Some((session, live));
+        }
+        self.turns.apply_batch(orphans)?;
+        self.sync().await?;
+        Ok(expired.len())
+    }
+
+    /// Sessions stored (expired ones included until the next sweep).
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Writes everything outstanding to disk.
+    pub async fn flush(&self) -> Result<(), DialogueError> {
+        self.sync().await
+    }
+
+    /// sled's own `flush_async` deadlocks when several are awaited at once (sled issue #1308,
+    /// open for 0.34: 60 concurrent sessions hung here), so the blocking flush runs on a blocking
+    /// thread instead; concurrent flushes then simply queue inside sled.
+    async fn sync(&self) -> Result<(), DialogueError> {
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || db.flush())
+            .await
+            .map_err(|e| DialogueError::Flush(e.to_string()))??;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chatty_kg_agents::Outcome;
+    use chatty_kg_agents::explanation::StageTimings;
+
+    fn explanation(question: &str) -> Explanation {
+        serde_json::from_value(serde_json::json!({
+            "question": question, "text": "Lynne Ramsay", "outcome": {"status": "answered"},
+            "answers": [], "answer_kind": null, "truncated": false, "resolved_question": question,
+            "classification": null, "language": null, "qir": null, "entities": [], "relations": [],
+            "sparql": [], "timings": StageTimings::default(),
+            "llm": {"calls": 0, "failed": 0, "input_tokens": 0, "output_tokens": 0, "by_agent": {}}
+        }))
+        .unwrap()
+    }
+
+    fn turn(question: &str, answer: &str) -> Turn {
+        Turn {
+            question: question.into(),
+            answers: vec![answer.into()],
+        }
+    }
+
+    #[tokio::test]
+    async fn turns_persist_in_order_across_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = {
+            let store = DialogueStore::open(dir.path(), None).unwrap();
+            let info = store.create("movies", None).await.unwrap();
+            assert_eq!(info.id.as_str().len(), 32);
+            for i in 0..3 {
+                let q = format!("question {i}");
+                let record = store
+                    .append(&info.id, turn(&q, "a"), explanation(&q))
+                    .await
+                    .unwrap();
+                assert_eq!(record.index, i);
+            }
+            info.id
+        };
+        let store = DialogueStore::open(dir.path(), None).unwrap();
+        let info = store.get(id.as_str(), None).unwrap();
+        assert_eq!((info.kg.as_str(), info.turns), ("movies", 3));
+        let turns = store.turns(&id).unwrap();
+        let questions: Vec<_> = turns.iter().map(|t| t.context.question.as_str()).collect();
+        assert_eq!(questions, ["question 0", "question 1", "question 2"]);
+        assert_eq!(turns[2].explanation.outcome, Outcome::Answered);
+        let last_two = store.history(&id, 2).unwrap();
+        assert_eq!(last_two, [turn("question 1", "a"), turn("question 2", "a")]);
+    }
+
+    #[tokio::test]
+    async fn sessions_are_isolated_by_owner_and_unguessable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DialogueStore::open(dir.path(), None).unwrap();
+        let alice = Owner::of_api_key("alice-key");
+        let bob = Owner::of_api_key("bob-key");
+        assert_ne!(alice, bob);
+        let a = store.create("movies", Some(alice.clone())).await.unwrap();
+        let b = store.create("movies", Some(bob.clone())).await.unwrap();
+        assert_ne!(a.id, b.id);
+        assert!(store.get(a.id.as_str(), Some(&alice)).is_ok());
+        for (id, owner) in [(&a.id, Some(&bob)), (&a.id, None), (&b.id, Some(&alice))] {
+            assert!(matches!(store.get(id.as_str(), owner), Err(DialogueError::NotFound)));
+            assert!(matches!(
+                store.delete(id.as_str(), owner).await,
+                Err(DialogueError::NotFound)
+            ));
+        }
+        for bad in ["", "../../etc", &a.id.as_str().to_uppercase(), &format!("{}0", a.id)] {
+            assert!(matches!(store.get(bad, Some(&alice)), Err(DialogueError::NotFound)));
+        }
+        // Bob's failed delete left Alice's session alone; Alice's own delete removes it and its turns.
+        store
+            .append(&a.id, turn("q", "a"), explanation("q"))
+            .await
+            .unwrap();
+        store.delete(a.id.as_str(), Some(&alice)).await.unwrap();
+        assert!(matches!(store.get(a.id.as_str(), Some(&alice)), Err(DialogueError::NotFound)));
+        assert!(store.turns(&a.id).unwrap().is_empty());
+        assert!(matches!(
+            store.append(&a.id, turn("q", "a"), explanation("q")).await,
+            Err(DialogueError::NotFound)
+        ));
+        assert!(store.get(b.id.as_str(), Some(&bob)).is_ok());
+    }
+
+    #[tokio::test]
+    async fn untouched_sessions_expire() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DialogueStore::open(dir.path(), Some(Duration::from_secs(3600))).unwrap();
+        let old = store.create("movies", None).await.unwrap();
+        store
+            .append(&old.id, turn("q", "a"), explanation("q"))
+            .await
+            .unwrap();
+        let later = SystemTime::now() + Duration::from_secs(2 * 3600);
+        let fresh = store.create("movies", None).await.unwrap();
+        // Two hours on, both are older than the retention: nothing was touched since.
+        assert_eq!(store.expire_at(SystemTime::now()).await.unwrap(), 0);
+        assert_eq!(store.expire_at(later).await.unwrap(), 2);
+        assert_eq!(store.session_count(), 0);
+        assert!(store.turns(&old.id).unwrap().is_empty());
+        assert!(matches!(store.get(fresh.id.as_str(), None), Err(DialogueError::NotFound)));
+
+        let forever = DialogueStore::open(&dir.path().join("forever"), None).unwrap();
+        let kept = forever.create("movies", None).await.unwrap();
+        assert_eq!(forever.expire_at(later).await.unwrap(), 0);
+        assert!(forever.get(kept.id.as_str(), None).is_ok());
+    }
+}
