@@ -61,6 +61,8 @@ pub struct Config {
     /// Where models are fetched to and looked up (default: `$CHATTY_KG_MODELS`, else
     /// `$XDG_DATA_HOME/chatty-kg/models`).
     pub models_dir: Option<PathBuf>,
+    /// `chatty-kg serve`: address, sessions, limits, authentication.
+    pub server: ServerConfig,
 }
 
 impl Default for Config {
@@ -80,7 +82,75 @@ impl Default for Config {
             embeddings: EmbeddingConfig::default(),
             prompts_dir: None,
             models_dir: None,
+            server: ServerConfig::default(),
         }
+    }
+}
+
+/// The HTTP/WebSocket server (`chatty-kg serve`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address and port to listen on.
+    pub bind: String,
+    /// Where sessions and their dialogues are kept (a sled database; default:
+    /// `$XDG_DATA_HOME/chatty-kg/sessions`).
+    pub data_dir: Option<PathBuf>,
+    /// API keys accepted (`Authorization: Bearer KEY`, `X-API-Key: KEY` or `?api_key=KEY`). With
+    /// none, the server answers anyone and only starts on a loopback address.
+    pub api_keys: Vec<String>,
+    /// Start without API keys on a non-loopback address anyway (behind your own proxy).
+    pub allow_unauthenticated: bool,
+    /// Sessions untouched for this many hours are deleted; 0 keeps them forever.
+    pub session_retention_hours: u64,
+    /// Longest question accepted, in characters.
+    pub max_question_chars: usize,
+    /// Largest WebSocket message or JSON body parsed; a larger one gets an error frame (the
+    /// connection stays).
+    pub max_message_bytes: usize,
+    /// Largest WebSocket frame read at all; a larger one closes the connection with code 1009
+    /// (the session stays and can be resumed).
+    pub max_frame_bytes: usize,
+    /// Seconds between WebSocket pings.
+    pub ws_ping_secs: u64,
+    /// A WebSocket with no message from its client for this long (and no answer under way) is
+    /// closed; the session stays.
+    pub ws_idle_timeout_secs: u64,
+    /// Questions answered at the same time; more wait their turn.
+    pub max_concurrent_answers: usize,
+    /// An answer taking longer than this is abandoned with an error.
+    pub answer_timeout_secs: u64,
+    /// On SIGTERM/SIGINT, answers under way get this long to finish.
+    pub shutdown_grace_secs: u64,
+    /// HTTP worker threads; 0 means one per core.
+    pub workers: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8765".into(),
+            data_dir: None,
+            api_keys: Vec::new(),
+            allow_unauthenticated: false,
+            session_retention_hours: 24 * 30,
+            max_question_chars: 1000,
+            max_message_bytes: 16 * 1024,
+            max_frame_bytes: 1024 * 1024,
+            ws_ping_secs: 20,
+            ws_idle_timeout_secs: 600,
+            max_concurrent_answers: 4,
+            answer_timeout_secs: 300,
+            shutdown_grace_secs: 30,
+            workers: 0,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The sessions database directory in use.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(|| data_dir().join("sessions"))
     }
 }
 
@@ -167,11 +237,15 @@ pub enum OpenError {
     Prompt(#[from] PromptError),
 }
 
-/// `$XDG_DATA_HOME/chatty-kg/store` (usually `~/.local/share/chatty-kg/store`).
-pub fn default_store_dir() -> PathBuf {
+/// `$XDG_DATA_HOME/chatty-kg` (usually `~/.local/share/chatty-kg`).
+fn data_dir() -> PathBuf {
     directories::ProjectDirs::from("", "", "chatty-kg")
         .map_or_else(|| PathBuf::from(".chatty-kg"), |d| d.data_dir().to_path_buf())
-        .join("store")
+}
+
+/// `$XDG_DATA_HOME/chatty-kg/store` (usually `~/.local/share/chatty-kg/store`).
+pub fn default_store_dir() -> PathBuf {
+    data_dir().join("store")
 }
 
 /// `$XDG_CONFIG_HOME/chatty-kg/config.toml`.
@@ -320,6 +394,24 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
                 GraphSettings::default().max_rows,
                 "unset fields keep defaults"
             );
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn server_settings_come_from_file_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[server]\nbind = \"0.0.0.0:9000\"\nsession_retention_hours = 0\n").unwrap();
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CHATTY_KG_SERVER__API_KEYS", r#"["key-one", "key-two"]"#);
+            jail.set_env("CHATTY_KG_SERVER__MAX_CONCURRENT_ANSWERS", "16");
+            let config = Config::load(Some(&path)).map_err(|e| e.to_string())?;
+            assert_eq!(config.server.bind, "0.0.0.0:9000");
+            assert_eq!(config.server.session_retention_hours, 0);
+            assert_eq!(config.server.api_keys, ["key-one", "key-two"]);
+            assert_eq!(config.server.max_concurrent_answers, 16);
+            assert!(config.server.sessions_dir().ends_with("chatty-kg/sessions"));
             Ok(())
         });
     }
