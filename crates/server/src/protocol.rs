@@ -1,0 +1,188 @@
+//! The WebSocket message schema (documented in the README) and the stage events built from the
+//! agents' state as each one finishes. Frames are JSON text with a `type` tag.
+
+use crate::error::ServerError;
+use chatty_kg_agents::{AgentState, Explanation};
+use chatty_kg_dialogue::{SessionInfo, TurnRecord};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// What a client sends.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// Start a new session on `kg` (default: the configured default KG).
+    Open {
+        #[serde(default)]
+        kg: Option<String>,
+    },
+    /// Continue an existing session; the reply carries its history.
+    Resume { session: String },
+    /// Ask in the current session (one is opened on the default KG if none is).
+    Ask { question: String },
+}
+
+/// What the server sends.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The connection's session, after `open`, `resume`, or an `ask` that opened one.
+    Session {
+        session: String,
+        kg: String,
+        /// True when the session was created just now.
+        created: bool,
+        /// Earlier turns, oldest first (empty for a new session).
+        turns: Vec<TurnRecord>,
+    },
+    /// Progress while the agents work.
+    Stage {
+        stage: Stage,
+        /// The agent that just finished.
+        agent: String,
+        /// Since the question was received.
+        elapsed_ms: f64,
+        data: Value,
+    },
+    /// The final answer, written durably before this frame was sent.
+    Answer {
+        session: String,
+        turn: u32,
+        explanation: Box<Explanation>,
+    },
+    /// Something went wrong with one message or question; the connection and session stay.
+    Error { kind: String, message: String },
+}
+
+impl ServerMessage {
+    pub fn session(info: &SessionInfo, created: bool, turns: Vec<TurnRecord>) -> Self {
+        ServerMessage::Session {
+            session: info.id.to_string(),
+            kg: info.kg.clone(),
+            created,
+            turns,
+        }
+    }
+
+    pub fn answer(session: &str, record: TurnRecord) -> Self {
+        ServerMessage::Answer {
+            session: session.to_owned(),
+            turn: record.index,
+            explanation: Box::new(record.explanation),
+        }
+    }
+
+    pub fn error(error: &ServerError) -> Self {
+        ServerMessage::Error {
+            kind: error.kind().to_owned(),
+            message: error.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Translated,
+    Classified,
+    Rephrased,
+    QirBuilt,
+    EntitiesLinked,
+    RelationsLinked,
+    QueriesSelected,
+    Executed,
+}
+
+/// The stage events for `agent` having just finished with `state`.
+pub fn stage_events(agent: &str, state: &AgentState) -> Vec<(Stage, Value)> {
+    match agent {
+        // The chat agent runs first (context, translation) and last (the reply, which the answer
+        // frame carries); only a translation is news.
+        "chat" if state.qir.is_none() && state.outcome.is_none() => state
+            .translated_question
+            .as_ref()
+            .map(|q| (Stage::Translated, json!({ "question": q, "language": state.language })))
+            .into_iter()
+            .collect(),
+        "classifier" => state
+            .classification
+            .map(|c| (Stage::Classified, json!({ "classification": c })))
+            .into_iter()
+            .collect(),
+        "rephraser" => vec![(
+            Stage::Rephrased,
+            json!({ "question": state.resolved_question.as_deref().unwrap_or(&state.question) }),
+        )],
+        "qir" => state
+            .qir
+            .as_ref()
+            .map(|qir| (Stage::QirBuilt, json!({ "qir": qir })))
+            .into_iter()
+            .collect(),
+        "matching" => {
+            let mut events = vec![(Stage::EntitiesLinked, json!({ "entities": state.entities }))];
+            if !state.relations.is_empty() {
+                events.push((Stage::RelationsLinked, json!({ "relations": state.relations })));
+            }
+            events
+        }
+        "query_planning" => {
+            let selected: Vec<_> = state
+                .queries
+                .iter()
+                .map(|q| json!({ "sparql": q.sparql, "reason": q.reason, "predicates": q.predicates }))
+                .collect();
+            let executed: Vec<_> = state
+                .queries
+                .iter()
+                .map(|q| json!({ "sparql": q.sparql, "rows": q.rows, "used": q.used, "elapsed_ms": q.elapsed_ms, "error": q.error }))
+                .collect();
+            let answers = state.answer.as_ref().map_or(0, |a| a.values.len());
+            vec![
+                (Stage::QueriesSelected, json!({ "queries": selected })),
+                (Stage::Executed, json!({ "queries": executed, "answers": answers })),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_messages_parse_strictly() {
+        let ask: ClientMessage = serde_json::from_str(r#"{"type":"ask","question":"Who?"}"#).unwrap();
+        assert_eq!(ask, ClientMessage::Ask { question: "Who?".into() });
+        let open: ClientMessage = serde_json::from_str(r#"{"type":"open"}"#).unwrap();
+        assert_eq!(open, ClientMessage::Open { kg: None });
+        for bad in [
+            r#"{"type":"ask"}"#,
+            r#"{"type":"ask","question":"Who?","extra":1}"#,
+            r#"{"type":"delete_everything"}"#,
+            r#"{"question":"Who?"}"#,
+            r#"["ask"]"#,
+            "ask: who",
+        ] {
+            assert!(serde_json::from_str::<ClientMessage>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn server_messages_are_tagged() {
+        let error = serde_json::to_value(ServerMessage::error(&ServerError::Busy)).unwrap();
+        assert_eq!(error["type"], "error");
+        assert_eq!(error["kind"], "busy");
+        let mut state = AgentState::new("Who directed Big?", Default::default(), Vec::new());
+        assert!(stage_events("classifier", &state).is_empty());
+        state.classification = Some(chatty_kg_agents::Classification::Dependent);
+        let events = stage_events("classifier", &state);
+        assert_eq!(events[0].0, Stage::Classified);
+        assert_eq!(events[0].1["classification"], "dependent");
+        let events = stage_events("query_planning", &state);
+        let stages: Vec<_> = events.iter().map(|e| e.0).collect();
+        assert_eq!(stages, [Stage::QueriesSelected, Stage::Executed]);
+        assert_eq!(events[1].1["answers"], 0);
+    }
+}

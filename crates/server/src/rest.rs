@@ -1,0 +1,162 @@
+//! The REST API (all JSON; errors are `{"error": {"kind", "message"}}`):
+//!
+//! | method and path                    | what                                            |
+//! |------------------------------------|-------------------------------------------------|
+//! | `GET /health`                      | liveness, version, KGs, model (no key needed)   |
+//! | `GET /api/kgs`                     | the configured knowledge graphs                 |
+//! | `POST /api/sessions`               | `{"kg"?}` → 201 a new session                   |
+//! | `GET /api/sessions/{id}`           | the session and its turns (history)             |
+//! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation  |
+//! | `DELETE /api/sessions/{id}`        | 204, the session and its turns are gone         |
+//! | `GET /metrics`                     | Prometheus text format                          |
+
+use crate::error::ServerError;
+use crate::service::{Caller, ChatService};
+use actix_web::{HttpResponse, web};
+use chatty_kg_dialogue::{SessionInfo, TurnRecord};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/health", web::get().to(health))
+        .route("/metrics", web::get().to(metrics))
+        .route("/api/kgs", web::get().to(list_kgs))
+        .route("/api/sessions", web::post().to(create_session))
+        .route("/api/sessions/{id}", web::get().to(get_session))
+        .route("/api/sessions/{id}", web::delete().to(delete_session))
+        .route("/api/sessions/{id}/ask", web::post().to(ask));
+}
+
+/// Server and model facts for `/health`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HealthInfo {
+    pub version: &'static str,
+    pub llm: String,
+    pub api_keys_required: bool,
+}
+
+async fn health(service: web::Data<ChatService>, info: web::Data<HealthInfo>) -> HttpResponse {
+    let status = if service.is_shutting_down() { "shutting_down" } else { "ok" };
+    HttpResponse::Ok().json(serde_json::json!({
+        "status": status,
+        "version": info.version,
+        "llm": info.llm,
+        "api_keys_required": info.api_keys_required,
+        "kgs": service.kgs().map(|kg| kg.name.as_str()).collect::<Vec<_>>(),
+    }))
+}
+
+async fn metrics(_: Caller, service: web::Data<ChatService>) -> Result<HttpResponse, ServerError> {
+    let text = service
+        .metrics
+        .render()
+        .map_err(|e| ServerError::Internal(e.to_string()))?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(text))
+}
+
+async fn list_kgs(_: Caller, service: web::Data<ChatService>) -> HttpResponse {
+    HttpResponse::Ok().json(service.kgs().collect::<Vec<_>>())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateSession {
+    kg: Option<String>,
+}
+
+/// A session as the API shows it.
+#[derive(Debug, Serialize)]
+struct SessionView {
+    session: String,
+    kg: String,
+    created_at: u64,
+    updated_at: u64,
+    turn_count: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    turns: Option<Vec<TurnRecord>>,
+}
+
+impl SessionView {
+    fn new(info: SessionInfo, turns: Option<Vec<TurnRecord>>) -> Self {
+        Self {
+            session: info.id.to_string(),
+            kg: info.kg,
+            created_at: info.created_at,
+            updated_at: info.updated_at,
+            turn_count: info.turns,
+            turns,
+        }
+    }
+}
+
+async fn create_session(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    body: Option<web::Json<CreateSession>>,
+) -> Result<HttpResponse, ServerError> {
+    let request = body.map(web::Json::into_inner).unwrap_or_default();
+    let info = service.create_session(&caller, request.kg.as_deref()).await?;
+    Ok(HttpResponse::Created().json(SessionView::new(info, None)))
+}
+
+async fn get_session(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ServerError> {
+    let info = service.session(&caller, &id)?;
+    let turns = service.turns(&info)?;
+    Ok(HttpResponse::Ok().json(SessionView::new(info, Some(turns))))
+}
+
+async fn delete_session(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ServerError> {
+    service.delete_session(&caller, &id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Ask {
+    question: String,
+}
+
+async fn ask(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    id: web::Path<String>,
+    body: web::Json<Ask>,
+) -> Result<HttpResponse, ServerError> {
+    let service: Arc<ChatService> = service.into_inner();
+    let record = service.ask(&caller, &id, &body.question, None).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({
+        "session": id.as_str(),
+        "turn": record.index,
+        "explanation": record.explanation,
+    })))
+}
+
+/// JSON bodies: at most `limit` bytes, and a malformed or oversized one gets the API's error
+/// shape rather than actix's plain text.
+pub fn json_config(limit: usize) -> web::JsonConfig {
+    web::JsonConfig::default().limit(limit).error_handler(move |error, _| {
+        use actix_web::error::JsonPayloadError;
+        let error = match &error {
+            JsonPayloadError::OverflowKnownLength { length, limit } => ServerError::TooLarge {
+                bytes: *length,
+                max: *limit,
+            },
+            JsonPayloadError::Overflow { limit } => ServerError::TooLarge {
+                bytes: limit + 1,
+                max: *limit,
+            },
+            other => ServerError::Malformed(other.to_string()),
+        };
+        error.into()
+    })
+}

@@ -1,0 +1,257 @@
+//! The one piece of shared state: a pipeline per configured knowledge graph, the session store,
+//! the metrics and the limits. REST and WebSocket handlers both answer through
+//! [`ChatService::ask`], so a question behaves the same whichever way it came in.
+//!
+//! Answers run as tasks on the main multi-threaded runtime (not on the HTTP worker that received
+//! them) and are tracked, so a client that disconnects mid-answer does not cancel it (the turn is
+//! still recorded and shows up on resume), and shutdown can wait for the answers under way. A
+//! lock per session keeps a session's turns in order; a semaphore bounds answers at once.
+
+use crate::error::ServerError;
+use crate::metrics::Metrics;
+use crate::protocol::{ServerMessage, stage_events};
+use chatty_kg_agents::{AgentState, Mode, Pipeline, Turn};
+use chatty_kg_dialogue::{DialogueStore, Owner, SessionId, SessionInfo, TurnRecord};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::task::TaskTracker;
+
+/// A configured knowledge graph as `/api/kgs` lists it (no credentials).
+#[derive(Debug, Clone, Serialize)]
+pub struct KgInfo {
+    pub name: String,
+    /// `embedded` or `endpoint`.
+    pub backend: &'static str,
+    /// The store directory or the endpoint URL.
+    pub location: String,
+    pub default: bool,
+}
+
+pub struct KnowledgeGraphEntry {
+    pub info: KgInfo,
+    pub pipeline: Pipeline,
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_question_chars: usize,
+    pub answer_timeout: Duration,
+    /// Answers kept per turn for later questions' context (L).
+    pub context_answers: usize,
+    /// Turns of history given to the agents.
+    pub context_turns: usize,
+}
+
+pub struct ChatService {
+    kgs: BTreeMap<String, KnowledgeGraphEntry>,
+    default_kg: String,
+    store: DialogueStore,
+    pub metrics: Metrics,
+    limits: Limits,
+    permits: Semaphore,
+    session_locks: Mutex<HashMap<SessionId, Weak<tokio::sync::Mutex<()>>>>,
+    tasks: TaskTracker,
+    runtime: tokio::runtime::Handle,
+}
+
+/// Who is asking: the owner recorded on the sessions they create (None without API keys).
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    pub owner: Option<Owner>,
+}
+
+impl ChatService {
+    pub fn new(
+        kgs: BTreeMap<String, KnowledgeGraphEntry>,
+        default_kg: String,
+        store: DialogueStore,
+        metrics: Metrics,
+        limits: Limits,
+        max_concurrent_answers: usize,
+    ) -> Result<Self, ServerError> {
+        if !kgs.contains_key(&default_kg) {
+            return Err(ServerError::Start(format!(
+                "the default knowledge graph {default_kg:?} is not configured"
+            )));
+        }
+        Ok(Self {
+            kgs,
+            default_kg,
+            store,
+            metrics,
+            limits,
+            permits: Semaphore::new(max_concurrent_answers.max(1)),
+            session_locks: Mutex::new(HashMap::new()),
+            tasks: TaskTracker::new(),
+            runtime: tokio::runtime::Handle::current(),
+        })
+    }
+
+    pub fn kgs(&self) -> impl Iterator<Item = &KgInfo> {
+        self.kgs.values().map(|kg| &kg.info)
+    }
+
+    pub fn store(&self) -> &DialogueStore {
+        &self.store
+    }
+
+    /// A new session on `kg` (default: the default KG).
+    pub async fn create_session(&self, caller: &Caller, kg: Option<&str>) -> Result<SessionInfo, ServerError> {
+        let kg = kg.unwrap_or(&self.default_kg);
+        if !self.kgs.contains_key(kg) {
+            return Err(ServerError::UnknownKg {
+                name: kg.to_owned(),
+                known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        }
+        let info = self.store.create(kg, caller.owner.clone()).await?;
+        self.metrics.sessions_created.inc();
+        Ok(info)
+    }
+
+    pub fn session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, ServerError> {
+        Ok(self.store.get(id, caller.owner.as_ref())?)
+    }
+
+    pub fn turns(&self, session: &SessionInfo) -> Result<Vec<TurnRecord>, ServerError> {
+        Ok(self.store.turns(&session.id)?)
+    }
+
+    pub async fn delete_session(&self, caller: &Caller, id: &str) -> Result<(), ServerError> {
+        Ok(self.store.delete(id, caller.owner.as_ref()).await?)
+    }
+
+    /// Answers `question` in session `id` and records the turn durably before returning it.
+    /// With `events`, stage events are sent there as the agents finish.
+    pub async fn ask(
+        self: &Arc<Self>,
+        caller: &Caller,
+        id: &str,
+        question: &str,
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+    ) -> Result<TurnRecord, ServerError> {
+        let result = self.start_answer(caller, id, question, events).await;
+        if let Err(error) = &result {
+            self.metrics.error(error.kind());
+        }
+        result
+    }
+
+    async fn start_answer(
+        self: &Arc<Self>,
+        caller: &Caller,
+        id: &str,
+        question: &str,
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+    ) -> Result<TurnRecord, ServerError> {
+        let question = question.trim();
+        if !question.chars().any(char::is_alphanumeric) {
+            return Err(ServerError::EmptyQuestion);
+        }
+        let chars = question.chars().count();
+        if chars > self.limits.max_question_chars {
+            return Err(ServerError::QuestionTooLong {
+                chars,
+                max: self.limits.max_question_chars,
+            });
+        }
+        let session = self.session(caller, id)?;
+        if self.tasks.is_closed() {
+            return Err(ServerError::ShuttingDown);
+        }
+        let service = self.clone();
+        let question = question.to_owned();
+        let task = self
+            .tasks
+            .spawn_on(async move { service.answer(session, question, events).await }, &self.runtime);
+        task.await.map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
+    }
+
+    async fn answer(
+        &self,
+        session: SessionInfo,
+        question: String,
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+    ) -> Result<TurnRecord, ServerError> {
+        let entry = self.kgs.get(&session.kg).ok_or_else(|| ServerError::UnknownKg {
+            name: session.kg.clone(),
+            known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
+        })?;
+        tracing::debug!(session = %session.id, %question, "question received");
+        let lock = self.session_lock(&session.id);
+        let _in_order = lock.lock().await;
+        let history = self.store.history(&session.id, self.limits.context_turns)?;
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| ServerError::ShuttingDown)?;
+        self.metrics.answers_in_flight.inc();
+        tracing::debug!(session = %session.id, "answering");
+        let started = Instant::now();
+        let mut observer = |agent: &str, state: &AgentState| {
+            let Some(events) = &events else { return };
+            for (stage, data) in stage_events(agent, state) {
+                // A closed receiver only means the client left; the answer is still recorded.
+                let _ = events.send(ServerMessage::Stage {
+                    stage,
+                    agent: agent.to_owned(),
+                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    data,
+                });
+            }
+        };
+        let answered = tokio::time::timeout(
+            self.limits.answer_timeout,
+            entry
+                .pipeline
+                .ask_observed(&question, Mode::MultiTurn, &history, &mut observer),
+        )
+        .await;
+        self.metrics.answers_in_flight.dec();
+        let explanation = match answered {
+            Err(_) => {
+                return Err(ServerError::AnswerTimeout {
+                    secs: self.limits.answer_timeout.as_secs(),
+                });
+            }
+            Ok(result) => result?,
+        };
+        let context = Turn::answered(&explanation, self.limits.context_answers);
+        let record = self.store.append(&session.id, context, explanation).await?;
+        self.metrics.answered(&session.kg, &record.explanation);
+        tracing::debug!(session = %session.id, turn = record.index, "answered and stored");
+        Ok(record)
+    }
+
+    fn session_lock(&self, id: &SessionId) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.session_locks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(lock) = locks.get(id).and_then(Weak::upgrade) {
+            return lock;
+        }
+        // Forget the locks of sessions nobody is answering in.
+        if locks.len() >= 1024 {
+            locks.retain(|_, lock| lock.strong_count() > 0);
+        }
+        let lock = Arc::new(tokio::sync::Mutex::new(()));
+        locks.insert(id.clone(), Arc::downgrade(&lock));
+        lock
+    }
+
+    /// Refuses new questions, then waits up to `grace` for the answers under way. Returns how
+    /// many were still running when the grace ran out.
+    pub async fn drain(&self, grace: Duration) -> usize {
+        self.tasks.close();
+        if tokio::time::timeout(grace, self.tasks.wait()).await.is_err() {
+            return self.tasks.len();
+        }
+        0
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.tasks.is_closed()
+    }
+}

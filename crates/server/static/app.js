@@ -1,0 +1,224 @@
+// The chat page: one WebSocket to /ws (protocol in the README). The session id is kept in
+// localStorage so a reload (or a server restart) resumes the same dialogue. Everything the
+// server sends is put on the page with textContent, never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const STAGE_TEXT = {
+  translated: "translated the question",
+  classified: "classified the question",
+  rephrased: "rephrased it on its own",
+  qir_built: "built the question's structure (QIR)",
+  entities_linked: "linked entities",
+  relations_linked: "linked relations",
+  queries_selected: "selected SPARQL queries",
+  executed: "ran the queries",
+};
+
+let socket = null;
+let session = localStorage.getItem("chatty-kg-session");
+let apiKey = localStorage.getItem("chatty-kg-key") || "";
+let pending = [];        // messages waiting for the socket to open
+let busy = false;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function headers() {
+  return apiKey ? { Authorization: "Bearer " + apiKey } : {};
+}
+
+async function askForKey() {
+  const dialog = $("key-dialog");
+  dialog.showModal();
+  await new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
+  apiKey = $("key-input").value.trim();
+  localStorage.setItem("chatty-kg-key", apiKey);
+}
+
+async function loadKgs() {
+  let response = await fetch("/api/kgs", { headers: headers() });
+  if (response.status === 401) {
+    await askForKey();
+    response = await fetch("/api/kgs", { headers: headers() });
+  }
+  if (!response.ok) throw new Error("cannot list knowledge graphs: HTTP " + response.status);
+  const select = $("kg");
+  select.replaceChildren();
+  for (const kg of await response.json()) {
+    const option = el("option", "", kg.name + " (" + kg.backend + ")");
+    option.value = kg.name;
+    option.selected = kg.default;
+    select.append(option);
+  }
+}
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const query = apiKey ? "?api_key=" + encodeURIComponent(apiKey) : "";
+  socket = new WebSocket(scheme + "//" + location.host + "/ws" + query);
+  setConnection("connecting…");
+  socket.addEventListener("open", () => {
+    setConnection("connected");
+    if (session) socket.send(JSON.stringify({ type: "resume", session }));
+    for (const message of pending.splice(0)) socket.send(message);
+  });
+  socket.addEventListener("message", (event) => receive(JSON.parse(event.data)));
+  socket.addEventListener("close", (event) => {
+    setConnection("disconnected" + (event.reason ? ": " + event.reason : ""));
+    socket = null;
+    if (busy) {
+      setBusy(false);
+      showError("The connection closed before the answer came. Ask again; your conversation is kept.");
+    }
+  });
+}
+
+function send(message) {
+  const text = JSON.stringify(message);
+  if (socket && socket.readyState === WebSocket.OPEN) {
+    socket.send(text);
+  } else {
+    pending.push(text);
+    if (!socket) connect();
+  }
+}
+
+function setConnection(text) {
+  $("connection").textContent = text;
+}
+
+function setBusy(value) {
+  busy = value;
+  $("ask").disabled = value;
+  $("progress").hidden = !value;
+  if (value) $("stages").replaceChildren();
+}
+
+function showError(text) {
+  const error = $("error");
+  error.textContent = text;
+  error.hidden = !text;
+}
+
+function receive(message) {
+  switch (message.type) {
+    case "session":
+      session = message.session;
+      localStorage.setItem("chatty-kg-session", session);
+      $("kg").value = message.kg;
+      if (!message.created) {
+        $("dialogue").replaceChildren();
+        for (const turn of message.turns) showTurn(turn.explanation);
+      }
+      break;
+    case "stage": {
+      const item = el("li", "stage", STAGE_TEXT[message.stage] || message.stage);
+      item.dataset.stage = message.stage;
+      item.append(el("span", "ms", " " + Math.round(message.elapsed_ms) + " ms"));
+      $("stages").append(item);
+      break;
+    }
+    case "answer":
+      setBusy(false);
+      showTurn(message.explanation);
+      break;
+    case "error":
+      if (message.kind === "no_such_session") {
+        // Expired or deleted: start afresh on the next question.
+        session = null;
+        localStorage.removeItem("chatty-kg-session");
+      }
+      setBusy(false);
+      showError(message.message);
+      break;
+  }
+}
+
+function showTurn(explanation) {
+  const turn = el("li", "turn");
+  turn.append(el("p", "question", explanation.question));
+  const answer = el("div", "answer");
+  answer.dataset.outcome = explanation.outcome.status;
+  answer.append(el("p", "text", explanation.text));
+  turn.append(answer);
+  turn.append(details(explanation));
+  $("dialogue").append(turn);
+  turn.scrollIntoView({ block: "end" });
+}
+
+function section(parent, title) {
+  const box = el("section", "");
+  box.append(el("h3", "", title));
+  parent.append(box);
+  return box;
+}
+
+function details(e) {
+  const panel = el("details", "how");
+  panel.append(el("summary", "", "How I got this"));
+  if (e.resolved_question && e.resolved_question !== e.question) {
+    section(panel, "Question on its own").append(el("p", "", e.resolved_question));
+  }
+  if (e.entities.length) {
+    const list = el("ul", "");
+    for (const link of e.entities) {
+      list.append(el("li", "", link.mention + " → " + (link.iri || "not in the graph") + " (" + link.method + ")"));
+    }
+    section(panel, "Entities").append(list);
+  }
+  if (e.relations.length) {
+    const list = el("ul", "");
+    for (const relation of e.relations) {
+      const best = relation.predicates.slice(0, 3).map((p) => p.label + " " + p.score.toFixed(2));
+      list.append(el("li", "", relation.phrase + " → " + best.join(", ")));
+    }
+    section(panel, "Relations").append(list);
+  }
+  if (e.sparql.length) {
+    const box = section(panel, "SPARQL");
+    for (const query of e.sparql) {
+      const note = query.reason + ", " + query.rows + " rows, " + query.elapsed_ms.toFixed(1) + " ms" +
+        (query.used ? ", used" : "") + (query.error ? ", error: " + query.error : "");
+      box.append(el("pre", "sparql", query.sparql));
+      box.append(el("p", "note", note));
+    }
+  }
+  const t = e.timings;
+  const timing = "understanding " + t.understanding_ms.toFixed(0) + " ms · linking " + t.linking_ms.toFixed(0) +
+    " ms · query selection " + t.query_selection_ms.toFixed(0) + " ms · execution " + t.execution_ms.toFixed(0) +
+    " ms · reply " + t.reply_ms.toFixed(0) + " ms · total " + t.total_ms.toFixed(0) + " ms";
+  section(panel, "Timings").append(el("p", "", timing));
+  section(panel, "Model").append(el("p", "", e.llm.calls + " LLM calls, " + e.llm.input_tokens +
+    " tokens in, " + e.llm.output_tokens + " out"));
+  return panel;
+}
+
+$("ask-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question || busy) return;
+  showError("");
+  setBusy(true);
+  if (!session) send({ type: "open", kg: $("kg").value || null });
+  send({ type: "ask", question });
+  $("question").value = "";
+});
+
+$("new-session").addEventListener("click", () => {
+  session = null;
+  localStorage.removeItem("chatty-kg-session");
+  $("dialogue").replaceChildren();
+  showError("");
+  send({ type: "open", kg: $("kg").value || null });
+});
+
+$("kg").addEventListener("change", () => $("new-session").click());
+
+loadKgs()
+  .then(connect)
+  .catch((error) => showError(String(error)));
