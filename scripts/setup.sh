@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages chatty-kg needs to build and test, when they are missing:
 # libclang-dev (bindgen for RocksDB), cmake (llama.cpp), virtuoso-opensource (remote-endpoint
-# tests), curl, and python3 with pip and venv (fetching models, the live LLM server test) unless
+# tests), chromium (the web page test), curl, and python3 with pip and venv (fetching models, the live LLM server test) unless
 # they are on the PATH already. Needs root (or sudo) only when
 # something is missing.
 set -euo pipefail
-packages=(libclang-dev cmake virtuoso-opensource curl)
+packages=(libclang-dev cmake virtuoso-opensource chromium curl)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 command -v python3 >/dev/null || missing+=(python3)

@@ -4,7 +4,8 @@
 # 2. starts a private Virtuoso on loopback, loaded with tests/fixtures/movies.ttl, when installed;
 # 3. starts a real OpenAI-compatible server (llama-cpp-python serving SmolLM2) unless
 #    CHATTY_KG_SKIP_OPENAI_SERVER=1 (building it takes ~10 min the first time);
-# 4. runs every test of the workspace, then stops the servers. Extra arguments go to `cargo test`.
+# 4. installs Playwright (npm, tests/web) for the web page test in headless Chromium;
+# 5. runs every test of the workspace, then stops the servers. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
@@ -32,6 +33,10 @@ if [ "${CHATTY_KG_SKIP_OPENAI_SERVER:-0}" != 1 ]; then
   CHATTY_KG_TEST_OPENAI_URL=$(scripts/openai-server.sh start "$scratch/openai" "$smollm2")
   export CHATTY_KG_TEST_OPENAI_URL
   echo "OpenAI-compatible server for the live LLM test: $CHATTY_KG_TEST_OPENAI_URL" >&2
+fi
+
+if command -v npm >/dev/null && [ ! -d tests/web/node_modules/playwright-core ]; then
+  npm ci --prefix tests/web --no-audit --no-fund --loglevel=error
 fi
 
 cargo test --workspace "$@"

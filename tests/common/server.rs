@@ -1,0 +1,227 @@
+//! The server under test (shared by tests/server.rs and benches/ws_load.rs): the real binary on
+//! a loopback port over a fresh copy of tests/fixtures/movies.ttl, with the scripted model
+//! configured as a user would, and small WebSocket/HTTP client helpers.
+
+#![allow(dead_code)]
+
+use chatty_kg_models::{catalog, model_for_tests};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+pub fn qir(entity: &str, triple: [&str; 3]) -> String {
+    json!({"entities": [entity], "unknowns": [if triple[0].starts_with('?') { triple[0] } else { triple[2] }],
+        "relations": [triple[1]], "triples": [triple], "type": "list", "order": null})
+    .to_string()
+}
+
+/// The scripted model's part: the QIR of each question, and the follow-up's classification and
+/// rephrasing (which only match when the first answer is in the dialogue context).
+pub fn script() -> Value {
+    let mut rules = vec![
+        json!({"agent": "classifier", "contains": "new question: what else did he direct", "replies": [r#"{"label": "dependent"}"#]}),
+        json!({"agent": "rephraser", "contains": "robert zemeckis", "replies": [r#"{"question": "What else did Robert Zemeckis direct?"}"#]}),
+        json!({"agent": "qir", "contains": "what else did robert zemeckis direct",
+               "replies": [qir("Robert Zemeckis", ["?answer", "directed by", "Robert Zemeckis"])]}),
+        json!({"agent": "qir", "contains": "who directed titanic 2",
+               "replies": [qir("Titanic 2", ["Titanic 2", "directed by", "?answer"])]}),
+        json!({"agent": "qir", "contains": "when was cast away released", "delay_ms": 2500,
+               "replies": [qir("Cast Away", ["Cast Away", "release year", "?answer"])]}),
+    ];
+    for (question, entity, relation, _) in QUESTIONS {
+        rules.push(json!({"agent": "qir", "contains": question.to_lowercase().trim_end_matches('?'),
+            "replies": [qir(entity, [entity, relation, "?answer"])]}));
+    }
+    // Any other question after the first stands alone.
+    rules.push(json!({"agent": "classifier", "contains": "", "replies": [r#"{"label": "self-contained"}"#]}));
+    Value::Array(rules)
+}
+
+/// Questions with distinct answers, so a mixed-up session shows.
+pub const QUESTIONS: [(&str, &str, &str, &str); 5] = [
+    ("Who directed Forrest Gump?", "Forrest Gump", "directed by", "Robert Zemeckis"),
+    ("Who starred in Big?", "Big", "starred actors", "Tom Hanks"),
+    ("Who starred in Top Gun?", "Top Gun", "starred actors", "Tom Cruise"),
+    ("When was Big released?", "Big", "release year", "1988"),
+    ("When was Top Gun released?", "Top Gun", "release year", "1986"),
+];
+
+pub struct TestServer {
+    pub child: Child,
+    pub url: String,
+    dir: PathBuf,
+    extra: String,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn chatty() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_chatty-kg"));
+    command
+        .env_remove("CHATTY_KG_CONFIG")
+        .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
+}
+
+impl TestServer {
+    /// A server over a fresh copy of the movies store, with `extra` appended to its config.
+    pub fn start(dir: &Path, extra: &str) -> Option<Self> {
+        model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
+        let store = dir.join("store");
+        let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/movies.ttl");
+        let output = chatty()
+            .args(["load", "--store", store.to_str()?, movies.to_str()?])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        std::fs::write(dir.join("script.json"), script().to_string()).unwrap();
+        Some(Self::restart(dir, extra))
+    }
+
+    pub fn restart(dir: &Path, extra: &str) -> Self {
+        let config = dir.join("config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[kgs.default]\nstore = {store:?}\n[llm]\nbackend = \"scripted\"\nscript = {script:?}\n\
+                 [server]\nbind = \"127.0.0.1:0\"\ndata_dir = {sessions:?}\nmax_message_bytes = 4096\n\
+                 max_frame_bytes = 65536\nshutdown_grace_secs = 20\n{extra}\n",
+                store = dir.join("store"),
+                script = dir.join("script.json"),
+                sessions = dir.join("sessions"),
+            ),
+        )
+        .unwrap();
+        let mut child = chatty()
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("chatty-kg serving on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_owned();
+        Self {
+            child,
+            url,
+            dir: dir.to_path_buf(),
+            extra: extra.to_owned(),
+        }
+    }
+
+    /// SIGKILL: no shutdown code runs at all.
+    pub fn kill_and_restart(mut self) -> Self {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        Self::restart(&self.dir.clone(), &self.extra.clone())
+    }
+
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    pub fn ws_url(&self, query: &str) -> String {
+        format!("{}/ws{query}", self.url.replacen("http", "ws", 1))
+    }
+
+    pub async fn ws(&self) -> Ws {
+        tokio_tungstenite::connect_async(self.ws_url(""))
+            .await
+            .unwrap()
+            .0
+    }
+}
+
+pub fn http() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+pub async fn json_of(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+pub async fn send(ws: &mut Ws, message: Value) {
+    ws.send(Message::text(message.to_string())).await.unwrap();
+}
+
+/// The next JSON frame (pings and pongs skipped); panics on close or after 60 s.
+pub async fn next(ws: &mut Ws) -> Value {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(60), ws.next())
+            .await
+            .expect("no frame within 60 s")
+            .expect("connection ended")
+            .expect("connection failed");
+        match frame {
+            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+            Message::Ping(_) | Message::Pong(_) => {}
+            other => panic!("unexpected frame {other:?}"),
+        }
+    }
+}
+
+/// Frames up to and including the answer or error.
+pub async fn until_answer(ws: &mut Ws) -> Vec<Value> {
+    let mut frames = Vec::new();
+    loop {
+        let frame = next(ws).await;
+        let done = matches!(frame["type"].as_str(), Some("answer" | "error"));
+        frames.push(frame);
+        if done {
+            return frames;
+        }
+    }
+}
+
+pub async fn close_code(ws: &mut Ws) -> (CloseCode, String) {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), ws.next()).await.unwrap() {
+            Some(Ok(Message::Close(Some(frame)))) => return (frame.code, frame.reason.to_string()),
+            Some(Ok(Message::Close(None))) | None => return (CloseCode::Status, String::new()),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => panic!("connection failed instead of closing: {e}"),
+        }
+    }
+}
+
+pub fn answers(explanation: &Value) -> Vec<String> {
+    explanation["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["label"].as_str().or(a["value"].as_str()).unwrap().to_owned())
+        .collect()
+}
+
+pub fn metric(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
+        .and_then(|line| line.rsplit(' ').next())
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+

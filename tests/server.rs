@@ -1,0 +1,400 @@
+//! `chatty-kg serve` as users meet it: the real binary on a loopback port, the real embedded store
+//! (tests/fixtures/movies.ttl), the real embedding model and sled, spoken to over HTTP and
+//! WebSocket. Only the LLM is the scripted one (deterministic, configured as a user would).
+//! Without the embedding model these tests skip, unless `CHATTY_KG_REQUIRE_MODELS=1` (CI).
+
+mod common;
+
+use common::server::*;
+use futures_util::SinkExt;
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let virtuoso = std::env::var("CHATTY_KG_TEST_VIRTUOSO").ok().filter(|u| !u.is_empty());
+    let extra = virtuoso
+        .as_ref()
+        .map(|url| format!("[kgs.virtuoso.endpoint]\nurl = {url:?}\n"))
+        .unwrap_or_default();
+    let Some(server) = TestServer::start(dir.path(), &extra) else { return };
+    let api = |path: &str| format!("{}{path}", server.url);
+
+    let (status, health) = json_of(http().get(api("/health")).send().await.unwrap()).await;
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")), "{health}");
+    let (_, kgs) = json_of(http().get(api("/api/kgs")).send().await.unwrap()).await;
+    assert_eq!(kgs[0]["name"], "default");
+    assert_eq!(kgs[0]["backend"], "embedded");
+    assert_eq!(kgs[0]["default"], true);
+
+    let (status, session) = json_of(http().post(api("/api/sessions")).send().await.unwrap()).await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 32);
+    let ask = |q: &str| {
+        http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .json(&json!({ "question": q }))
+            .send()
+    };
+    let (status, first) = json_of(ask("Who directed Forrest Gump?").await.unwrap()).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["turn"], 0);
+    assert_eq!(answers(&first["explanation"]), ["Robert Zemeckis"]);
+    assert!(first["explanation"]["sparql"][0]["sparql"].as_str().unwrap().contains("directedBy"));
+    let (status, second) = json_of(ask("What else did he direct?").await.unwrap()).await;
+    assert_eq!(status, 200, "{second}");
+    let e = &second["explanation"];
+    assert_eq!(e["resolved_question"], "What else did Robert Zemeckis direct?");
+    let films = answers(e);
+    assert!(films.contains(&"Cast Away".to_owned()) && films.contains(&"Forrest Gump".to_owned()), "{films:?}");
+
+    let (status, history) = json_of(http().get(api(&format!("/api/sessions/{id}"))).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(history["turn_count"], 2);
+    let turns = history["turns"].as_array().unwrap();
+    assert_eq!(turns[1]["context"]["question"], "What else did Robert Zemeckis direct?");
+    assert_eq!(turns[0]["context"]["answers"], json!(["Robert Zemeckis"]));
+
+    // Bad requests: each a clear error with a stable kind, and the session is untouched.
+    let (status, error) = json_of(ask("").await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("empty_question")), "{error}");
+    let (status, error) = json_of(ask(&"why ".repeat(300)).await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (413, Some("question_too_long")), "{error}");
+    let (status, error) = json_of(
+        http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .header("content-type", "application/json")
+            .body("{\"question\": ")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("malformed_message")), "{error}");
+    let (status, error) = json_of(
+        http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .json(&json!({"question": "x".repeat(5000)}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (413, Some("too_large")), "{error}");
+    let (status, error) = json_of(
+        http()
+            .post(api("/api/sessions"))
+            .json(&json!({"kg": "nope"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("unknown_kg")), "{error}");
+    let (status, _) = json_of(http().get(api(&format!("/api/sessions/{}", "0".repeat(32)))).send().await.unwrap()).await;
+    assert_eq!(status, 404);
+    let (_, history) = json_of(http().get(api(&format!("/api/sessions/{id}"))).send().await.unwrap()).await;
+    assert_eq!(history["turn_count"], 2);
+
+    let metrics = http().get(api("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert_eq!(metric(&metrics, r#"chattykg_questions_total{kg="default",outcome="answered"}"#), 2.0, "{metrics}");
+    assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="qir"}"#), 2.0);
+    assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="rephraser"}"#), 1.0);
+    assert_eq!(metric(&metrics, r#"chattykg_stage_seconds_count{stage="linking"}"#), 2.0);
+    assert_eq!(metric(&metrics, r#"chattykg_errors_total{kind="empty_question"}"#), 1.0);
+    assert!(metric(&metrics, "chattykg_sparql_queries_total") >= 2.0);
+
+    let status = http().delete(api(&format!("/api/sessions/{id}"))).send().await.unwrap().status();
+    assert_eq!(status, 204);
+    let (status, error) = json_of(http().get(api(&format!("/api/sessions/{id}"))).send().await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (404, Some("no_such_session")));
+    let (status, _) = json_of(ask("Who directed Forrest Gump?").await.unwrap()).await;
+    assert_eq!(status, 404);
+
+    // A session on the remote endpoint (Virtuoso, loaded with the same fixture by scripts/test.sh).
+    if virtuoso.is_some() {
+        let (status, session) = json_of(
+            http()
+                .post(api("/api/sessions"))
+                .json(&json!({"kg": "virtuoso"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!((status, session["kg"].as_str()), (201, Some("virtuoso")), "{session}");
+        let id = session["session"].as_str().unwrap();
+        let (status, answer) = json_of(
+            http()
+                .post(api(&format!("/api/sessions/{id}/ask")))
+                .json(&json!({"question": "Who starred in Top Gun?"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answers(&answer["explanation"]), ["Tom Cruise"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else { return };
+    let mut ws = server.ws().await;
+
+    send(&mut ws, json!({"type": "ask", "question": "Who directed Forrest Gump?"})).await;
+    let session = next(&mut ws).await;
+    assert_eq!((session["type"].as_str(), session["created"].as_bool()), (Some("session"), Some(true)));
+    let id = session["session"].as_str().unwrap().to_owned();
+    let frames = until_answer(&mut ws).await;
+    let stages: Vec<_> = frames.iter().filter_map(|f| f["stage"].as_str()).collect();
+    // Without history the classifier decides alone (no model call) that the question stands alone.
+    assert_eq!(
+        stages,
+        ["classified", "qir_built", "entities_linked", "relations_linked", "queries_selected", "executed"],
+        "{frames:#?}"
+    );
+    assert_eq!(frames[0]["data"]["classification"], "self-contained");
+    let entities = &frames[2]["data"]["entities"][0];
+    assert_eq!(entities["iri"], "http://example.org/entity/Forrest_Gump");
+    let answer = frames.last().unwrap();
+    assert_eq!((answer["type"].as_str(), answer["turn"].as_u64()), (Some("answer"), Some(0)));
+    assert_eq!(answers(&answer["explanation"]), ["Robert Zemeckis"]);
+    assert!(answer["explanation"]["timings"]["total_ms"].as_f64().unwrap() > 0.0);
+
+    // Malformed, unknown, binary and oversized messages: an error frame each; the connection stays.
+    for (frame, kind) in [
+        (Message::text("not json"), "malformed_message"),
+        (Message::text(r#"{"type":"drop_tables"}"#), "malformed_message"),
+        (Message::text(r#"{"type":"ask"}"#), "malformed_message"),
+        (Message::binary(vec![0u8, 159, 146, 150]), "malformed_message"),
+        (Message::text(json!({"type": "ask", "question": "a".repeat(5000)}).to_string()), "too_large"),
+        (Message::text(json!({"type": "ask", "question": "why ".repeat(300)}).to_string()), "question_too_long"),
+        (Message::text(json!({"type": "resume", "session": "0".repeat(32)}).to_string()), "no_such_session"),
+        (Message::text(json!({"type": "open", "kg": "nope"}).to_string()), "unknown_kg"),
+    ] {
+        ws.send(frame).await.unwrap();
+        let error = next(&mut ws).await;
+        assert_eq!((error["type"].as_str(), error["kind"].as_str()), (Some("error"), Some(kind)), "{error}");
+    }
+
+    // The dialogue goes on: the pronoun is resolved from the first turn.
+    send(&mut ws, json!({"type": "ask", "question": "What else did he direct?"})).await;
+    let frames = until_answer(&mut ws).await;
+    let stages: Vec<_> = frames.iter().filter_map(|f| f["stage"].as_str()).collect();
+    assert_eq!(&stages[..2], ["classified", "rephrased"], "{frames:#?}");
+    assert_eq!(frames[1]["data"]["question"], "What else did Robert Zemeckis direct?");
+    let answer = frames.last().unwrap();
+    assert_eq!(answer["turn"], 1, "{answer}");
+    assert!(answers(&answer["explanation"]).contains(&"Cast Away".to_owned()));
+
+    // A second question while one is being answered is refused, not queued or lost.
+    send(&mut ws, json!({"type": "ask", "question": "When was Cast Away released?"})).await;
+    send(&mut ws, json!({"type": "ask", "question": "Who starred in Big?"})).await;
+    let frames = until_answer(&mut ws).await;
+    assert_eq!(frames.last().unwrap()["kind"], "busy", "{frames:#?}");
+    let frames = until_answer(&mut ws).await;
+    assert_eq!(answers(&frames.last().unwrap()["explanation"]), ["2000"]);
+
+    // A frame beyond max_frame_bytes closes the connection (1009); the session is kept.
+    ws.send(Message::text("x".repeat(100_000))).await.unwrap();
+    let (code, reason) = close_code(&mut ws).await;
+    assert_eq!(code, CloseCode::Size, "{reason}");
+    let mut ws = server.ws().await;
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    let resumed = next(&mut ws).await;
+    assert_eq!(resumed["created"], false);
+    let questions: Vec<_> = resumed["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["explanation"]["question"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        questions,
+        ["Who directed Forrest Gump?", "What else did he direct?", "When was Cast Away released?"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn api_keys_keep_sessions_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\", \"bob-key\"]") else { return };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let with = |request: reqwest::RequestBuilder, key: &str| request.bearer_auth(key);
+
+    for path in ["/api/kgs", "/metrics", "/api/sessions/0"] {
+        let status = http().get(api(path)).send().await.unwrap().status();
+        assert_eq!(status, 401, "{path}");
+    }
+    let status = with(http().get(api("/api/kgs")), "mallory-key").send().await.unwrap().status();
+    assert_eq!(status, 401);
+    assert_eq!(http().get(api("/health")).send().await.unwrap().status(), 200);
+    assert!(tokio_tungstenite::connect_async(server.ws_url("")).await.is_err());
+
+    let (_, session) = json_of(with(http().post(api("/api/sessions")), "alice-key").send().await.unwrap()).await;
+    let id = session["session"].as_str().unwrap().to_owned();
+    let ask = |key: &str| {
+        with(http().post(api(&format!("/api/sessions/{id}/ask"))), key)
+            .json(&json!({"question": "Who starred in Big?"}))
+            .send()
+    };
+    let (status, answer) = json_of(ask("alice-key").await.unwrap()).await;
+    assert_eq!(status, 200, "{answer}");
+    for (status, _) in [
+        json_of(ask("bob-key").await.unwrap()).await,
+        json_of(with(http().get(api(&format!("/api/sessions/{id}"))), "bob-key").send().await.unwrap()).await,
+        json_of(with(http().delete(api(&format!("/api/sessions/{id}"))), "bob-key").send().await.unwrap()).await,
+    ] {
+        assert_eq!(status, 404, "Bob must not even learn that Alice's session exists");
+    }
+    // Over WebSocket too (the key in the query, as a browser sends it).
+    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url("?api_key=bob-key")).await.unwrap();
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    assert_eq!(next(&mut ws).await["kind"], "no_such_session");
+    let (status, history) =
+        json_of(with(http().get(api(&format!("/api/sessions/{id}"))), "alice-key").send().await.unwrap()).await;
+    assert_eq!((status, history["turn_count"].as_u64()), (200, Some(1)), "{history}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialogue_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else { return };
+    let mut ws = server.ws().await;
+    send(&mut ws, json!({"type": "ask", "question": "Who directed Forrest Gump?"})).await;
+    let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
+    let frames = until_answer(&mut ws).await;
+    assert_eq!(answers(&frames.last().unwrap()["explanation"]), ["Robert Zemeckis"]);
+
+    // The answer was acknowledged, so it must survive a crash right after it.
+    let server = server.kill_and_restart();
+    let mut ws = server.ws().await;
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    let resumed = next(&mut ws).await;
+    assert_eq!(resumed["turns"].as_array().map(Vec::len), Some(1), "{resumed}");
+    send(&mut ws, json!({"type": "ask", "question": "What else did he direct?"})).await;
+    let frames = until_answer(&mut ws).await;
+    let e = &frames.last().unwrap()["explanation"];
+    assert_eq!(e["resolved_question"], "What else did Robert Zemeckis direct?", "{frames:#?}");
+    assert!(answers(e).contains(&"Cast Away".to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_finishes_the_answer_under_way_then_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut server) = TestServer::start(dir.path(), "") else { return };
+    let mut idle = server.ws().await;
+    send(&mut idle, json!({"type": "open"})).await;
+    assert_eq!(next(&mut idle).await["type"], "session");
+    let mut ws = server.ws().await;
+    // This question's model reply takes 2.5 s.
+    send(&mut ws, json!({"type": "ask", "question": "When was Cast Away released?"})).await;
+    let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.signal("TERM");
+    assert_eq!(close_code(&mut idle).await.0, CloseCode::Away);
+    let frames = until_answer(&mut ws).await;
+    assert_eq!(answers(&frames.last().unwrap()["explanation"]), ["2000"], "{frames:#?}");
+    assert_eq!(close_code(&mut ws).await.0, CloseCode::Away);
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+
+    let server = TestServer::restart(dir.path(), "");
+    let (_, history) = json_of(
+        http()
+            .get(format!("{}/api/sessions/{id}", server.url))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(history["turn_count"], 1, "{history}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8") else { return };
+    let url = server.ws_url("");
+    let clients = (0..200).map(|i| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            let (question, _, _, expected) = QUESTIONS[i % QUESTIONS.len()];
+            let (mut ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+            send(&mut ws, json!({"type": "ask", "question": question})).await;
+            let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
+            let frames = until_answer(&mut ws).await;
+            let answer = frames.last().unwrap();
+            assert_eq!(answer["type"], "answer", "{answer}");
+            assert_eq!(answer["session"], id.as_str());
+            assert_eq!(answer["explanation"]["question"], question);
+            assert_eq!(answers(&answer["explanation"]), [expected], "{question}");
+            (id, question)
+        })
+    });
+    let sessions = futures_util::future::join_all(clients).await;
+    let mut ids = std::collections::HashSet::new();
+    for session in sessions {
+        let (id, question) = session.unwrap();
+        assert!(ids.insert(id.clone()), "session ids must be distinct");
+        if ids.len() % 20 == 0 {
+            let (_, history) = json_of(
+                http()
+                    .get(format!("{}/api/sessions/{id}", server.url))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(history["turn_count"], 1);
+            assert_eq!(history["turns"][0]["explanation"]["question"], question);
+        }
+    }
+    assert_eq!(ids.len(), 200);
+}
+
+/// The web page in a real headless Chromium (Debian's), driven by Playwright: ask, see the
+/// answer and its SPARQL, follow up with a pronoun, reload and find the dialogue again.
+/// Needs `chromium` and `npm ci --prefix tests/web` (scripts/setup.sh); skips without them
+/// unless `CHATTY_KG_REQUIRE_BROWSER=1` (CI).
+#[test]
+fn the_web_page_chats_in_headless_chromium() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web");
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let ready = chromium.is_some() && web.join("node_modules/playwright-core").exists();
+    if !ready {
+        assert!(
+            std::env::var_os("CHATTY_KG_REQUIRE_BROWSER").is_none(),
+            "CHATTY_KG_REQUIRE_BROWSER=1 but chromium or tests/web/node_modules is missing"
+        );
+        eprintln!("skipped: install chromium and run `npm ci --prefix tests/web`");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else { return };
+    let output = Command::new("node")
+        .arg(web.join("chat.test.mjs"))
+        .env("CHATTY_KG_URL", &server.url)
+        .env("CHROMIUM", chromium.unwrap_or_default())
+        .env("SCREENSHOT", std::env::var_os("CHATTY_KG_SCREENSHOT").unwrap_or_default())
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("web page test passed"), "{log}");
+}
