@@ -22,12 +22,14 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
         .as_ref()
         .map(|url| format!("[kgs.virtuoso.endpoint]\nurl = {url:?}\n"))
         .unwrap_or_default();
-    let Some(server) = TestServer::start(dir.path(), &extra) else { return };
+    let Some(server) = TestServer::start(dir.path(), &extra) else {
+        return;
+    };
     let api = |path: &str| format!("{}{path}", server.url);
 
-    let (status, health) = json_of(http().get(api("/health")).send().await.unwrap()).await;
+    let (status, health) = get_json(api("/health")).await;
     assert_eq!((status, health["status"].as_str()), (200, Some("ok")), "{health}");
-    let (_, kgs) = json_of(http().get(api("/api/kgs")).send().await.unwrap()).await;
+    let (_, kgs) = get_json(api("/api/kgs")).await;
     assert_eq!(kgs[0]["name"], "default");
     assert_eq!(kgs[0]["backend"], "embedded");
     assert_eq!(kgs[0]["default"], true);
@@ -46,15 +48,23 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
     assert_eq!(status, 200, "{first}");
     assert_eq!(first["turn"], 0);
     assert_eq!(answers(&first["explanation"]), ["Robert Zemeckis"]);
-    assert!(first["explanation"]["sparql"][0]["sparql"].as_str().unwrap().contains("directedBy"));
+    assert!(
+        first["explanation"]["sparql"][0]["sparql"]
+            .as_str()
+            .unwrap()
+            .contains("directedBy")
+    );
     let (status, second) = json_of(ask("What else did he direct?").await.unwrap()).await;
     assert_eq!(status, 200, "{second}");
     let e = &second["explanation"];
     assert_eq!(e["resolved_question"], "What else did Robert Zemeckis direct?");
     let films = answers(e);
-    assert!(films.contains(&"Cast Away".to_owned()) && films.contains(&"Forrest Gump".to_owned()), "{films:?}");
+    assert!(
+        films.contains(&"Cast Away".to_owned()) && films.contains(&"Forrest Gump".to_owned()),
+        "{films:?}"
+    );
 
-    let (status, history) = json_of(http().get(api(&format!("/api/sessions/{id}"))).send().await.unwrap()).await;
+    let (status, history) = get_json(api(&format!("/api/sessions/{id}"))).await;
     assert_eq!(status, 200);
     assert_eq!(history["turn_count"], 2);
     let turns = history["turns"].as_array().unwrap();
@@ -63,9 +73,17 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
 
     // Bad requests: each a clear error with a stable kind, and the session is untouched.
     let (status, error) = json_of(ask("").await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("empty_question")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (400, Some("empty_question")),
+        "{error}"
+    );
     let (status, error) = json_of(ask(&"why ".repeat(300)).await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (413, Some("question_too_long")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (413, Some("question_too_long")),
+        "{error}"
+    );
     let (status, error) = json_of(
         http()
             .post(api(&format!("/api/sessions/{id}/ask")))
@@ -76,67 +94,70 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
             .unwrap(),
     )
     .await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("malformed_message")), "{error}");
-    let (status, error) = json_of(
-        http()
-            .post(api(&format!("/api/sessions/{id}/ask")))
-            .json(&json!({"question": "x".repeat(5000)}))
-            .send()
-            .await
-            .unwrap(),
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (400, Some("malformed_message")),
+        "{error}"
+    );
+    let (status, error) = post_json(
+        api(&format!("/api/sessions/{id}/ask")),
+        json!({"question": "x".repeat(5000)}),
     )
     .await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (413, Some("too_large")), "{error}");
-    let (status, error) = json_of(
-        http()
-            .post(api("/api/sessions"))
-            .json(&json!({"kg": "nope"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("unknown_kg")), "{error}");
-    let (status, _) = json_of(http().get(api(&format!("/api/sessions/{}", "0".repeat(32)))).send().await.unwrap()).await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (413, Some("too_large")),
+        "{error}"
+    );
+    let (status, error) = post_json(api("/api/sessions"), json!({"kg": "nope"})).await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (400, Some("unknown_kg")),
+        "{error}"
+    );
+    let (status, _) = get_json(api(&format!("/api/sessions/{}", "0".repeat(32)))).await;
     assert_eq!(status, 404);
-    let (_, history) = json_of(http().get(api(&format!("/api/sessions/{id}"))).send().await.unwrap()).await;
+    let (_, history) = get_json(api(&format!("/api/sessions/{id}"))).await;
     assert_eq!(history["turn_count"], 2);
 
     let metrics = http().get(api("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert_eq!(metric(&metrics, r#"chattykg_questions_total{kg="default",outcome="answered"}"#), 2.0, "{metrics}");
+    assert_eq!(
+        metric(&metrics, r#"chattykg_questions_total{kg="default",outcome="answered"}"#),
+        2.0,
+        "{metrics}"
+    );
     assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="qir"}"#), 2.0);
     assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="rephraser"}"#), 1.0);
-    assert_eq!(metric(&metrics, r#"chattykg_stage_seconds_count{stage="linking"}"#), 2.0);
+    assert_eq!(
+        metric(&metrics, r#"chattykg_stage_seconds_count{stage="linking"}"#),
+        2.0
+    );
     assert_eq!(metric(&metrics, r#"chattykg_errors_total{kind="empty_question"}"#), 1.0);
     assert!(metric(&metrics, "chattykg_sparql_queries_total") >= 2.0);
 
-    let status = http().delete(api(&format!("/api/sessions/{id}"))).send().await.unwrap().status();
+    let status = http()
+        .delete(api(&format!("/api/sessions/{id}")))
+        .send()
+        .await
+        .unwrap()
+        .status();
     assert_eq!(status, 204);
-    let (status, error) = json_of(http().get(api(&format!("/api/sessions/{id}"))).send().await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (404, Some("no_such_session")));
+    let (status, error) = get_json(api(&format!("/api/sessions/{id}"))).await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (404, Some("no_such_session"))
+    );
     let (status, _) = json_of(ask("Who directed Forrest Gump?").await.unwrap()).await;
     assert_eq!(status, 404);
 
     // A session on the remote endpoint (Virtuoso, loaded with the same fixture by scripts/test.sh).
     if virtuoso.is_some() {
-        let (status, session) = json_of(
-            http()
-                .post(api("/api/sessions"))
-                .json(&json!({"kg": "virtuoso"}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (status, session) = post_json(api("/api/sessions"), json!({"kg": "virtuoso"})).await;
         assert_eq!((status, session["kg"].as_str()), (201, Some("virtuoso")), "{session}");
         let id = session["session"].as_str().unwrap();
-        let (status, answer) = json_of(
-            http()
-                .post(api(&format!("/api/sessions/{id}/ask")))
-                .json(&json!({"question": "Who starred in Top Gun?"}))
-                .send()
-                .await
-                .unwrap(),
+        let (status, answer) = post_json(
+            api(&format!("/api/sessions/{id}/ask")),
+            json!({"question": "Who starred in Top Gun?"}),
         )
         .await;
         assert_eq!(status, 200, "{answer}");
@@ -147,26 +168,45 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
 #[tokio::test(flavor = "multi_thread")]
 async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "") else { return };
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
     let mut ws = server.ws().await;
 
-    send(&mut ws, json!({"type": "ask", "question": "Who directed Forrest Gump?"})).await;
+    send(
+        &mut ws,
+        json!({"type": "ask", "question": "Who directed Forrest Gump?"}),
+    )
+    .await;
     let session = next(&mut ws).await;
-    assert_eq!((session["type"].as_str(), session["created"].as_bool()), (Some("session"), Some(true)));
+    assert_eq!(
+        (session["type"].as_str(), session["created"].as_bool()),
+        (Some("session"), Some(true))
+    );
     let id = session["session"].as_str().unwrap().to_owned();
     let frames = until_answer(&mut ws).await;
     let stages: Vec<_> = frames.iter().filter_map(|f| f["stage"].as_str()).collect();
     // Without history the classifier decides alone (no model call) that the question stands alone.
     assert_eq!(
         stages,
-        ["classified", "qir_built", "entities_linked", "relations_linked", "queries_selected", "executed"],
+        [
+            "classified",
+            "qir_built",
+            "entities_linked",
+            "relations_linked",
+            "queries_selected",
+            "executed"
+        ],
         "{frames:#?}"
     );
     assert_eq!(frames[0]["data"]["classification"], "self-contained");
     let entities = &frames[2]["data"]["entities"][0];
     assert_eq!(entities["iri"], "http://example.org/entity/Forrest_Gump");
     let answer = frames.last().unwrap();
-    assert_eq!((answer["type"].as_str(), answer["turn"].as_u64()), (Some("answer"), Some(0)));
+    assert_eq!(
+        (answer["type"].as_str(), answer["turn"].as_u64()),
+        (Some("answer"), Some(0))
+    );
     assert_eq!(answers(&answer["explanation"]), ["Robert Zemeckis"]);
     assert!(answer["explanation"]["timings"]["total_ms"].as_f64().unwrap() > 0.0);
 
@@ -176,14 +216,30 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
         (Message::text(r#"{"type":"drop_tables"}"#), "malformed_message"),
         (Message::text(r#"{"type":"ask"}"#), "malformed_message"),
         (Message::binary(vec![0u8, 159, 146, 150]), "malformed_message"),
-        (Message::text(json!({"type": "ask", "question": "a".repeat(5000)}).to_string()), "too_large"),
-        (Message::text(json!({"type": "ask", "question": "why ".repeat(300)}).to_string()), "question_too_long"),
-        (Message::text(json!({"type": "resume", "session": "0".repeat(32)}).to_string()), "no_such_session"),
-        (Message::text(json!({"type": "open", "kg": "nope"}).to_string()), "unknown_kg"),
+        (
+            Message::text(json!({"type": "ask", "question": "a".repeat(5000)}).to_string()),
+            "too_large",
+        ),
+        (
+            Message::text(json!({"type": "ask", "question": "why ".repeat(300)}).to_string()),
+            "question_too_long",
+        ),
+        (
+            Message::text(json!({"type": "resume", "session": "0".repeat(32)}).to_string()),
+            "no_such_session",
+        ),
+        (
+            Message::text(json!({"type": "open", "kg": "nope"}).to_string()),
+            "unknown_kg",
+        ),
     ] {
         ws.send(frame).await.unwrap();
         let error = next(&mut ws).await;
-        assert_eq!((error["type"].as_str(), error["kind"].as_str()), (Some("error"), Some(kind)), "{error}");
+        assert_eq!(
+            (error["type"].as_str(), error["kind"].as_str()),
+            (Some("error"), Some(kind)),
+            "{error}"
+        );
     }
 
     // The dialogue goes on: the pronoun is resolved from the first turn.
@@ -197,7 +253,11 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
     assert!(answers(&answer["explanation"]).contains(&"Cast Away".to_owned()));
 
     // A second question while one is being answered is refused, not queued or lost.
-    send(&mut ws, json!({"type": "ask", "question": "When was Cast Away released?"})).await;
+    send(
+        &mut ws,
+        json!({"type": "ask", "question": "When was Cast Away released?"}),
+    )
+    .await;
     send(&mut ws, json!({"type": "ask", "question": "Who starred in Big?"})).await;
     let frames = until_answer(&mut ws).await;
     assert_eq!(frames.last().unwrap()["kind"], "busy", "{frames:#?}");
@@ -220,14 +280,20 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
         .collect();
     assert_eq!(
         questions,
-        ["Who directed Forrest Gump?", "What else did he direct?", "When was Cast Away released?"]
+        [
+            "Who directed Forrest Gump?",
+            "What else did he direct?",
+            "When was Cast Away released?"
+        ]
     );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn api_keys_keep_sessions_apart() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\", \"bob-key\"]") else { return };
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\", \"bob-key\"]") else {
+        return;
+    };
     let api = |path: &str| format!("{}{path}", server.url);
     let with = |request: reqwest::RequestBuilder, key: &str| request.bearer_auth(key);
 
@@ -235,12 +301,22 @@ async fn api_keys_keep_sessions_apart() {
         let status = http().get(api(path)).send().await.unwrap().status();
         assert_eq!(status, 401, "{path}");
     }
-    let status = with(http().get(api("/api/kgs")), "mallory-key").send().await.unwrap().status();
+    let status = with(http().get(api("/api/kgs")), "mallory-key")
+        .send()
+        .await
+        .unwrap()
+        .status();
     assert_eq!(status, 401);
     assert_eq!(http().get(api("/health")).send().await.unwrap().status(), 200);
     assert!(tokio_tungstenite::connect_async(server.ws_url("")).await.is_err());
 
-    let (_, session) = json_of(with(http().post(api("/api/sessions")), "alice-key").send().await.unwrap()).await;
+    let (_, session) = json_of(
+        with(http().post(api("/api/sessions")), "alice-key")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     let id = session["session"].as_str().unwrap().to_owned();
     let ask = |key: &str| {
         with(http().post(api(&format!("/api/sessions/{id}/ask"))), key)
@@ -251,26 +327,51 @@ async fn api_keys_keep_sessions_apart() {
     assert_eq!(status, 200, "{answer}");
     for (status, _) in [
         json_of(ask("bob-key").await.unwrap()).await,
-        json_of(with(http().get(api(&format!("/api/sessions/{id}"))), "bob-key").send().await.unwrap()).await,
-        json_of(with(http().delete(api(&format!("/api/sessions/{id}"))), "bob-key").send().await.unwrap()).await,
+        json_of(
+            with(http().get(api(&format!("/api/sessions/{id}"))), "bob-key")
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await,
+        json_of(
+            with(http().delete(api(&format!("/api/sessions/{id}"))), "bob-key")
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await,
     ] {
         assert_eq!(status, 404, "Bob must not even learn that Alice's session exists");
     }
     // Over WebSocket too (the key in the query, as a browser sends it).
-    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url("?api_key=bob-key")).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url("?api_key=bob-key"))
+        .await
+        .unwrap();
     send(&mut ws, json!({"type": "resume", "session": id})).await;
     assert_eq!(next(&mut ws).await["kind"], "no_such_session");
-    let (status, history) =
-        json_of(with(http().get(api(&format!("/api/sessions/{id}"))), "alice-key").send().await.unwrap()).await;
+    let (status, history) = json_of(
+        with(http().get(api(&format!("/api/sessions/{id}"))), "alice-key")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!((status, history["turn_count"].as_u64()), (200, Some(1)), "{history}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dialogue_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "") else { return };
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
     let mut ws = server.ws().await;
-    send(&mut ws, json!({"type": "ask", "question": "Who directed Forrest Gump?"})).await;
+    send(
+        &mut ws,
+        json!({"type": "ask", "question": "Who directed Forrest Gump?"}),
+    )
+    .await;
     let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
     let frames = until_answer(&mut ws).await;
     assert_eq!(answers(&frames.last().unwrap()["explanation"]), ["Robert Zemeckis"]);
@@ -284,20 +385,29 @@ async fn a_dialogue_survives_sigkill() {
     send(&mut ws, json!({"type": "ask", "question": "What else did he direct?"})).await;
     let frames = until_answer(&mut ws).await;
     let e = &frames.last().unwrap()["explanation"];
-    assert_eq!(e["resolved_question"], "What else did Robert Zemeckis direct?", "{frames:#?}");
+    assert_eq!(
+        e["resolved_question"], "What else did Robert Zemeckis direct?",
+        "{frames:#?}"
+    );
     assert!(answers(e).contains(&"Cast Away".to_owned()));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_finishes_the_answer_under_way_then_stops() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(mut server) = TestServer::start(dir.path(), "") else { return };
+    let Some(mut server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
     let mut idle = server.ws().await;
     send(&mut idle, json!({"type": "open"})).await;
     assert_eq!(next(&mut idle).await["type"], "session");
     let mut ws = server.ws().await;
     // This question's model reply takes 2.5 s.
-    send(&mut ws, json!({"type": "ask", "question": "When was Cast Away released?"})).await;
+    send(
+        &mut ws,
+        json!({"type": "ask", "question": "When was Cast Away released?"}),
+    )
+    .await;
     let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(500)).await;
     server.signal("TERM");
@@ -309,21 +419,16 @@ async fn sigterm_finishes_the_answer_under_way_then_stops() {
     assert!(status.success(), "{status}");
 
     let server = TestServer::restart(dir.path(), "");
-    let (_, history) = json_of(
-        http()
-            .get(format!("{}/api/sessions/{id}", server.url))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (_, history) = get_json(format!("{}/api/sessions/{id}", server.url)).await;
     assert_eq!(history["turn_count"], 1, "{history}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8") else { return };
+    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8") else {
+        return;
+    };
     let url = server.ws_url("");
     let clients = (0..200).map(|i| {
         let url = url.clone();
@@ -347,14 +452,7 @@ async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
         let (id, question) = session.unwrap();
         assert!(ids.insert(id.clone()), "session ids must be distinct");
         if ids.len() % 20 == 0 {
-            let (_, history) = json_of(
-                http()
-                    .get(format!("{}/api/sessions/{id}", server.url))
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await;
+            let (_, history) = get_json(format!("{}/api/sessions/{id}", server.url)).await;
             assert_eq!(history["turn_count"], 1);
             assert_eq!(history["turns"][0]["explanation"]["question"], question);
         }
@@ -382,12 +480,17 @@ fn the_web_page_chats_in_headless_chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "") else { return };
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
     let output = Command::new("node")
         .arg(web.join("chat.test.mjs"))
         .env("CHATTY_KG_URL", &server.url)
         .env("CHROMIUM", chromium.unwrap_or_default())
-        .env("SCREENSHOT", std::env::var_os("CHATTY_KG_SCREENSHOT").unwrap_or_default())
+        .env(
+            "SCREENSHOT",
+            std::env::var_os("CHATTY_KG_SCREENSHOT").unwrap_or_default(),
+        )
         .output()
         .unwrap();
     let log = format!(

@@ -36,8 +36,10 @@ pub fn script() -> Value {
                "replies": [qir("Cast Away", ["Cast Away", "release year", "?answer"])]}),
     ];
     for (question, entity, relation, _) in QUESTIONS {
-        rules.push(json!({"agent": "qir", "contains": question.to_lowercase().trim_end_matches('?'),
-            "replies": [qir(entity, [entity, relation, "?answer"])]}));
+        rules.push(
+            json!({"agent": "qir", "contains": question.to_lowercase().trim_end_matches('?'),
+            "replies": [qir(entity, [entity, relation, "?answer"])]}),
+        );
     }
     // Any other question after the first stands alone.
     rules.push(json!({"agent": "classifier", "contains": "", "replies": [r#"{"label": "self-contained"}"#]}));
@@ -46,7 +48,12 @@ pub fn script() -> Value {
 
 /// Questions with distinct answers, so a mixed-up session shows.
 pub const QUESTIONS: [(&str, &str, &str, &str); 5] = [
-    ("Who directed Forrest Gump?", "Forrest Gump", "directed by", "Robert Zemeckis"),
+    (
+        "Who directed Forrest Gump?",
+        "Forrest Gump",
+        "directed by",
+        "Robert Zemeckis",
+    ),
     ("Who starred in Big?", "Big", "starred actors", "Tom Hanks"),
     ("Who starred in Top Gun?", "Top Gun", "starred actors", "Tom Cruise"),
     ("When was Big released?", "Big", "release year", "1988"),
@@ -147,10 +154,7 @@ impl TestServer {
     }
 
     pub async fn ws(&self) -> Ws {
-        tokio_tungstenite::connect_async(self.ws_url(""))
-            .await
-            .unwrap()
-            .0
+        tokio_tungstenite::connect_async(self.ws_url("")).await.unwrap().0
     }
 }
 
@@ -162,6 +166,14 @@ pub async fn json_of(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
     (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+pub async fn get_json(url: String) -> (u16, Value) {
+    json_of(http().get(url).send().await.unwrap()).await
+}
+
+pub async fn post_json(url: String, body: Value) -> (u16, Value) {
+    json_of(http().post(url).json(&body).send().await.unwrap()).await
 }
 
 pub async fn send(ws: &mut Ws, message: Value) {
@@ -224,4 +236,3 @@ pub fn metric(metrics: &str, name: &str) -> f64 {
         .and_then(|line| line.rsplit(' ').next())
         .map_or(0.0, |v| v.parse().unwrap())
 }
-

@@ -402,7 +402,11 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
     fn server_settings_come_from_file_and_environment() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
-        std::fs::write(&path, "[server]\nbind = \"0.0.0.0:9000\"\nsession_retention_hours = 0\n").unwrap();
+        std::fs::write(
+            &path,
+            "[server]\nbind = \"0.0.0.0:9000\"\nsession_retention_hours = 0\n",
+        )
+        .unwrap();
         figment::Jail::expect_with(|jail| {
             jail.set_env("CHATTY_KG_SERVER__API_KEYS", r#"["key-one", "key-two"]"#);
             jail.set_env("CHATTY_KG_SERVER__MAX_CONCURRENT_ANSWERS", "16");

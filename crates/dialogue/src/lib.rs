@@ -46,6 +46,8 @@ impl From<TransactionError<DialogueError>> for DialogueError {
     }
 }
 
+const CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// 128 random bits as 32 lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -171,7 +173,13 @@ impl DialogueStore {
             path: dir.to_path_buf(),
             source,
         };
-        let db = sled::open(dir).map_err(open_error)?;
+        // sled caches up to 1 GiB by default; a session database needs far less (the recent turns
+        // of active sessions), and the server shares the machine with the models.
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(CACHE_BYTES)
+            .open()
+            .map_err(open_error)?;
         let sessions = db.open_tree("sessions").map_err(open_error)?;
         let turns = db.open_tree("turns").map_err(open_error)?;
         Ok(Self {
@@ -256,9 +264,7 @@ impl DialogueStore {
         let asked_at = now_ms();
         let record = (&self.sessions, &self.turns).transaction(|(sessions, turns)| {
             let abort = ConflictableTransactionError::Abort;
-            let bytes = sessions
-                .get(id.as_str())?
-                .ok_or(abort(DialogueError::NotFound))?;
+            let bytes = sessions.get(id.as_str())?.ok_or(abort(DialogueError::NotFound))?;
             let mut info: SessionInfo = decode(&bytes).map_err(abort)?;
             let record = TurnRecord {
                 index: info.turns,
@@ -388,10 +394,7 @@ mod tests {
             assert_eq!(info.id.as_str().len(), 32);
             for i in 0..3 {
                 let q = format!("question {i}");
-                let record = store
-                    .append(&info.id, turn(&q, "a"), explanation(&q))
-                    .await
-                    .unwrap();
+                let record = store.append(&info.id, turn(&q, "a"), explanation(&q)).await.unwrap();
                 assert_eq!(record.index, i);
             }
             info.id
@@ -429,12 +432,12 @@ mod tests {
             assert!(matches!(store.get(bad, Some(&alice)), Err(DialogueError::NotFound)));
         }
         // Bob's failed delete left Alice's session alone; Alice's own delete removes it and its turns.
-        store
-            .append(&a.id, turn("q", "a"), explanation("q"))
-            .await
-            .unwrap();
+        store.append(&a.id, turn("q", "a"), explanation("q")).await.unwrap();
         store.delete(a.id.as_str(), Some(&alice)).await.unwrap();
-        assert!(matches!(store.get(a.id.as_str(), Some(&alice)), Err(DialogueError::NotFound)));
+        assert!(matches!(
+            store.get(a.id.as_str(), Some(&alice)),
+            Err(DialogueError::NotFound)
+        ));
         assert!(store.turns(&a.id).unwrap().is_empty());
         assert!(matches!(
             store.append(&a.id, turn("q", "a"), explanation("q")).await,
@@ -448,10 +451,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = DialogueStore::open(dir.path(), Some(Duration::from_secs(3600))).unwrap();
         let old = store.create("movies", None).await.unwrap();
-        store
-            .append(&old.id, turn("q", "a"), explanation("q"))
-            .await
-            .unwrap();
+        store.append(&old.id, turn("q", "a"), explanation("q")).await.unwrap();
         let later = SystemTime::now() + Duration::from_secs(2 * 3600);
         let fresh = store.create("movies", None).await.unwrap();
         // Two hours on, both are older than the retention: nothing was touched since.
@@ -459,7 +459,10 @@ mod tests {
         assert_eq!(store.expire_at(later).await.unwrap(), 2);
         assert_eq!(store.session_count(), 0);
         assert!(store.turns(&old.id).unwrap().is_empty());
-        assert!(matches!(store.get(fresh.id.as_str(), None), Err(DialogueError::NotFound)));
+        assert!(matches!(
+            store.get(fresh.id.as_str(), None),
+            Err(DialogueError::NotFound)
+        ));
 
         let forever = DialogueStore::open(&dir.path().join("forever"), None).unwrap();
         let kept = forever.create("movies", None).await.unwrap();

@@ -150,11 +150,13 @@ pub trait KnowledgeGraph: Send + Sync {
                 continue;
             };
             // The label of the earliest configured predicate wins (rdfs:label before skos:altLabel).
-            let rank = |row: &[Option<Term>]| match row.get(2) {
-                Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
-                _ => None,
-            }
-            .unwrap_or(usize::MAX);
+            let rank = |row: &[Option<Term>]| {
+                match row.get(2) {
+                    Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
+                    _ => None,
+                }
+                .unwrap_or(usize::MAX)
+            };
             for row in &solutions.rows {
                 let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1))
                 else {

@@ -86,7 +86,9 @@ mod tests {
             .insert_header(("Authorization", "Bearer k1"))
             .to_http_request();
         assert_eq!(owner(&bearer).unwrap(), Some(Owner::of_api_key("k1")));
-        let header = TestRequest::default().insert_header(("X-API-Key", "k2")).to_http_request();
+        let header = TestRequest::default()
+            .insert_header(("X-API-Key", "k2"))
+            .to_http_request();
         assert_eq!(owner(&header).unwrap(), Some(Owner::of_api_key("k2")));
         let query = TestRequest::with_uri("/ws?api_key=k2").to_http_request();
         assert_eq!(owner(&query).unwrap(), Some(Owner::of_api_key("k2")));
@@ -103,6 +105,9 @@ mod tests {
             assert!(matches!(owner(&bad), Err(ServerError::Unauthorized)));
         }
         let open = ApiKeys::new(&[]);
-        assert_eq!(open.caller(&TestRequest::default().to_http_request()).unwrap().owner, None);
+        assert_eq!(
+            open.caller(&TestRequest::default().to_http_request()).unwrap().owner,
+            None
+        );
     }
 }

@@ -196,7 +196,10 @@ impl Server {
         });
         wait_for_signal().await?;
         tracing::info!("shutting down: finishing the answers under way");
-        eprintln!("shutting down: finishing the answers under way (at most {:?})", self.grace);
+        eprintln!(
+            "shutting down: finishing the answers under way (at most {:?})",
+            self.grace
+        );
         self.shutdown.0.cancel();
         let abandoned = self.service.drain(self.grace).await;
         if abandoned > 0 {

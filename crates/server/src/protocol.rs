@@ -154,7 +154,12 @@ mod tests {
     #[test]
     fn client_messages_parse_strictly() {
         let ask: ClientMessage = serde_json::from_str(r#"{"type":"ask","question":"Who?"}"#).unwrap();
-        assert_eq!(ask, ClientMessage::Ask { question: "Who?".into() });
+        assert_eq!(
+            ask,
+            ClientMessage::Ask {
+                question: "Who?".into()
+            }
+        );
         let open: ClientMessage = serde_json::from_str(r#"{"type":"open"}"#).unwrap();
         assert_eq!(open, ClientMessage::Open { kg: None });
         for bad in [

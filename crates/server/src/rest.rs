@@ -36,7 +36,11 @@ pub struct HealthInfo {
 }
 
 async fn health(service: web::Data<ChatService>, info: web::Data<HealthInfo>) -> HttpResponse {
-    let status = if service.is_shutting_down() { "shutting_down" } else { "ok" };
+    let status = if service.is_shutting_down() {
+        "shutting_down"
+    } else {
+        "ok"
+    };
     HttpResponse::Ok().json(serde_json::json!({
         "status": status,
         "version": info.version,

@@ -164,10 +164,12 @@ impl ChatService {
         }
         let service = self.clone();
         let question = question.to_owned();
-        let task = self
-            .tasks
-            .spawn_on(async move { service.answer(session, question, events).await }, &self.runtime);
-        task.await.map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
+        let task = self.tasks.spawn_on(
+            async move { service.answer(session, question, events).await },
+            &self.runtime,
+        );
+        task.await
+            .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
     }
 
     async fn answer(
@@ -184,11 +186,7 @@ impl ChatService {
         let lock = self.session_lock(&session.id);
         let _in_order = lock.lock().await;
         let history = self.store.history(&session.id, self.limits.context_turns)?;
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| ServerError::ShuttingDown)?;
+        let _permit = self.permits.acquire().await.map_err(|_| ServerError::ShuttingDown)?;
         self.metrics.answers_in_flight.inc();
         tracing::debug!(session = %session.id, "answering");
         let started = Instant::now();
@@ -228,7 +226,10 @@ impl ChatService {
     }
 
     fn session_lock(&self, id: &SessionId) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = self.session_locks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut locks = self
+            .session_locks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(lock) = locks.get(id).and_then(Weak::upgrade) {
             return lock;
         }

@@ -9,8 +9,14 @@ const STYLE: &str = include_str!("../static/style.css");
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(|| page(INDEX, "text/html; charset=utf-8")))
-        .route("/static/app.js", web::get().to(|| page(SCRIPT, "text/javascript; charset=utf-8")))
-        .route("/static/style.css", web::get().to(|| page(STYLE, "text/css; charset=utf-8")));
+        .route(
+            "/static/app.js",
+            web::get().to(|| page(SCRIPT, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/static/style.css",
+            web::get().to(|| page(STYLE, "text/css; charset=utf-8")),
+        );
 }
 
 async fn page(body: &'static str, content_type: &'static str) -> HttpResponse {
