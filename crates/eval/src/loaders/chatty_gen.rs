@@ -1,0 +1,72 @@
+//! Chatty-Gen dialogues (`{dbpedia,yago,dblp}_e11_20_5_original.json`): `data[]` with
+//! `dialogue[]` (turns as asked, with pronouns), `original[]` (each turn standalone) and
+//! `queries[]` (gold SPARQL per turn). The files carry no answers: the gold answers are the
+//! queries' results on the KG in use. The same format is what `eval build-dialogues` writes.
+
+use crate::dataset::{DatasetError, DialogueTurn, Item, read};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const FORMAT: &str = "Chatty-Gen dialogue JSON";
+
+pub fn load(path: &Path) -> Result<Vec<Item>, DatasetError> {
+    let json: Value = serde_json::from_str(&read(path)?).map_err(|e| DatasetError::format(path, FORMAT, e))?;
+    let dialogues = json["data"]
+        .as_array()
+        .ok_or_else(|| DatasetError::format(path, FORMAT, "no `data` array"))?;
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(|s| s.trim().to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut items = Vec::new();
+    for (d, dialogue) in dialogues.iter().enumerate() {
+        let id = dialogue["id"].as_str().map_or_else(|| d.to_string(), str::to_owned);
+        let (turns, originals, queries) = (
+            strings(&dialogue["dialogue"]),
+            strings(&dialogue["original"]),
+            strings(&dialogue["queries"]),
+        );
+        if turns.len() != originals.len() || (!queries.is_empty() && queries.len() != turns.len()) {
+            return Err(DatasetError::format(
+                path,
+                FORMAT,
+                format!(
+                    "dialogue {id}: {} turns, {} standalone, {} queries",
+                    turns.len(),
+                    originals.len(),
+                    queries.len()
+                ),
+            ));
+        }
+        // Gold answers, when the file has them (the dialogue builder writes them).
+        let answers: Vec<Option<Vec<String>>> = (0..turns.len())
+            .map(|i| dialogue["answers"].get(i).map(strings))
+            .collect();
+        for (turn, question) in turns.iter().enumerate() {
+            let mut tags = BTreeMap::new();
+            if let Some(seed) = dialogue["seed_label"].as_str() {
+                tags.insert("seed".to_owned(), seed.to_owned());
+            }
+            tags.insert("turn".to_owned(), turn.to_string());
+            items.push(Item {
+                id: format!("{id}-{turn}"),
+                question: question.clone(),
+                gold: answers[turn].clone(),
+                gold_sparql: queries.get(turn).cloned(),
+                tags,
+                dialogue: Some(DialogueTurn {
+                    dialogue: id.clone(),
+                    turn,
+                    standalone: originals[turn].clone(),
+                }),
+            });
+        }
+    }
+    Ok(items)
+}
