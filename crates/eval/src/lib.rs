@@ -5,5 +5,8 @@
 pub mod dataset;
 pub mod loaders;
 pub mod metrics;
+pub mod runner;
+pub mod summary;
+pub mod taxonomy;
 
 pub use dataset::{DatasetError, DialogueTurn, Format, Item};

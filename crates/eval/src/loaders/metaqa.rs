@@ -50,6 +50,9 @@ pub fn load(path: &Path) -> Result<Vec<Item>, DatasetError> {
             .split_once('\t')
             .ok_or_else(|| DatasetError::format(path, FORMAT, format!("line {} has no tab", line_no + 1)))?;
         let mut tags = BTreeMap::new();
+        if let Some(topic) = question.split_once('[').and_then(|(_, rest)| rest.split_once(']')) {
+            tags.insert("topic".to_owned(), topic.0.trim().to_owned());
+        }
         if let Some(qtype) = qtypes.as_ref().and_then(|q| q.get(line_no)) {
             tags.insert("qtype".to_owned(), qtype.clone());
             tags.insert("hops".to_owned(), (qtype.matches("_to_").count()).to_string());

@@ -63,6 +63,9 @@ pub fn load(path: &Path) -> Result<Vec<Item>, DatasetError> {
         let mut tags = BTreeMap::new();
         tags.insert("hops".to_owned(), relations.len().to_string());
         tags.insert("path".to_owned(), relations.join("/"));
+        if let Some(topic) = path_field.split('#').next() {
+            tags.insert("topic".to_owned(), entity_label(topic));
+        }
         items.push(Item {
             id: line_no.to_string(),
             question: entity_label(question.trim()).replace(" 's", "'s"),

@@ -1,0 +1,228 @@
+//! A run's numbers from its records: both F1 definitions overall and per tag (hops, question
+//! type, answer type, template, turn), dialogue ranking metrics, failures by class, errors by
+//! kind, and efficiency per question (LLM calls and tokens, SPARQL queries, latency p50/p95,
+//! mean time per stage). Also the system's answers as QALD-JSON for external scorers (GERBIL),
+//! and a Markdown report.
+
+use crate::metrics::{self, Aggregate, RankingAggregate};
+use crate::runner::Record;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Tags whose values reports break F1 down by.
+const BREAKDOWN_TAGS: [&str; 5] = ["hops", "qtype", "answertype", "template", "turn"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Efficiency {
+    pub llm_calls: f64,
+    pub input_tokens: f64,
+    pub output_tokens: f64,
+    pub sparql_queries: f64,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p95: f64,
+    pub latency_ms_mean: f64,
+    /// Mean milliseconds per stage: understanding, linking, query_selection, execution, reply.
+    pub stage_ms: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    pub label: String,
+    pub questions: usize,
+    /// Questions whose gold could not be computed on this KG (not scored).
+    pub unscored: usize,
+    pub overall: Aggregate,
+    pub ranking: Option<RankingAggregate>,
+    pub by_tag: BTreeMap<String, BTreeMap<String, Aggregate>>,
+    pub failures: BTreeMap<String, usize>,
+    pub errors: BTreeMap<String, usize>,
+    /// Per question (means, except the latency percentiles).
+    pub efficiency: Efficiency,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+pub fn summarize(label: &str, records: &[Record]) -> Summary {
+    let scored: Vec<&Record> = records.iter().filter(|r| r.scored()).collect();
+    let mut by_tag: BTreeMap<String, BTreeMap<String, Vec<metrics::Score>>> = BTreeMap::new();
+    for record in &scored {
+        for tag in BREAKDOWN_TAGS {
+            if let Some(value) = record.tags.get(tag) {
+                by_tag
+                    .entry(tag.to_owned())
+                    .or_default()
+                    .entry(value.clone())
+                    .or_default()
+                    .push(record.score);
+            }
+        }
+    }
+    let rankings: Vec<_> = scored.iter().filter_map(|r| r.ranking).collect();
+    let mut failures = BTreeMap::new();
+    for failure in scored.iter().filter_map(|r| r.failure) {
+        *failures.entry(failure.name().to_owned()).or_default() += 1;
+    }
+    let mut errors = BTreeMap::new();
+    for error in records.iter().filter_map(|r| r.error.as_ref()) {
+        *errors.entry(error.kind.clone()).or_default() += 1;
+    }
+    let n = records.len().max(1) as f64;
+    let mut latencies: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.timings.as_ref().map(|t| t.total_ms))
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    let mut stage_ms = BTreeMap::new();
+    for record in records {
+        if let Some(t) = &record.timings {
+            for (stage, ms) in [
+                ("understanding", t.understanding_ms),
+                ("linking", t.linking_ms),
+                ("query_selection", t.query_selection_ms),
+                ("execution", t.execution_ms),
+                ("reply", t.reply_ms),
+            ] {
+                *stage_ms.entry(stage.to_owned()).or_insert(0.0) += ms / latencies.len().max(1) as f64;
+            }
+        }
+    }
+    let sum = |f: &dyn Fn(&Record) -> f64| records.iter().map(f).sum::<f64>() / n;
+    Summary {
+        label: label.to_owned(),
+        questions: records.len(),
+        unscored: records.len() - scored.len(),
+        overall: metrics::aggregate(scored.iter().map(|r| &r.score)),
+        ranking: (!rankings.is_empty()).then(|| metrics::aggregate_ranking(&rankings)),
+        by_tag: by_tag
+            .into_iter()
+            .map(|(tag, values)| {
+                (
+                    tag,
+                    values.into_iter().map(|(v, s)| (v, metrics::aggregate(&s))).collect(),
+                )
+            })
+            .collect(),
+        failures,
+        errors,
+        efficiency: Efficiency {
+            llm_calls: sum(&|r| r.llm.as_ref().map_or(0.0, |l| f64::from(l.calls))),
+            input_tokens: sum(&|r| r.llm.as_ref().map_or(0.0, |l| l.input_tokens as f64)),
+            output_tokens: sum(&|r| r.llm.as_ref().map_or(0.0, |l| l.output_tokens as f64)),
+            sparql_queries: sum(&|r| r.sparql_queries as f64),
+            latency_ms_p50: percentile(&latencies, 0.5),
+            latency_ms_p95: percentile(&latencies, 0.95),
+            latency_ms_mean: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
+            stage_ms,
+        },
+    }
+}
+
+/// The system's answers in QALD-JSON (what GERBIL and the QALD scorers read).
+pub fn qald_json(dataset: &str, records: &[Record]) -> serde_json::Value {
+    let questions: Vec<_> = records
+        .iter()
+        .map(|r| {
+            let answers = match &r.explanation {
+                Some(e) if e.answers.len() == 1 && e.answers[0].kind == chatty_kg_agents::ValueKind::Boolean => {
+                    serde_json::json!([{"head": {}, "boolean": e.answers[0].value == "true"}])
+                }
+                Some(e) => {
+                    let bindings: Vec<_> = e
+                        .answers
+                        .iter()
+                        .map(|a| {
+                            let kind = if a.kind == chatty_kg_agents::ValueKind::Iri { "uri" } else { "literal" };
+                            serde_json::json!({"answer": {"type": kind, "value": a.value}})
+                        })
+                        .collect();
+                    serde_json::json!([{"head": {"vars": ["answer"]}, "results": {"bindings": bindings}}])
+                }
+                None => serde_json::json!([]),
+            };
+            serde_json::json!({
+                "id": r.id,
+                "question": [{"language": "en", "string": r.question}],
+                "query": {"sparql": r.explanation.as_ref().and_then(|e| e.sparql.iter().find(|q| q.used)).map(|q| q.sparql.clone())},
+                "answers": answers,
+            })
+        })
+        .collect();
+    serde_json::json!({"dataset": {"id": dataset}, "questions": questions})
+}
+
+fn aggregate_row(out: &mut String, name: &str, a: &Aggregate) {
+    let _ = writeln!(
+        out,
+        "| {name} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        a.questions, a.macro_precision, a.macro_recall, a.f1_of_macro_p_and_macro_r, a.mean_per_question_f1
+    );
+}
+
+/// A Markdown report of one or more summaries (e.g. dialogue and standalone), with retention.
+pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>) -> String {
+    let mut out = format!("# {title}\n\n");
+    out.push_str("F1 is given both ways: **F1(macro P, macro R)** (the paper's) and **mean per-question F1**.\n\n");
+    out.push_str("| run | questions | macro P | macro R | F1(macro P, macro R) | mean per-question F1 |\n|---|---|---|---|---|---|\n");
+    for s in summaries {
+        aggregate_row(&mut out, &s.label, &s.overall);
+    }
+    if let Some(r) = retention {
+        let _ = writeln!(
+            out,
+            "\n**Retention** (dialogue F1 / standalone F1, F1(macro P, macro R)): {r:.1} %"
+        );
+    }
+    for s in summaries {
+        let _ = writeln!(out, "\n## {}\n", s.label);
+        if s.unscored > 0 {
+            let _ = writeln!(
+                out,
+                "{} questions not scored: their gold SPARQL did not run on this KG.\n",
+                s.unscored
+            );
+        }
+        if let Some(r) = &s.ranking {
+            let _ = writeln!(
+                out,
+                "P@1 {:.3} · MRR {:.3} · Hit@5 {:.3}\n",
+                r.p_at_1, r.mrr, r.hit_at_5
+            );
+        }
+        let e = &s.efficiency;
+        let _ = writeln!(
+            out,
+            "Per question: {:.2} LLM calls, {:.0} input + {:.0} output tokens, {:.2} SPARQL queries; latency p50 {:.0} ms, p95 {:.0} ms.\n",
+            e.llm_calls, e.input_tokens, e.output_tokens, e.sparql_queries, e.latency_ms_p50, e.latency_ms_p95
+        );
+        let stages: Vec<String> = e.stage_ms.iter().map(|(k, v)| format!("{k} {v:.0} ms")).collect();
+        let _ = writeln!(out, "Mean time per stage: {}.\n", stages.join(", "));
+        for (tag, values) in &s.by_tag {
+            let _ = writeln!(
+                out,
+                "| {tag} | questions | macro P | macro R | F1(macro P, macro R) | mean per-question F1 |\n|---|---|---|---|---|---|"
+            );
+            for (value, a) in values {
+                aggregate_row(&mut out, value, a);
+            }
+            out.push('\n');
+        }
+        if !s.failures.is_empty() {
+            out.push_str("| failure | questions |\n|---|---|\n");
+            for (failure, n) in &s.failures {
+                let _ = writeln!(out, "| {failure} | {n} |");
+            }
+            out.push('\n');
+        }
+        if !s.errors.is_empty() {
+            let errors: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let _ = writeln!(out, "Errors: {}.\n", errors.join(", "));
+        }
+    }
+    out
+}
