@@ -18,7 +18,7 @@ mod server;
 
 use futures_util::StreamExt;
 use serde_json::json;
-use server::{QUESTIONS, TestServer, answers, next, send, until_answer};
+use server::{QUESTIONS, TestServer, answers, ask, next, send, until_answer};
 use std::time::{Duration, Instant};
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -60,7 +60,7 @@ async fn main() {
 
     // Warm up: the embedder's first call and the store's caches.
     let mut ws = server.ws().await;
-    send(&mut ws, json!({"type": "ask", "question": QUESTIONS[0].0})).await;
+    ask(&mut ws, QUESTIONS[0].0).await;
     until_answer(&mut ws).await;
     drop(ws);
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -130,7 +130,7 @@ async fn main() {
                 let (question, _, _, expected) = QUESTIONS[n % QUESTIONS.len()];
                 n += 1;
                 let asked = Instant::now();
-                send(&mut ws, json!({"type": "ask", "question": question})).await;
+                ask(&mut ws, question).await;
                 let frames = until_answer(&mut ws).await;
                 let answer = frames.last().expect("a frame");
                 assert_eq!(answers(&answer["explanation"]), [expected], "{answer}");

@@ -173,11 +173,7 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
     };
     let mut ws = server.ws().await;
 
-    send(
-        &mut ws,
-        json!({"type": "ask", "question": "Who directed Forrest Gump?"}),
-    )
-    .await;
+    ask(&mut ws, "Who directed Forrest Gump?").await;
     let session = next(&mut ws).await;
     assert_eq!(
         (session["type"].as_str(), session["created"].as_bool()),
@@ -243,7 +239,7 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
     }
 
     // The dialogue goes on: the pronoun is resolved from the first turn.
-    send(&mut ws, json!({"type": "ask", "question": "What else did he direct?"})).await;
+    ask(&mut ws, "What else did he direct?").await;
     let frames = until_answer(&mut ws).await;
     let stages: Vec<_> = frames.iter().filter_map(|f| f["stage"].as_str()).collect();
     assert_eq!(&stages[..2], ["classified", "rephrased"], "{frames:#?}");
@@ -253,12 +249,8 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
     assert!(answers(&answer["explanation"]).contains(&"Cast Away".to_owned()));
 
     // A second question while one is being answered is refused, not queued or lost.
-    send(
-        &mut ws,
-        json!({"type": "ask", "question": "When was Cast Away released?"}),
-    )
-    .await;
-    send(&mut ws, json!({"type": "ask", "question": "Who starred in Big?"})).await;
+    ask(&mut ws, "When was Cast Away released?").await;
+    ask(&mut ws, "Who starred in Big?").await;
     let frames = until_answer(&mut ws).await;
     assert_eq!(frames.last().unwrap()["kind"], "busy", "{frames:#?}");
     let frames = until_answer(&mut ws).await;
@@ -367,11 +359,7 @@ async fn a_dialogue_survives_sigkill() {
         return;
     };
     let mut ws = server.ws().await;
-    send(
-        &mut ws,
-        json!({"type": "ask", "question": "Who directed Forrest Gump?"}),
-    )
-    .await;
+    ask(&mut ws, "Who directed Forrest Gump?").await;
     let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
     let frames = until_answer(&mut ws).await;
     assert_eq!(answers(&frames.last().unwrap()["explanation"]), ["Robert Zemeckis"]);
@@ -382,7 +370,7 @@ async fn a_dialogue_survives_sigkill() {
     send(&mut ws, json!({"type": "resume", "session": id})).await;
     let resumed = next(&mut ws).await;
     assert_eq!(resumed["turns"].as_array().map(Vec::len), Some(1), "{resumed}");
-    send(&mut ws, json!({"type": "ask", "question": "What else did he direct?"})).await;
+    ask(&mut ws, "What else did he direct?").await;
     let frames = until_answer(&mut ws).await;
     let e = &frames.last().unwrap()["explanation"];
     assert_eq!(
@@ -403,11 +391,7 @@ async fn sigterm_finishes_the_answer_under_way_then_stops() {
     assert_eq!(next(&mut idle).await["type"], "session");
     let mut ws = server.ws().await;
     // This question's model reply takes 2.5 s.
-    send(
-        &mut ws,
-        json!({"type": "ask", "question": "When was Cast Away released?"}),
-    )
-    .await;
+    ask(&mut ws, "When was Cast Away released?").await;
     let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(500)).await;
     server.signal("TERM");

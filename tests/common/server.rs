@@ -180,6 +180,11 @@ pub async fn send(ws: &mut Ws, message: Value) {
     ws.send(Message::text(message.to_string())).await.unwrap();
 }
 
+/// Sends an `ask` frame.
+pub async fn ask(ws: &mut Ws, question: &str) {
+    send(ws, json!({"type": "ask", "question": question})).await;
+}
+
 /// The next JSON frame (pings and pongs skipped); panics on close or after 60 s.
 pub async fn next(ws: &mut Ws) -> Value {
     loop {

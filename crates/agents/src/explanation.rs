@@ -54,6 +54,19 @@ pub struct StageTimings {
     pub agents: Vec<AgentTiming>,
 }
 
+impl StageTimings {
+    /// The five stages by name, in order (without the total).
+    pub fn stages(&self) -> [(&'static str, f64); 5] {
+        [
+            ("understanding", self.understanding_ms),
+            ("linking", self.linking_ms),
+            ("query_selection", self.query_selection_ms),
+            ("execution", self.execution_ms),
+            ("reply", self.reply_ms),
+        ]
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentTiming {
     pub agent: String,

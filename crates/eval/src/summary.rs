@@ -81,13 +81,7 @@ pub fn summarize(label: &str, records: &[Record]) -> Summary {
     let mut stage_ms = BTreeMap::new();
     for record in records {
         if let Some(t) = &record.timings {
-            for (stage, ms) in [
-                ("understanding", t.understanding_ms),
-                ("linking", t.linking_ms),
-                ("query_selection", t.query_selection_ms),
-                ("execution", t.execution_ms),
-                ("reply", t.reply_ms),
-            ] {
+            for (stage, ms) in t.stages() {
                 *stage_ms.entry(stage.to_owned()).or_insert(0.0) += ms / latencies.len().max(1) as f64;
             }
         }

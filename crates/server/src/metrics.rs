@@ -82,14 +82,7 @@ impl Metrics {
         };
         self.questions.with_label_values(&[kg, outcome]).inc();
         let t = &explanation.timings;
-        for (stage, ms) in [
-            ("understanding", t.understanding_ms),
-            ("linking", t.linking_ms),
-            ("query_selection", t.query_selection_ms),
-            ("execution", t.execution_ms),
-            ("reply", t.reply_ms),
-            ("total", t.total_ms),
-        ] {
+        for (stage, ms) in t.stages().into_iter().chain([("total", t.total_ms)]) {
             self.stage_seconds.with_label_values(&[stage]).observe(ms / 1000.0);
         }
         for agent in &t.agents {
