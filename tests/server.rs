@@ -109,6 +109,12 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
         (413, Some("too_large")),
         "{error}"
     );
+    let (status, error) = post_json(api("/api/sessions"), json!({"kgg": "default"})).await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (400, Some("malformed_message")),
+        "{error}"
+    );
     let (status, error) = post_json(api("/api/sessions"), json!({"kg": "nope"})).await;
     assert_eq!(
         (status, error["error"]["kind"].as_str()),

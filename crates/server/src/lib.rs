@@ -146,6 +146,7 @@ impl Server {
                 .app_data(shutdown_data.clone())
                 .app_data(health.clone())
                 .app_data(rest::json_config(json_limit))
+                .app_data(actix::PayloadConfig::new(json_limit))
                 .configure(rest::routes)
                 .configure(web::routes)
                 .route("/ws", actix::get().to(ws::websocket))

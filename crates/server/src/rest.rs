@@ -98,9 +98,15 @@ impl SessionView {
 async fn create_session(
     caller: Caller,
     service: web::Data<ChatService>,
-    body: Option<web::Json<CreateSession>>,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ServerError> {
-    let request = body.map(web::Json::into_inner).unwrap_or_default();
+    // No body means the default KG; a body that is not the expected JSON is an error, not a
+    // silent default (`{"kgg": "dbpedia"}` must not open a session on another graph).
+    let request: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateSession::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ServerError::Malformed(e.to_string()))?
+    };
     let info = service.create_session(&caller, request.kg.as_deref()).await?;
     Ok(HttpResponse::Created().json(SessionView::new(info, None)))
 }
