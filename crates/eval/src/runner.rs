@@ -12,27 +12,19 @@ use crate::metrics::{self, Ranking, Score};
 use crate::taxonomy::{self, Failure};
 use chatty_kg_agents::explanation::{LlmUsage, StageTimings};
 use chatty_kg_agents::{AgentError, Dialogue, Explanation, Mode, Pipeline};
-use chatty_kg_graph::{KnowledgeGraph, QueryResults, Term};
+use chatty_kg_graph::{KnowledgeGraph, QueryResults, term_text};
 use futures_util::StreamExt;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-/// An IRI or a literal's lexical form; blank nodes are not answers.
-fn term_value(term: &Term) -> Option<String> {
-    match term {
-        Term::NamedNode(n) => Some(n.as_str().to_owned()),
-        Term::Literal(l) => Some(l.value().to_owned()),
-        _ => None,
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
     #[error("{path} line {line}: not a record of an earlier run ({message}); move it away to start afresh")]
@@ -131,29 +123,15 @@ pub fn select(items: Vec<Item>, options: &RunOptions) -> Vec<Vec<Item>> {
 
 /// Ids already in `path` (an earlier, interrupted run).
 pub fn done_ids(path: &Path) -> Result<HashSet<String>, RunError> {
-    let Ok(file) = std::fs::File::open(path) else {
+    if !path.exists() {
         return Ok(HashSet::new());
-    };
-    let mut ids = HashSet::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let resume = |message: String| RunError::Resume {
-            path: path.to_path_buf(),
-            line: n + 1,
-            message,
-        };
-        let line = line.map_err(|e| resume(e.to_string()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record: Record = serde_json::from_str(&line).map_err(|e| resume(e.to_string()))?;
-        ids.insert(record.id);
     }
-    Ok(ids)
+    Ok(read_records(path)?.into_iter().map(|r| r.id).collect())
 }
 
 /// Reads every record of a run.
 pub fn read_records(path: &Path) -> Result<Vec<Record>, RunError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RunError::Write {
+    let text = std::fs::read_to_string(path).map_err(|source| RunError::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -194,7 +172,7 @@ pub async fn run(
         .append(true)
         .open(out)
         .map_err(write_error)?;
-    let file = Mutex::new(std::io::BufWriter::new(file));
+    let mut writer = std::io::BufWriter::new(file);
     let bar = if options.progress {
         indicatif::ProgressBar::new(total as u64)
     } else {
@@ -204,21 +182,18 @@ pub async fn run(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed_precise} ETA {eta} {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let running = Mutex::new(Vec::<Score>::new());
+    let mut scores = Vec::<Score>::new();
     let mut results = futures_util::stream::iter(todo)
         .map(|unit| answer_unit(pipeline, kg, unit, options))
         .buffer_unordered(options.concurrency.max(1));
     let mut asked = 0;
     while let Some(records) = results.next().await {
-        let mut writer = file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for record in &records {
             let line = serde_json::to_string(record).map_err(|e| write_error(e.into()))?;
             writeln!(writer, "{line}").map_err(write_error)?;
         }
         writer.flush().map_err(write_error)?;
-        drop(writer);
         asked += records.len();
-        let mut scores = running.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         scores.extend(records.iter().filter(|r| r.scored()).map(|r| r.score));
         let agg = metrics::aggregate(scores.iter());
         bar.set_message(format!(
@@ -272,7 +247,7 @@ async fn gold_answers(kg: &dyn KnowledgeGraph, item: &Item) -> (Vec<String>, Opt
             solutions
                 .rows
                 .iter()
-                .flat_map(|row| row.iter().flatten().filter_map(term_value))
+                .flat_map(|row| row.iter().flatten().filter_map(term_text))
                 .collect(),
             None,
         ),

@@ -78,6 +78,16 @@ impl Solutions {
     }
 }
 
+/// An IRI or a literal's lexical form, as answers and provenance show terms; `None` for a blank
+/// node.
+pub fn term_text(term: &Term) -> Option<String> {
+    match term {
+        Term::NamedNode(n) => Some(n.as_str().to_owned()),
+        Term::Literal(l) => Some(l.value().to_owned()),
+        _ => None,
+    }
+}
+
 /// An entity found by label search.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EntityCandidate {
@@ -133,46 +143,36 @@ pub trait KnowledgeGraph: Send + Sync {
             .collect())
     }
 
-    /// A label for each IRI that has one (the first label predicate found wins; `[]` → no query).
+    /// A label for each IRI that has one (the earliest configured label predicate wins, so
+    /// rdfs:label before skos:altLabel; `[]` → no query).
     async fn labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
-        let mut labels = HashMap::new();
-        if iris.is_empty() || self.settings().label_predicates.is_empty() {
-            return Ok(labels);
-        }
         let predicates = &self.settings().label_predicates;
+        // IRI → (rank of its label's predicate, label).
         let mut best: HashMap<String, (usize, String)> = HashMap::new();
+        if iris.is_empty() || predicates.is_empty() {
+            return Ok(HashMap::new());
+        }
         // Chunked so a long answer list does not become one huge VALUES block.
         for chunk in iris.chunks(LABELS_PER_QUERY) {
-            let QueryResults::Solutions(solutions) = self
-                .query(&labels_query(chunk, &self.settings().label_predicates)?)
-                .await?
-            else {
+            let QueryResults::Solutions(solutions) = self.query(&labels_query(chunk, predicates)?).await? else {
                 continue;
-            };
-            // The label of the earliest configured predicate wins (rdfs:label before skos:altLabel).
-            let rank = |row: &[Option<Term>]| {
-                match row.get(2) {
-                    Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
-                    _ => None,
-                }
-                .unwrap_or(usize::MAX)
             };
             for row in &solutions.rows {
                 let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1))
                 else {
                     continue;
                 };
-                let rank = rank(row);
-                match best.get(iri.as_str()) {
-                    Some((known, _)) if *known <= rank => {}
-                    _ => {
-                        best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
-                    }
+                let rank = match row.get(2) {
+                    Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
+                    _ => None,
+                }
+                .unwrap_or(usize::MAX);
+                if best.get(iri.as_str()).is_none_or(|(known, _)| rank < *known) {
+                    best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
                 }
             }
         }
-        labels.extend(best.into_iter().map(|(iri, (_, label))| (iri, label)));
-        Ok(labels)
+        Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
     }
 
     /// Up to `limit` entities whose label matches `text`, best first: by match tier

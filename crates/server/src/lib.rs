@@ -196,7 +196,6 @@ impl Server {
             })
         });
         wait_for_signal().await?;
-        tracing::info!("shutting down: finishing the answers under way");
         eprintln!(
             "shutting down: finishing the answers under way (at most {:?})",
             self.grace

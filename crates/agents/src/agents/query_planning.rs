@@ -27,7 +27,7 @@ use crate::graph::Agent;
 use crate::qir::QuestionKind;
 use crate::query_generator::{COUNT_VARIABLE, CandidateQuery, PredicateChoice, QueryGenerator};
 use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason};
-use chatty_kg_graph::{GraphError, QueryResults, Term};
+use chatty_kg_graph::{GraphError, QueryResults, Term, term_text};
 use serde::Deserialize;
 use serde_json::json;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
@@ -391,11 +391,7 @@ fn instantiate(pattern: &TriplePattern, bindings: &HashMap<&str, &Term>) -> Opti
         match t {
             TermPattern::NamedNode(n) => Some(n.as_str().to_owned()),
             TermPattern::Literal(l) => Some(l.value().to_owned()),
-            TermPattern::Variable(v) => match bindings.get(v.as_str())? {
-                Term::NamedNode(n) => Some(n.as_str().to_owned()),
-                Term::Literal(l) => Some(l.value().to_owned()),
-                _ => None,
-            },
+            TermPattern::Variable(v) => term_text(bindings.get(v.as_str())?),
             _ => None,
         }
     };
