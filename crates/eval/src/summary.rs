@@ -5,13 +5,14 @@
 //! and a Markdown report.
 
 use crate::metrics::{self, Aggregate, RankingAggregate};
+use crate::plots::Plot;
 use crate::runner::Record;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Tags whose values reports break F1 down by.
-const BREAKDOWN_TAGS: [&str; 5] = ["hops", "qtype", "answertype", "template", "turn"];
+const BREAKDOWN_TAGS: [&str; 6] = ["hops", "qtype", "answertype", "template", "turn", "reference"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Efficiency {
@@ -159,7 +160,8 @@ fn aggregate_row(out: &mut String, name: &str, a: &Aggregate) {
 }
 
 /// A Markdown report of one or more summaries (e.g. dialogue and standalone), with retention.
-pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>) -> String {
+/// The human report; `plots` (written beside it) are linked at the end.
+pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>, plots: &[Plot]) -> String {
     let mut out = format!("# {title}\n\n");
     out.push_str("F1 is given both ways: **F1(macro P, macro R)** (the paper's) and **mean per-question F1**.\n\n");
     out.push_str("| run | questions | macro P | macro R | F1(macro P, macro R) | mean per-question F1 |\n|---|---|---|---|---|---|\n");
@@ -216,6 +218,12 @@ pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>) -> S
         if !s.errors.is_empty() {
             let errors: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
             let _ = writeln!(out, "Errors: {}.\n", errors.join(", "));
+        }
+    }
+    if !plots.is_empty() {
+        out.push_str("## Plots\n\n");
+        for plot in plots {
+            let _ = writeln!(out, "![{}]({})\n", plot.title, plot.file);
         }
     }
     out

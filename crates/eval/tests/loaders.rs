@@ -152,3 +152,66 @@ fn the_shared_benchmark_files_load_with_their_stated_counts() {
     assert_eq!(count("kgqan/qald9_dblp100.json"), 100);
     assert_eq!(count("chatty-gen/dbpedia_e11_20_5_original.json"), 94);
 }
+
+/// Dialogues built from the real MetaQA dev questions load back through the Chatty-Gen loader
+/// with every turn's standalone version, gold answers and tags.
+#[test]
+fn built_metaqa_dialogues_round_trip_through_the_chatty_gen_loader() {
+    use chatty_kg_eval::dialogues::{self, BuildOptions, DialogueFile};
+    let metaqa = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/metaqa");
+    if !metaqa.exists() {
+        eprintln!("skipped: {} is not there", metaqa.display());
+        return;
+    }
+    let dev = |h: &str| loaders::metaqa::load(&metaqa.join(format!("{h}-hop/qa_dev.txt"))).unwrap();
+    let one_hop = dev("1");
+    let mut multi_hop = dev("2");
+    multi_hop.extend(dev("3"));
+    let options = BuildOptions {
+        dialogues: 40,
+        max_turns: 3,
+        seed: 1,
+    };
+    let data = dialogues::build(&one_hop, &multi_hop, &options);
+    assert_eq!(data.len(), 40);
+    let answer = data.iter().filter(|d| d.tags[0]["reference"] == "answer").count();
+    assert_eq!(answer, 20, "the kinds alternate");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dialogues.json");
+    let file = DialogueFile {
+        description: dialogues::describe(&options, &[]),
+        data: data.clone(),
+    };
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    let items = loaders::load(Format::detect(&path).unwrap(), &path, "en").unwrap();
+    assert_eq!(items.len(), data.iter().map(|d| d.dialogue.len()).sum::<usize>());
+    for item in &items {
+        let turn = item.dialogue.as_ref().unwrap();
+        let d = data.iter().find(|d| d.id == turn.dialogue).unwrap();
+        assert_eq!(item.question, d.dialogue[turn.turn]);
+        assert_eq!(turn.standalone, d.original[turn.turn]);
+        assert_eq!(item.gold.as_ref().unwrap(), &d.answers[turn.turn]);
+        assert!(!d.answers[turn.turn].is_empty());
+        assert_eq!(item.tags["reference"], d.tags[0]["reference"]);
+        assert_eq!(item.tags["seed"], d.seed_label);
+        if turn.turn == 0 {
+            assert_eq!(item.question, turn.standalone, "turn 1 names its referent");
+        } else {
+            // Later turns: the name is gone from what is asked, a pronoun stands for it, and the
+            // standalone version names the referent.
+            assert!(!item.question.contains(&d.seed_label), "{}", item.question);
+            assert!(turn.standalone.contains(&d.seed_label), "{}", turn.standalone);
+            assert!(
+                ["he or she", "him or her", "his or her", "it", "its"]
+                    .iter()
+                    .any(|p| format!(" {} ", item.question).contains(&format!(" {p} "))),
+                "{}",
+                item.question
+            );
+        }
+    }
+    // The answer kind's referent is the single gold answer of turn 1.
+    for d in data.iter().filter(|d| d.tags[0]["reference"] == "answer") {
+        assert_eq!(d.answers[0], vec![d.seed_label.clone()]);
+    }
+}

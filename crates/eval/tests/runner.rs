@@ -136,7 +136,7 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
     assert!((s.overall.f1_of_macro_p_and_macro_r - 0.6).abs() < 1e-9, "{s:?}");
     assert!((s.overall.mean_per_question_f1 - 0.5).abs() < 1e-9, "{s:?}");
     assert_eq!(s.failures["no entity linked"], 1);
-    let report = summary::markdown("fixture", &[s], None);
+    let report = summary::markdown("fixture", &[s], None, &[]);
     assert!(report.contains("F1(macro P, macro R)") && report.contains("mean per-question F1"));
     let qald = summary::qald_json("fixture", &records);
     assert_eq!(

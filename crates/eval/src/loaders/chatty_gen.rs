@@ -1,7 +1,8 @@
 //! Chatty-Gen dialogues (`{dbpedia,yago,dblp}_e11_20_5_original.json`): `data[]` with
 //! `dialogue[]` (turns as asked, with pronouns), `original[]` (each turn standalone) and
 //! `queries[]` (gold SPARQL per turn). The files carry no answers: the gold answers are the
-//! queries' results on the KG in use. The same format is what `eval build-dialogues` writes.
+//! queries' results on the KG in use. The same format, with `answers[]` and per-turn `tags[]`, is what
+//! `chatty-kg build-dialogues` writes ([`crate::dialogues`]).
 
 use crate::dataset::{DatasetError, DialogueTurn, Item, read};
 use serde_json::Value;
@@ -52,6 +53,14 @@ pub fn load(path: &Path) -> Result<Vec<Item>, DatasetError> {
             let mut tags = BTreeMap::new();
             if let Some(seed) = dialogue["seed_label"].as_str() {
                 tags.insert("seed".to_owned(), seed.to_owned());
+            }
+            // Per-turn tags, when the file has them (the dialogue builder writes them).
+            if let Some(extra) = dialogue["tags"].get(turn).and_then(Value::as_object) {
+                for (k, v) in extra {
+                    if let Some(v) = v.as_str() {
+                        tags.insert(k.clone(), v.to_owned());
+                    }
+                }
             }
             tags.insert("turn".to_owned(), turn.to_string());
             items.push(Item {
