@@ -33,6 +33,22 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+/// A config file in `dir` whose LLM is the scripted model with these rules.
+fn scripted_config(dir: &Path, script: &serde_json::Value) -> PathBuf {
+    let script_file = dir.join("script.json");
+    std::fs::write(&script_file, script.to_string()).unwrap();
+    let config = dir.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nbackend = \"scripted\"\nscript = {:?}\n",
+            script_file.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    config
+}
+
 /// The bundled KB, loaded once through the CLI.
 fn metaqa_store() -> &'static Path {
     static STORE: OnceLock<PathBuf> = OnceLock::new();
@@ -164,17 +180,7 @@ fn chat_resolves_a_pronoun_and_explains() {
         {"agent": "rephraser", "contains": "lynne ramsay", "replies": [r#"{"question": "What else did Lynne Ramsay direct?"}"#]},
         {"agent": "qir", "contains": "what else did lynne ramsay direct", "replies": [qir("Lynne Ramsay", ["?answer", "directed by", "Lynne Ramsay"])]}
     ]);
-    let script_file = dir.path().join("script.json");
-    std::fs::write(&script_file, script.to_string()).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[llm]\nbackend = \"scripted\"\nscript = {:?}\n",
-            script_file.to_str().unwrap()
-        ),
-    )
-    .unwrap();
+    let config = scripted_config(dir.path(), &script);
     let mut child = command(&["chat", "--config", config.to_str().unwrap(), "--store", store])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -237,17 +243,7 @@ fn eval_loads_a_name_triple_kb_on_the_fly_and_reports() {
         {"agent": "qir", "contains": "where was", "replies": [qir("place of birth")]},
         {"agent": "query_planning", "contains": "where was", "replies": [r#"{"keywords": ["place of birth"]}"#]}
     ]);
-    let script_file = dir.path().join("script.json");
-    std::fs::write(&script_file, script.to_string()).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[llm]\nbackend = \"scripted\"\nscript = {:?}\n",
-            script_file.to_str().unwrap()
-        ),
-    )
-    .unwrap();
+    let config = scripted_config(dir.path(), &script);
     let out = dir.path().join("results");
     let output = chatty(&[
         "eval",
