@@ -162,11 +162,13 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
         None => Format::detect(&args.file)?,
     };
     let items = loaders::load(format, &args.file, &args.language)?;
-    let name = args
+    let stem = args
         .file
         .file_stem()
         .map_or_else(|| "benchmark".into(), |s| s.to_string_lossy().into_owned());
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&name));
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&stem));
+    // The run's name: the results directory's (MetaQA's files are all called qa_dev.txt).
+    let name = out.file_name().map_or(stem, |n| n.to_string_lossy().into_owned());
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let modes: &[RunMode] = match args.mode {
         ModeArg::Dialogue => &[RunMode::Dialogue],

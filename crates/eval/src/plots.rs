@@ -74,7 +74,9 @@ pub fn plots(summaries: &[Summary]) -> Vec<Plot> {
 }
 
 fn height(rows: usize, bars: usize) -> u32 {
-    90 + ROW * (rows * bars.max(1)) as u32 + if bars > 1 { 30 } else { 0 }
+    // One more row for the legend when there are several series.
+    let rows = if bars > 1 { rows + 1 } else { rows };
+    90 + ROW * (rows * bars.max(1)) as u32
 }
 
 /// One group of `N` horizontal bars per row, in `[0, max]`.
@@ -90,6 +92,10 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
         .clamp(4, 48) as u32
         * 7
         + 10;
+    // Counts are whole numbers; F1 values get three decimals.
+    let counts = N == 1;
+    // An empty row on top holds the legend, clear of the bars.
+    let legend_rows = if N > 1 { 1.0 } else { 0.0 };
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height(rows.len(), N))).into_drawing_area();
         let _ = root.fill(&WHITE);
@@ -98,7 +104,7 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
             .margin(12)
             .x_label_area_size(30)
             .y_label_area_size(label_width)
-            .build_cartesian_2d(0.0..max, -0.5..(n - 0.5));
+            .build_cartesian_2d(0.0..max * 1.08, -0.5..(n - 0.5 + legend_rows));
         let Ok(mut chart) = chart else { return String::new() };
         let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
         let _ = chart
@@ -106,8 +112,9 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
             .disable_y_mesh()
             .label_style(("sans-serif", 12))
             .axis_desc_style(("sans-serif", 13))
-            .y_labels(rows.len() + 1)
+            .y_labels(rows.len() + 2)
             .y_label_formatter(&|y| label_at(&labels, n - 1.0 - *y))
+            .x_label_formatter(&|x| if counts { format!("{x:.0}") } else { format!("{x:.1}") })
             .x_desc(axis)
             .draw();
         let band = 0.8 / N as f64;
@@ -128,7 +135,7 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
             let values = rows.iter().enumerate().map(|(i, (_, values))| {
                 let y = n - 1.0 - i as f64 + 0.4 - band * k as f64 - band * 0.45;
                 Text::new(
-                    format_value(values[k]),
+                    format_value(values[k], counts),
                     (values[k].min(max), y),
                     ("sans-serif", 11).into_font(),
                 )
@@ -139,7 +146,7 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
             let _ = chart
                 .configure_series_labels()
                 .label_font(("sans-serif", 12))
-                .position(SeriesLabelPosition::LowerRight)
+                .position(SeriesLabelPosition::UpperRight)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .draw();
@@ -218,12 +225,8 @@ fn label_at(labels: &[&str], y: f64) -> String {
     labels.get(i as usize).map_or_else(String::new, |l| (*l).to_owned())
 }
 
-fn format_value(v: f64) -> String {
-    if v.fract() == 0.0 && v >= 1.0 {
-        format!(" {v:.0}")
-    } else {
-        format!(" {v:.3}")
-    }
+fn format_value(v: f64, count: bool) -> String {
+    if count { format!(" {v:.0}") } else { format!(" {v:.3}") }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use crate::metrics::{self, Aggregate, RankingAggregate};
 use crate::plots::Plot;
 use crate::runner::Record;
+use chatty_kg_agents::explanation::StageTimings;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -196,7 +197,12 @@ pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>, plot
             "Per question: {:.2} LLM calls, {:.0} input + {:.0} output tokens, {:.2} SPARQL queries; latency p50 {:.0} ms, p95 {:.0} ms.\n",
             e.llm_calls, e.input_tokens, e.output_tokens, e.sparql_queries, e.latency_ms_p50, e.latency_ms_p95
         );
-        let stages: Vec<String> = e.stage_ms.iter().map(|(k, v)| format!("{k} {v:.0} ms")).collect();
+        // In pipeline order.
+        let stages: Vec<String> = StageTimings::default()
+            .stages()
+            .iter()
+            .filter_map(|(k, _)| e.stage_ms.get(*k).map(|v| format!("{k} {v:.0} ms")))
+            .collect();
         let _ = writeln!(out, "Mean time per stage: {}.\n", stages.join(", "));
         for (tag, values) in &s.by_tag {
             let _ = writeln!(
