@@ -8,17 +8,18 @@
 //! - **entity**: turn 1 is a 2/3-hop question about the referent (it is the topic entity);
 //! - **answer**: turn 1 is a 1-hop question whose *single* gold answer is the referent
 //!   ("who directed Forrest Gump" → Robert Zemeckis; then "what genres are the movies written by
-//!   him or her").
+//!   them").
 //!
-//! The pronoun follows the referent's type and the name's place in the question: persons get
-//! "he or she" / "him or her" / "his or her" (MetaQA does not record gender, and "they" would
-//! read as the previous turn's answers), movies "it" / "its". The name is a subject after
-//! "did/was/that…" or at the start, possessive before "'s" or a noun ("[X] movies", "[X] actors"),
-//! an object otherwise; "the actor [X]" becomes the pronoun alone. A question where the name is
-//! not found exactly once is not used.
+//! The pronoun follows the referent's type and the name's place in the question: persons get the
+//! singular "they" / "them" / "their" (MetaQA does not record gender), movies "it" / "its". The
+//! name is a subject after "did/was/that…" or at the start (with the verb made to agree: "does
+//! they" → "do they", "they appears" → "they appear"), possessive before "'s" or a noun ("[X]
+//! movies", "[X] actors"), an object otherwise; "the actor [X]" becomes the pronoun alone. A
+//! question where the name is not found exactly once is not used.
 //!
 //! A later turn is used only when the pronoun can point at one entity: no earlier turn may have
-//! another topic or single answer of the referent's class. Each turn keeps the original question
+//! another topic of the referent's class, nor another answer of that class ("it" could mean
+//! another single movie; "they" any persons answered before). Each turn keeps the original question
 //! (brackets removed) as its standalone version and its dev gold answers. Output is the
 //! Chatty-Gen format (`data[]` with `dialogue[]`, `original[]`, `answers[]`) plus per-turn tags
 //! (`reference`, `hops`, `qtype`), which [`crate::loaders::chatty_gen`] reads.
@@ -50,7 +51,7 @@ impl Class {
 
     fn forms(self) -> [&'static str; 3] {
         match self {
-            Class::Person => ["he or she", "him or her", "his or her"],
+            Class::Person => ["they", "them", "their"],
             Class::Movie => ["it", "it", "its"],
         }
     }
@@ -93,10 +94,34 @@ pub fn refer(question: &str, name: &str, class: Class) -> Option<String> {
     } else {
         object
     };
-    let before = before.trim_end();
+    let mut before = before.trim_end().to_owned();
+    if form == "they" {
+        // Singular "they" takes the plural verb.
+        if let Some(plural) = AGREEMENT.iter().find(|(s, _)| *s == previous).map(|(_, p)| *p) {
+            before.truncate(before.len() - previous.len());
+            before.push_str(plural);
+        }
+        let next = words_after.first().map_or("", String::as_str);
+        if let Some(plural) = AGREEMENT.iter().find(|(s, _)| *s == next).map(|(_, p)| *p) {
+            after = after.replacen(next, plural, 1);
+        }
+    }
     let space = if before.is_empty() { "" } else { " " };
     Some(format!("{before}{space}{form}{after}"))
 }
+
+/// Third-person singular verbs and what "they" takes instead.
+const AGREEMENT: &[(&str, &str)] = &[
+    ("is", "are"),
+    ("was", "were"),
+    ("has", "have"),
+    ("does", "do"),
+    ("appears", "appear"),
+    ("stars", "star"),
+    ("acts", "act"),
+    ("writes", "write"),
+    ("directs", "direct"),
+];
 
 const APPOSITIVES: &[&str] = &["actor", "director", "writer", "screenwriter", "movie", "film"];
 const NOUNS: &[&str] = &[
@@ -196,17 +221,15 @@ impl<'a> Question<'a> {
         self.item.gold.as_deref().unwrap_or_default()
     }
 
-    /// The entities of `class` this turn puts forward as "the one" a singular pronoun may mean:
-    /// its topic and its single answer.
+    /// The entities of `class` a pronoun after this turn could mean: its topic, and its answers
+    /// of that class (for "it", only a single one; "they" also reads as several persons).
     fn salient(&self, class: Class) -> Vec<&str> {
         let mut out = Vec::new();
         if self.topic_class == Some(class) {
             out.push(self.topic);
         }
-        if let (Some(c), [one]) = (self.answer_class, self.gold()) {
-            if c == class {
-                out.push(one.as_str());
-            }
+        if self.answer_class == Some(class) && (class == Class::Person || self.gold().len() == 1) {
+            out.extend(self.gold().iter().map(String::as_str));
         }
         out
     }
@@ -395,29 +418,39 @@ mod tests {
         let movie = |q: &str, name: &str| refer(q, name, Class::Movie).unwrap();
         assert_eq!(
             person("who directed the films written by Simon Brett", "Simon Brett"),
-            "who directed the films written by him or her"
+            "who directed the films written by them"
+        );
+        // Singular "they" with the verb made to agree.
+        assert_eq!(person("what does Tom Hanks act in", "Tom Hanks"), "what do they act in");
+        assert_eq!(
+            person("which movies was Eileen Moore an actor in", "Eileen Moore"),
+            "which movies were they an actor in"
+        );
+        assert_eq!(
+            person("Tom Hanks appears in which movies", "Tom Hanks"),
+            "they appear in which movies"
         );
         assert_eq!(
             person("what films did Tom Hanks act in", "Tom Hanks"),
-            "what films did he or she act in"
+            "what films did they act in"
         );
         assert_eq!(
             person("Tom Hanks starred in which movies", "Tom Hanks"),
-            "he or she starred in which movies"
+            "they starred in which movies"
         );
         assert_eq!(
             person(
                 "who is listed as director of Marc Connelly written movies",
                 "Marc Connelly"
             ),
-            "who is listed as director of his or her written movies"
+            "who is listed as director of their written movies"
         );
         assert_eq!(
             person(
                 "the actor Taylor Kitsch appeared in the same movie with who",
                 "Taylor Kitsch"
             ),
-            "he or she appeared in the same movie with who"
+            "they appeared in the same movie with who"
         );
         assert_eq!(
             movie(
@@ -472,7 +505,7 @@ mod tests {
                 "director_to_movie_to_actor",
                 &["Al Pacino", "Tom Cruise"],
             ),
-            // A single person answer: after it, "him or her" would be ambiguous.
+            // Person answers: after them, "them" would be ambiguous.
             item(
                 "3",
                 "who wrote the movies directed by [Michael Mann]",
@@ -501,15 +534,12 @@ mod tests {
         assert_eq!(answer.dialogue[0], "who directed Forrest Gump");
         assert_eq!(answer.dialogue.len(), 3);
         for (asked, original) in answer.dialogue[1..].iter().zip(&answer.original[1..]) {
-            assert!(
-                asked.ends_with("by him or her") || asked.contains("by him or her "),
-                "{asked}"
-            );
+            assert!(asked.ends_with("by them") || asked.contains("by them "), "{asked}");
             assert!(original.contains("Robert Zemeckis"), "{original}");
         }
         assert_eq!(answer.answers[0], vec!["Robert Zemeckis"]);
         // Zemeckis's 2-hop questions went to the answer dialogue, so no entity dialogue repeats them;
-        // Michael Mann's dialogue stops before a turn that follows a single-person answer.
+        // Michael Mann's dialogue stops after a turn whose answers are persons.
         let entity: Vec<_> = built.iter().filter(|d| d.tags[0]["reference"] == "entity").collect();
         assert!(entity.iter().all(|d| d.seed_label == "Michael Mann"), "{entity:?}");
         for d in &entity {
@@ -517,12 +547,10 @@ mod tests {
             assert!(
                 d.dialogue[1..]
                     .iter()
-                    .all(|q| q.contains("him or her") && !q.contains("Michael Mann"))
+                    .all(|q| q.contains("them") && !q.contains("Michael Mann"))
             );
-            let single_person = d.original[..d.original.len() - 1]
-                .iter()
-                .any(|q| q.starts_with("who wrote"));
-            assert!(!single_person, "a turn after `who wrote` (one answer, a person): {d:?}");
+            let persons_before_last = d.original[..d.original.len() - 1].iter().any(|q| q.starts_with("who"));
+            assert!(!persons_before_last, "a turn after one answered with persons: {d:?}");
             assert_eq!(d.tags.len(), d.dialogue.len());
         }
         assert_eq!(built.len(), 1 + entity.len());
