@@ -2,13 +2,13 @@
 //! `answers.jsonl` (one record per question; an interrupted run resumes from it),
 //! `summary.json`, `answers.qald.json` (the system's answers for external scorers) and
 //! `report.md`. With `--mode both`, dialogue and standalone runs go to `dialogue/` and
-//! `standalone/`, and the report adds retention.
+//! `standalone/`, and the report adds retention by both F1 definitions (also in `retention.json`).
 
 use anyhow::{Context, Result};
 use chatty_kg_agents::Pipeline;
 use chatty_kg_eval::runner::{self, RunMode, RunOptions};
-use chatty_kg_eval::summary::{self, Summary};
-use chatty_kg_eval::{Format, dialogues, kb, loaders, metrics, plots};
+use chatty_kg_eval::summary::{self, Retention, Summary};
+use chatty_kg_eval::{Format, dialogues, kb, loaders, plots};
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, KnowledgeGraph, RdfFile};
 use std::path::{Path, PathBuf};
 
@@ -224,7 +224,12 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
     let report = summary::markdown(&format!("{name} on {}", kg.describe()), &summaries, retention, &plots);
     std::fs::write(out.join("report.md"), report).with_context(|| format!("writing {}", out.display()))?;
     if let Some(r) = retention {
-        eprintln!("retention: {r:.1} %");
+        write_json(&out.join("retention.json"), &r)?;
+        eprintln!(
+            "retention: {:.1} % (F1(macro P, macro R)), {:.1} % (mean per-question F1)",
+            r.f1_of_macro_p_and_macro_r.unwrap_or(f64::NAN),
+            r.mean_per_question_f1.unwrap_or(f64::NAN)
+        );
     }
     eprintln!("results in {}", out.display());
     Ok(())
@@ -237,14 +242,11 @@ fn mode_name(mode: RunMode) -> &'static str {
     }
 }
 
-fn retention(summaries: &[Summary]) -> Option<f64> {
+fn retention(summaries: &[Summary]) -> Option<Retention> {
     let [dialogue, standalone] = summaries else {
         return None;
     };
-    metrics::retention(
-        dialogue.overall.f1_of_macro_p_and_macro_r,
-        standalone.overall.f1_of_macro_p_and_macro_r,
-    )
+    Some(Retention::of(dialogue, standalone))
 }
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {

@@ -160,9 +160,31 @@ fn aggregate_row(out: &mut String, name: &str, a: &Aggregate) {
     );
 }
 
+/// Retention (dialogue F1 / standalone F1, in %) by each F1 definition; `None` where the
+/// standalone F1 is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Retention {
+    pub f1_of_macro_p_and_macro_r: Option<f64>,
+    pub mean_per_question_f1: Option<f64>,
+}
+
+impl Retention {
+    pub fn of(dialogue: &Summary, standalone: &Summary) -> Self {
+        let (d, s) = (&dialogue.overall, &standalone.overall);
+        Retention {
+            f1_of_macro_p_and_macro_r: metrics::retention(d.f1_of_macro_p_and_macro_r, s.f1_of_macro_p_and_macro_r),
+            mean_per_question_f1: metrics::retention(d.mean_per_question_f1, s.mean_per_question_f1),
+        }
+    }
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "undefined (standalone F1 is 0)".to_owned(), |v| format!("{v:.1} %"))
+}
+
 /// A Markdown report of one or more summaries (e.g. dialogue and standalone), with retention.
 /// The human report; `plots` (written beside it) are linked at the end.
-pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>, plots: &[Plot]) -> String {
+pub fn markdown(title: &str, summaries: &[Summary], retention: Option<Retention>, plots: &[Plot]) -> String {
     let mut out = format!("# {title}\n\n");
     out.push_str("F1 is given both ways: **F1(macro P, macro R)** (the paper's) and **mean per-question F1**.\n\n");
     out.push_str("| run | questions | macro P | macro R | F1(macro P, macro R) | mean per-question F1 |\n|---|---|---|---|---|---|\n");
@@ -172,7 +194,9 @@ pub fn markdown(title: &str, summaries: &[Summary], retention: Option<f64>, plot
     if let Some(r) = retention {
         let _ = writeln!(
             out,
-            "\n**Retention** (dialogue F1 / standalone F1, F1(macro P, macro R)): {r:.1} %"
+            "\n**Retention** (dialogue F1 / standalone F1): {} with F1(macro P, macro R), {} with mean per-question F1",
+            percent(r.f1_of_macro_p_and_macro_r),
+            percent(r.mean_per_question_f1)
         );
     }
     for s in summaries {

@@ -186,7 +186,14 @@ async fn a_dialogue_benchmark_gets_its_gold_from_the_kg_and_measures_both_modes(
         assert_eq!(records[1].question, expected);
         assert_eq!(records[1].system, ["1988"], "{:?}", records[1]);
         assert_eq!(records[1].ranking.unwrap().p_at_1, 1.0);
-        f1.push(summary::summarize("x", &records).overall.f1_of_macro_p_and_macro_r);
+        f1.push(summary::summarize("x", &records));
     }
-    assert_eq!(chatty_kg_eval::metrics::retention(f1[0], f1[1]), Some(100.0));
+    let retention = summary::Retention::of(&f1[0], &f1[1]);
+    assert_eq!(retention.f1_of_macro_p_and_macro_r, Some(100.0));
+    assert_eq!(retention.mean_per_question_f1, Some(100.0));
+    let report = summary::markdown("dialogues", &f1, Some(retention), &[]);
+    assert!(
+        report.contains("100.0 % with F1(macro P, macro R), 100.0 % with mean per-question F1"),
+        "{report}"
+    );
 }
