@@ -4,6 +4,8 @@
 
 use crate::summary::Summary;
 use chatty_kg_agents::explanation::StageTimings;
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 const WIDTH: u32 = 760;
@@ -84,39 +86,18 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
     // The SVG backend writes to a string: drawing cannot fail on I/O, and plotters reports
     // nothing else for these shapes, so results are ignored below.
     let mut svg = String::new();
-    let label_width = rows
-        .iter()
-        .map(|(l, _)| l.chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 48) as u32
-        * 7
-        + 10;
+    let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
     // Counts are whole numbers; F1 values get three decimals.
     let counts = N == 1;
     // An empty row on top holds the legend, clear of the bars.
     let legend_rows = if N > 1 { 1.0 } else { 0.0 };
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height(rows.len(), N))).into_drawing_area();
-        let _ = root.fill(&WHITE);
         let n = rows.len() as f64;
-        let chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(label_width)
-            .build_cartesian_2d(0.0..max * 1.08, -0.5..(n - 0.5 + legend_rows));
-        let Ok(mut chart) = chart else { return String::new() };
-        let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
-        let _ = chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .label_style(("sans-serif", 12))
-            .axis_desc_style(("sans-serif", 13))
-            .y_labels(rows.len() + 2)
-            .y_label_formatter(&|y| label_at(&labels, n - 1.0 - *y))
-            .x_label_formatter(&|x| if counts { format!("{x:.0}") } else { format!("{x:.1}") })
-            .x_desc(axis)
-            .draw();
+        let x_label = |x: &f64| if counts { format!("{x:.0}") } else { format!("{x:.1}") };
+        let Some(mut chart) = bar_chart(&root, &labels, 48, max * 1.08, n - 0.5 + legend_rows, axis, &x_label) else {
+            return String::new();
+        };
         let band = 0.8 / N as f64;
         for (k, name) in series.iter().enumerate() {
             let color = F1_COLORS[k % F1_COLORS.len()];
@@ -125,12 +106,10 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
                 let y = n - 1.0 - i as f64 + 0.4 - band * k as f64;
                 Rectangle::new([(0.0, y), (values[k].min(max), y - band * 0.9)], color.filled())
             });
-            if let Ok(drawn) = chart.draw_series(bars) {
-                if N > 1 {
-                    drawn
-                        .label(*name)
-                        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
-                }
+            if let Ok(drawn) = chart.draw_series(bars)
+                && N > 1
+            {
+                drawn.label(*name).legend(swatch(color));
             }
             let values = rows.iter().enumerate().map(|(i, (_, values))| {
                 let y = n - 1.0 - i as f64 + 0.4 - band * k as f64 - band * 0.45;
@@ -143,13 +122,7 @@ fn grouped_bars<const N: usize>(rows: &[(String, [f64; N])], series: [&str; N], 
             let _ = chart.draw_series(values);
         }
         if N > 1 {
-            let _ = chart
-                .configure_series_labels()
-                .label_font(("sans-serif", 12))
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw();
+            draw_legend(&mut chart);
         }
         let _ = root.present();
     }
@@ -170,26 +143,19 @@ fn stage_latency(summaries: &[Summary]) -> Option<String> {
     let mut svg = String::new();
     {
         let labels: Vec<&str> = summaries.iter().map(|s| s.label.as_str()).collect();
-        let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4).clamp(4, 40) as u32 * 7 + 10;
         let root =
             SVGBackend::with_string(&mut svg, (WIDTH, 150 + ROW * 2 * summaries.len() as u32)).into_drawing_area();
-        let _ = root.fill(&WHITE);
         let n = summaries.len() as f64;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(label_width)
-            .build_cartesian_2d(0.0..max * 1.05, -0.5..(n + 0.5))
-            .ok()?;
-        let _ = chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .label_style(("sans-serif", 12))
-            .axis_desc_style(("sans-serif", 13))
-            .y_labels(summaries.len() + 2)
-            .y_label_formatter(&|y| label_at(&labels, n - 1.0 - *y))
-            .x_desc("ms per question (mean)")
-            .draw();
+        let x_label = |x: &f64| format!("{x:.1}");
+        let mut chart = bar_chart(
+            &root,
+            &labels,
+            40,
+            max * 1.05,
+            n + 0.5,
+            "ms per question (mean)",
+            &x_label,
+        )?;
         for (k, stage) in stages.iter().enumerate() {
             let color = STAGE_COLORS[k % STAGE_COLORS.len()];
             let bars = summaries.iter().enumerate().map(|(i, s)| {
@@ -199,21 +165,70 @@ fn stage_latency(summaries: &[Summary]) -> Option<String> {
                 Rectangle::new([(start, y + 0.35), (start + ms, y - 0.35)], color.filled())
             });
             if let Ok(drawn) = chart.draw_series(bars) {
-                drawn
-                    .label(stage.as_str())
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+                drawn.label(stage.as_str()).legend(swatch(color));
             }
         }
-        let _ = chart
-            .configure_series_labels()
-            .label_font(("sans-serif", 12))
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw();
+        draw_legend(&mut chart);
         let _ = root.present();
     }
     Some(svg)
+}
+
+type BarChart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A white chart of horizontal bars on `root`: x in `[0, x_max]`, rows from -0.5 to `y_top`
+/// with `labels[0]` on the top row, the axes drawn. `label_chars` bounds the label area.
+fn bar_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    labels: &[&str],
+    label_chars: usize,
+    x_max: f64,
+    y_top: f64,
+    x_desc: &str,
+    x_label: &dyn Fn(&f64) -> String,
+) -> Option<BarChart<'a, 'b>> {
+    let _ = root.fill(&WHITE);
+    let label_width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, label_chars) as u32
+        * 7
+        + 10;
+    let mut chart = ChartBuilder::on(root)
+        .margin(12)
+        .x_label_area_size(30)
+        .y_label_area_size(label_width)
+        .build_cartesian_2d(0.0..x_max, -0.5..y_top)
+        .ok()?;
+    let rows = labels.len() as f64;
+    let _ = chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .y_labels(labels.len() + 2)
+        .y_label_formatter(&|y| label_at(labels, rows - 1.0 - *y))
+        .x_label_formatter(x_label)
+        .x_desc(x_desc)
+        .draw();
+    Some(chart)
+}
+
+/// The legend's colour square for a series.
+fn swatch(color: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+}
+
+fn draw_legend<'a, 'b: 'a>(chart: &mut BarChart<'a, 'b>) {
+    let _ = chart
+        .configure_series_labels()
+        .label_font(("sans-serif", 12))
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw();
 }
 
 /// The label of row `y` when `y` is a row index, else nothing (an axis tick between rows).
