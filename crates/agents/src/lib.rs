@@ -26,7 +26,7 @@ pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use explanation::Explanation;
 pub use graph::{Agent, StateGraph};
-pub use pipeline::{Dialogue, Pipeline};
+pub use pipeline::{Dialogue, Pipeline, Unanswered};
 pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
 pub use query_generator::{CandidateQuery, PredicateChoice, QueryGenerator};
 pub use state::{

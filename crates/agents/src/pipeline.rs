@@ -35,15 +35,15 @@ impl Pipeline {
         }
     }
 
-    /// The six agents; replace one with `.add(...)` under the same name.
+    /// The six agents; replace one with `.with_node(...)` under the same name.
     pub fn standard_graph() -> StateGraph {
         StateGraph::new(crate::agents::chat::NAME)
-            .add(ChatAgent)
-            .add(ClassifierAgent)
-            .add(RephraserAgent)
-            .add(QirAgent)
-            .add(MatchingAgent)
-            .add(QueryPlanningAgent)
+            .with_node(ChatAgent)
+            .with_node(ClassifierAgent)
+            .with_node(RephraserAgent)
+            .with_node(QirAgent)
+            .with_node(MatchingAgent)
+            .with_node(QueryPlanningAgent)
     }
 
     /// Uses another graph (a swapped or added agent).
@@ -69,23 +69,54 @@ impl Pipeline {
         history: &[Turn],
         observer: &mut (dyn FnMut(&str, &AgentState) + Send),
     ) -> Result<Explanation, AgentError> {
-        if !question.chars().any(char::is_alphanumeric) {
-            return Err(AgentError::EmptyQuestion);
-        }
+        self.ask_accounted(question, mode, history, observer)
+            .await
+            .map_err(|unanswered| unanswered.error)
+    }
+
+    /// Like [`ask_observed`](Self::ask_observed), but a question that fails still reports what
+    /// it cost: the timings and LLM usage of the agents that ran (an evaluation must count the
+    /// calls of a question whose retries ran out, not only of the answered ones).
+    pub async fn ask_accounted(
+        &self,
+        question: &str,
+        mode: Mode,
+        history: &[Turn],
+        observer: &mut (dyn FnMut(&str, &AgentState) + Send),
+    ) -> Result<Explanation, Unanswered> {
         let started = Instant::now();
         let ledger = CallLedger::new();
-        let ctx = AgentContext {
-            llm: Arc::new(AccountedModel::new(self.ctx.llm.clone(), ledger.clone())),
-            ..self.ctx.clone()
-        };
         let mut state = AgentState::new(question.trim(), mode, history.to_vec());
-        let span = tracing::info_span!("question", question = %state.question);
-        self.graph
-            .run_observed(&mut state, &ctx, observer)
-            .instrument(span)
-            .await?;
-        Ok(Explanation::from_state(&state, &ledger, started.elapsed()))
+        let result = if question.chars().any(char::is_alphanumeric) {
+            let ctx = AgentContext {
+                llm: Arc::new(AccountedModel::new(self.ctx.llm.clone(), ledger.clone())),
+                ..self.ctx.clone()
+            };
+            let span = tracing::info_span!("question", question = %state.question);
+            self.graph
+                .run_observed(&mut state, &ctx, observer)
+                .instrument(span)
+                .await
+        } else {
+            Err(AgentError::EmptyQuestion)
+        };
+        let explanation = Explanation::from_state(&state, &ledger, started.elapsed());
+        match result {
+            Ok(()) => Ok(explanation),
+            Err(error) => Err(Unanswered {
+                error,
+                partial: Box::new(explanation),
+            }),
+        }
     }
+}
+
+/// A question the pipeline gave up on, with the explanation of the state it reached: its
+/// timings and LLM usage count as much as an answered question's.
+#[derive(Debug)]
+pub struct Unanswered {
+    pub error: AgentError,
+    pub partial: Box<Explanation>,
 }
 
 /// The turns of one conversation, as later questions see them.

@@ -11,7 +11,7 @@ use crate::dataset::Item;
 use crate::metrics::{self, Ranking, Score};
 use crate::taxonomy::{self, Failure};
 use chatty_kg_agents::explanation::{LlmUsage, StageTimings};
-use chatty_kg_agents::{AgentError, Dialogue, Explanation, Mode, Pipeline};
+use chatty_kg_agents::{Dialogue, Explanation, Mode, Pipeline, Unanswered};
 use chatty_kg_graph::{KnowledgeGraph, QueryResults, term_text};
 use futures_util::StreamExt;
 use rand::SeedableRng;
@@ -85,9 +85,12 @@ pub struct Record {
     /// Why the answer is not fully right (F1 < 1).
     pub failure: Option<Failure>,
     pub error: Option<ErrorInfo>,
+    /// What the question cost, answered or not (records written before failed questions were
+    /// accounted have none for those).
     pub timings: Option<StageTimings>,
     pub llm: Option<LlmUsage>,
     pub sparql_queries: usize,
+    /// Answered questions only.
     pub explanation: Option<Explanation>,
 }
 
@@ -222,7 +225,9 @@ async fn answer_unit(
             (None, _) => (item.question.clone(), Mode::SingleTurn),
         };
         let (gold, gold_error) = gold_answers(kg, &item).await;
-        let answered = pipeline.ask(&question, mode, &dialogue.turns).await;
+        let answered = pipeline
+            .ask_accounted(&question, mode, &dialogue.turns, &mut |_, _| {})
+            .await;
         if let Ok(explanation) = &answered {
             dialogue.record(explanation, options.context_answers);
         }
@@ -285,19 +290,26 @@ fn record(
     mode: RunMode,
     gold: Vec<String>,
     gold_error: Option<String>,
-    answered: Result<Explanation, AgentError>,
+    answered: Result<Explanation, Unanswered>,
 ) -> Record {
-    let (system, error, explanation) = match answered {
-        Ok(e) => (system_answers(&e, &gold), None, Some(e)),
-        Err(e) => (
+    // A failed question keeps its cost (timings, LLM usage, SPARQL run) but no explanation:
+    // nothing was answered.
+    let (system, error, explanation, cost) = match answered {
+        Ok(e) => {
+            let cost = (e.timings.clone(), e.llm.clone(), e.sparql.len());
+            (system_answers(&e, &gold), None, Some(e), cost)
+        }
+        Err(Unanswered { error, partial }) => (
             Vec::new(),
             Some(ErrorInfo {
-                kind: e.kind().to_owned(),
-                message: e.to_string(),
+                kind: error.kind().to_owned(),
+                message: error.to_string(),
             }),
             None,
+            (partial.timings, partial.llm, partial.sparql.len()),
         ),
     };
+    let (timings, llm, sparql_queries) = cost;
     let score = metrics::score(&system, &gold);
     let ranking = item.dialogue.as_ref().map(|_| metrics::ranking(&system, &gold));
     let failure = (score.f1 < 1.0 && gold_error.is_none())
@@ -314,9 +326,9 @@ fn record(
         ranking,
         failure,
         error,
-        timings: explanation.as_ref().map(|e| e.timings.clone()),
-        llm: explanation.as_ref().map(|e| e.llm.clone()),
-        sparql_queries: explanation.as_ref().map_or(0, |e| e.sparql.len()),
+        timings: Some(timings),
+        llm: Some(llm),
+        sparql_queries,
         explanation,
     }
 }

@@ -2,6 +2,9 @@
 //! the scripted LLM: records, scores, the gold of a gold-SPARQL benchmark computed on the KG,
 //! dialogue vs standalone asking, failure classes, resuming, and the summary and QALD-JSON.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_agents::{AgentContext, AgentParameters, Pipeline};
 use chatty_kg_embed::MiniLmEmbedder;
 use chatty_kg_eval::runner::{self, RunMode, RunOptions};
@@ -53,6 +56,13 @@ fn setup(dir: &Path) -> Option<(Pipeline, Arc<EmbeddedStore>)> {
             "who directed titanic 2",
             &qir("Titanic 2", ["Titanic 2", "directed by", "?answer"]),
         )
+        // Never a valid QIR (its entity is not in the question): θ = 3 attempts, then the QIR
+        // agent's fallback goes on, and the query-planning call, scripted for nothing, fails.
+        .reply_when(
+            "qir",
+            "who produced big",
+            &qir("Forrest Gump", ["Forrest Gump", "produced by", "?answer"]),
+        )
         .reply_when(
             "classifier",
             "new question: when was it released",
@@ -92,10 +102,11 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
         return;
     };
     let file = dir.path().join("qa_dev.txt");
-    // The third gold answer is deliberately wrong: an "answered but wrong" question.
+    // The third gold answer is deliberately wrong: an "answered but wrong" question. The fifth
+    // gets no valid QIR: an error, whose cost still counts.
     std::fs::write(
         &file,
-        "who directed [Forrest Gump]\tRobert Zemeckis\nwho starred in [Big]\tTom Hanks\nwhen was [Big] released\t1999\nwho directed [Titanic 2]\tJames Cameron\n",
+        "who directed [Forrest Gump]\tRobert Zemeckis\nwho starred in [Big]\tTom Hanks\nwhen was [Big] released\t1999\nwho directed [Titanic 2]\tJames Cameron\nwho produced [Big]\tSomeone\n",
     )
     .unwrap();
     let items = loaders::load(Format::Metaqa, &file, "en").unwrap();
@@ -104,7 +115,7 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
     let asked = runner::run(&pipeline, store.as_ref(), units, &options(RunMode::Standalone), &out)
         .await
         .unwrap();
-    assert_eq!(asked, 4);
+    assert_eq!(asked, 5);
     let mut records = runner::read_records(&out).unwrap();
     records.sort_by(|a, b| a.id.cmp(&b.id));
     assert_eq!(records[0].system, ["Robert Zemeckis"]);
@@ -118,6 +129,14 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
     );
     assert_eq!(records[3].failure, Some(Failure::NoEntityLinked));
     assert!(records[0].llm.as_ref().unwrap().calls >= 1 && records[0].sparql_queries >= 1);
+    let failed = &records[4];
+    assert_eq!(failed.error.as_ref().unwrap().kind, "llm", "{failed:?}");
+    assert_eq!(failed.failure, Some(Failure::Error));
+    assert!(failed.explanation.is_none() && failed.system.is_empty());
+    let failed_llm = failed.llm.as_ref().expect("a failed question keeps its LLM usage");
+    assert_eq!(failed_llm.by_agent["qir"].calls, 3, "every QIR attempt is counted");
+    assert!(failed_llm.calls >= 3 && failed_llm.input_tokens > 0, "{failed_llm:?}");
+    assert!(failed.timings.as_ref().unwrap().total_ms > 0.0);
 
     // Resuming asks nothing again.
     let units = runner::select(items, &options(RunMode::Standalone));
@@ -127,15 +146,21 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
             .unwrap(),
         0
     );
-    assert_eq!(runner::read_records(&out).unwrap().len(), 4);
+    assert_eq!(runner::read_records(&out).unwrap().len(), 5);
 
     let s = summary::summarize("fixture", &records);
-    assert_eq!(s.questions, 4);
-    // P: 1, 1, 0, 1 (nothing said) → 3/4; R: 1, 1, 0, 0 → 1/2; F1(macro) = 0.6; mean F1 = 1/2.
-    assert!((s.overall.macro_precision - 0.75).abs() < 1e-9, "{s:?}");
-    assert!((s.overall.f1_of_macro_p_and_macro_r - 0.6).abs() < 1e-9, "{s:?}");
-    assert!((s.overall.mean_per_question_f1 - 0.5).abs() < 1e-9, "{s:?}");
+    assert_eq!(s.questions, 5);
+    // P: 1, 1, 0, 1, 1 (nothing said) → 4/5; R: 1, 1, 0, 0, 0 → 2/5; F1(macro) = 8/15;
+    // mean F1 = 2/5.
+    assert!((s.overall.macro_precision - 0.8).abs() < 1e-9, "{s:?}");
+    assert!((s.overall.f1_of_macro_p_and_macro_r - 8.0 / 15.0).abs() < 1e-9, "{s:?}");
+    assert!((s.overall.mean_per_question_f1 - 0.4).abs() < 1e-9, "{s:?}");
     assert_eq!(s.failures["no entity linked"], 1);
+    assert_eq!(s.errors["llm"], 1);
+    // The failed question's calls are in the mean, as its time is in the percentiles.
+    let calls: u32 = records.iter().map(|r| r.llm.as_ref().unwrap().calls).sum();
+    assert!((s.efficiency.llm_calls - f64::from(calls) / 5.0).abs() < 1e-9);
+    assert!(calls >= 4 + failed_llm.calls);
     let report = summary::markdown("fixture", &[s], None, &[]);
     assert!(report.contains("F1(macro P, macro R)") && report.contains("mean per-question F1"));
     let qald = summary::qald_json("fixture", &records);
