@@ -3,6 +3,9 @@
 //! the same `EmbeddedStore::load` the CLI uses. Reported as triples/s for the RDF part (parse,
 //! sort, write, commit) and for the whole load including the label index.
 
+// A benchmark run by hand: a failed setup stops it with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, RdfFile};

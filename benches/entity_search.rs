@@ -6,6 +6,9 @@
 //! over 500 queries of each kind (exact label, two words, one word, one word with a typo) at
 //! limit 10 and 600 (vlimit).
 
+// A benchmark run by hand: a failed setup stops it with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, KnowledgeGraph, RdfFile};

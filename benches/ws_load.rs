@@ -13,6 +13,9 @@
 //!    for `CHATTY_KG_LOAD_SECS` (default 20) seconds; reports answered questions per second and
 //!    p50/p95/p99 latency. Every answer is checked against the expected one.
 
+// A benchmark run by hand: a failed setup stops it with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/common/server.rs"]
 mod server;
 

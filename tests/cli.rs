@@ -2,6 +2,9 @@
 //! chat. Asking needs the models (`chatty-kg models fetch --all`); without them those tests skip
 //! with a message, unless `CHATTY_KG_REQUIRE_MODELS=1` (CI) turns the skip into a failure.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_models::{catalog, model_for_tests};
 use std::io::Write;
 

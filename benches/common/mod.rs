@@ -2,6 +2,9 @@
 //! three words (first name, surname, sometimes a generated word) and one or two edges, written as
 //! N-Triples. Deterministic for a given `n`.
 
+// A benchmark run by hand: a failed setup stops it with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

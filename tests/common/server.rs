@@ -2,7 +2,8 @@
 //! a loopback port over a fresh copy of tests/fixtures/movies.ttl, with the scripted model
 //! configured as a user would, and small WebSocket/HTTP client helpers.
 
-#![allow(dead_code)]
+// Not every user calls every helper; helpers unwrap: a failed setup is a failed test or bench.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use chatty_kg_models::{catalog, model_for_tests};
 use futures_util::{SinkExt, StreamExt};

@@ -39,7 +39,7 @@ impl StateGraph {
     }
 
     /// Adds (or replaces) the node named `agent.name()`.
-    pub fn add(mut self, agent: impl Agent + 'static) -> Self {
+    pub fn with_node(mut self, agent: impl Agent + 'static) -> Self {
         self.nodes.insert(agent.name(), Arc::new(agent));
         self
     }

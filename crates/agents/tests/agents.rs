@@ -154,10 +154,10 @@ async fn a_dependent_question_is_rephrased_before_its_qir() {
         );
     let (ctx, ledger) = context(fixture, scripted);
     let graph = StateGraph::new("classifier")
-        .add(ClassifierAgent)
-        .add(RephraserAgent)
-        .add(QirAgent)
-        .add(End);
+        .with_node(ClassifierAgent)
+        .with_node(RephraserAgent)
+        .with_node(QirAgent)
+        .with_node(End);
     let mut state = AgentState::new("What else did he direct?", Mode::MultiTurn, dialogue());
     graph.run(&mut state, &ctx).await.unwrap();
     assert_eq!(
@@ -197,14 +197,14 @@ async fn the_runtime_stops_loops_and_unknown_routes() {
     let Some(fixture) = fixture() else { return };
     let (ctx, _) = context(fixture, ScriptedChatModel::new());
     let mut state = AgentState::new("q", Mode::SingleTurn, vec![]);
-    let looping = StateGraph::new("loop").add(Loop).with_max_steps(5);
+    let looping = StateGraph::new("loop").with_node(Loop).with_max_steps(5);
     assert!(matches!(
         looping.run(&mut state, &ctx).await,
         Err(AgentError::TooManySteps { max: 5 })
     ));
     assert_eq!(state.timings.len(), 5);
     // The classifier routes to "qir", which this graph lacks.
-    let partial = StateGraph::new("classifier").add(ClassifierAgent);
+    let partial = StateGraph::new("classifier").with_node(ClassifierAgent);
     let mut state = AgentState::new("Who directed Alien?", Mode::SingleTurn, vec![]);
     assert!(matches!(
         partial.run(&mut state, &ctx).await,

@@ -1,6 +1,9 @@
 //! The Query Generator through its public API: the SPARQL it writes for each QIR shape, and what
 //! that SPARQL returns on the real store (tests/fixtures/movies.ttl).
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_agents::qir::{Order, RawQir};
 use chatty_kg_agents::{CandidateQuery, PredicateChoice, Qir, QueryGenerator, QuestionKind, TriplesValidator};
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, KnowledgeGraph, QueryResults, RdfFile, ReadQuery};

@@ -338,6 +338,8 @@ impl Config {
 }
 
 #[cfg(test)]
+// figment::Jail's closures return figment::Error, which is large; it is figment's type.
+#[allow(clippy::result_large_err)]
 mod tests {
     use super::*;
 

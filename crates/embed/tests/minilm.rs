@@ -3,6 +3,9 @@
 //! Needs the model (`chatty-kg models fetch`); without it the tests skip with a message, unless
 //! `CHATTY_KG_REQUIRE_MODELS=1` (set by CI) turns the skip into a failure.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_embed::{CachedEmbedder, Embedder, MiniLmEmbedder, cosine};
 use chatty_kg_models::{catalog, model_for_tests};
 use std::sync::OnceLock;

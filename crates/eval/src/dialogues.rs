@@ -255,10 +255,10 @@ pub fn build(one_hop: &[Item], multi_hop: &[Item], options: &BuildOptions) -> Ve
     // Questions about each referent, in file order, then shuffled per referent.
     let mut about: BTreeMap<(&str, Class), Vec<Question>> = BTreeMap::new();
     for q in multi_hop.iter().filter_map(Question::new) {
-        if let Some(class) = q.topic_class {
-            if refer(&q.item.question, q.topic, class).is_some() {
-                about.entry((q.topic, class)).or_default().push(q);
-            }
+        if let Some(class) = q.topic_class
+            && refer(&q.item.question, q.topic, class).is_some()
+        {
+            about.entry((q.topic, class)).or_default().push(q);
         }
     }
     for questions in about.values_mut() {
@@ -266,12 +266,17 @@ pub fn build(one_hop: &[Item], multi_hop: &[Item], options: &BuildOptions) -> Ve
     }
     let mut entity_seeds: Vec<(&str, Class)> = about.iter().filter(|(_, qs)| qs.len() >= 2).map(|(k, _)| *k).collect();
     entity_seeds.shuffle(&mut rng);
-    let mut answer_seeds: Vec<Question> = one_hop
+    // Each with its referent: its single gold answer, of a class a pronoun can refer to.
+    let mut answer_seeds: Vec<(Question, &str, Class)> = one_hop
         .iter()
         .filter_map(Question::new)
-        .filter(|q| match (q.answer_class, q.gold()) {
-            (Some(class), [one]) => q.topic_class != Some(class) && about.contains_key(&(one.as_str(), class)),
-            _ => false,
+        .filter_map(|q| match (q.answer_class, q.item.gold.as_deref()) {
+            (Some(class), Some([one]))
+                if q.topic_class != Some(class) && about.contains_key(&(one.as_str(), class)) =>
+            {
+                Some((q, one.as_str(), class))
+            }
+            _ => None,
         })
         .collect();
     answer_seeds.shuffle(&mut rng);
@@ -295,9 +300,7 @@ pub fn build(one_hop: &[Item], multi_hop: &[Item], options: &BuildOptions) -> Ve
         };
         let built = match seed {
             None => break,
-            Some(Seed::Answer(first)) => {
-                let class = first.answer_class.expect("answer seeds have a referable answer type");
-                let referent = first.gold()[0].as_str();
+            Some(Seed::Answer((first, referent, class))) => {
                 chain(first, referent, class, &about, &used, max_turns, "answer")
             }
             Some(Seed::Entity((referent, class))) => {
@@ -315,7 +318,7 @@ pub fn build(one_hop: &[Item], multi_hop: &[Item], options: &BuildOptions) -> Ve
 
 enum Seed<'a> {
     Entity((&'a str, Class)),
-    Answer(Question<'a>),
+    Answer((Question<'a>, &'a str, Class)),
 }
 
 fn key(q: &Question) -> String {

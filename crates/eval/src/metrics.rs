@@ -27,13 +27,13 @@ pub fn normalize(answer: &str) -> String {
     }
     // "1994"^^<http://www.w3.org/2001/XMLSchema#gYear> and "Berlin"@en: the lexical form.
     let literal;
-    if let Some(rest) = text.strip_prefix('"') {
-        if let Some(end) = rest.rfind('"') {
-            let suffix = &rest[end + 1..];
-            if suffix.is_empty() || suffix.starts_with("^^") || suffix.starts_with('@') {
-                literal = rest[..end].to_owned();
-                text = &literal;
-            }
+    if let Some(rest) = text.strip_prefix('"')
+        && let Some(end) = rest.rfind('"')
+    {
+        let suffix = &rest[end + 1..];
+        if suffix.is_empty() || suffix.starts_with("^^") || suffix.starts_with('@') {
+            literal = rest[..end].to_owned();
+            text = &literal;
         }
     }
     if text.starts_with("http://") || text.starts_with("https://") {

@@ -2,6 +2,9 @@
 //! benchmark files are beside the project (`../shared/datasets`, as in CI), on the real files with
 //! the counts their provenance states.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_eval::loaders;
 use chatty_kg_eval::{Format, Item};
 use std::path::{Path, PathBuf};

@@ -240,7 +240,7 @@ fn bulk_load(
         let mut count = 0u64;
         let quads = parser.for_reader(file.open()?).map(|quad| {
             count += 1;
-            if count % 65_536 == 0 {
+            if count.is_multiple_of(65_536) {
                 bar.inc(65_536);
             }
             quad.map_err(LoadFailure::Parse)

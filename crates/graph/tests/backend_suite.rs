@@ -5,6 +5,9 @@
 //! `CHATTY_KG_TEST_VIRTUOSO`. Without it the Virtuoso cases skip with a loud message, unless
 //! `CHATTY_KG_REQUIRE_VIRTUOSO=1` (set in CI), where they fail instead.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_graph::{
     Direction, EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, QueryResults, RdfFile,
     SearchStrategy, SparqlEndpoint, Term,

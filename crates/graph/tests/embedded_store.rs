@@ -1,6 +1,9 @@
 //! Behaviour only the embedded store has: loading files of every format, atomic loads, typed
 //! errors for malformed RDF and missing stores, query timeouts.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_graph::{EmbeddedStore, GraphError, GraphSettings, KnowledgeGraph, QueryResults, RdfFile};
 use std::io::Write;
 use std::path::Path;

@@ -2,6 +2,9 @@
 //! silence, a closed port. Plus what a well-behaved request looks like (method, auth, headers,
 //! result formats). The happy path against a real endpoint is in `backend_suite.rs` (Virtuoso).
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_graph::{
     EndpointAuth, EndpointSettings, GraphError, GraphSettings, HttpMethod, KnowledgeGraph, QueryResults, ResultsFormat,
     SparqlEndpoint,

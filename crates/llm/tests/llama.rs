@@ -3,6 +3,9 @@
 //! Needs the model (`chatty-kg models fetch smollm2-135m`); without it the tests skip with a
 //! message, unless `CHATTY_KG_REQUIRE_MODELS=1` (set by CI) turns the skip into a failure.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};
 use chatty_kg_llm::prompts::PromptLibrary;
 use chatty_kg_llm::reply::parse_reply;

@@ -1,6 +1,9 @@
 //! The OpenAI-compatible client against a local HTTP server that misbehaves on purpose: status
 //! codes, slow answers, malformed and truncated bodies, servers that reject `response_format`.
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_llm::openai::{JsonMode, OpenAiChatModel, OpenAiSettings};
 use chatty_kg_llm::{ChatModel, ChatRequest, FinishReason, LlmError, Message};
 use serde_json::{Value, json};

@@ -3,6 +3,9 @@
 //!
 //! Skips without `CHATTY_KG_TEST_OPENAI_URL`, unless `CHATTY_KG_REQUIRE_OPENAI_SERVER=1` (CI).
 
+// Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chatty_kg_llm::openai::{OpenAiChatModel, OpenAiSettings};
 use chatty_kg_llm::reply::parse_reply;
 use chatty_kg_llm::{ChatModel, ChatRequest, Message};

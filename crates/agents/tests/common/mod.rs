@@ -1,7 +1,8 @@
 //! What the agent test files share: the movies fixture in a real embedded store, the real
 //! embedding model, and a context around a scripted model whose calls are counted.
 
-#![allow(dead_code)]
+// Not every test crate uses every helper; helpers unwrap: a failed setup is a failed test.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use chatty_kg_agents::{AgentContext, AgentParameters};
 use chatty_kg_embed::{Embedder, MiniLmEmbedder};
