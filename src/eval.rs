@@ -226,9 +226,9 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
     if let Some(r) = retention {
         write_json(&out.join("retention.json"), &r)?;
         eprintln!(
-            "retention: {:.1} % (F1(macro P, macro R)), {:.1} % (mean per-question F1)",
-            r.f1_of_macro_p_and_macro_r.unwrap_or(f64::NAN),
-            r.mean_per_question_f1.unwrap_or(f64::NAN)
+            "retention: {} (F1(macro P, macro R)), {} (mean per-question F1)",
+            summary::percent(r.f1_of_macro_p_and_macro_r),
+            summary::percent(r.mean_per_question_f1)
         );
     }
     eprintln!("results in {}", out.display());

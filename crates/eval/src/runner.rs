@@ -294,22 +294,22 @@ fn record(
 ) -> Record {
     // A failed question keeps its cost (timings, LLM usage, SPARQL run) but no explanation:
     // nothing was answered.
-    let (system, error, explanation, cost) = match answered {
-        Ok(e) => {
-            let cost = (e.timings.clone(), e.llm.clone(), e.sparql.len());
-            (system_answers(&e, &gold), None, Some(e), cost)
-        }
-        Err(Unanswered { error, partial }) => (
+    let spent = match &answered {
+        Ok(e) => e,
+        Err(unanswered) => &unanswered.partial,
+    };
+    let (timings, llm, sparql_queries) = (spent.timings.clone(), spent.llm.clone(), spent.sparql.len());
+    let (system, error, explanation) = match answered {
+        Ok(e) => (system_answers(&e, &gold), None, Some(e)),
+        Err(Unanswered { error, .. }) => (
             Vec::new(),
             Some(ErrorInfo {
                 kind: error.kind().to_owned(),
                 message: error.to_string(),
             }),
             None,
-            (partial.timings, partial.llm, partial.sparql.len()),
         ),
     };
-    let (timings, llm, sparql_queries) = cost;
     let score = metrics::score(&system, &gold);
     let ranking = item.dialogue.as_ref().map(|_| metrics::ranking(&system, &gold));
     let failure = (score.f1 < 1.0 && gold_error.is_none())

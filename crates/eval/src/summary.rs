@@ -178,7 +178,8 @@ impl Retention {
     }
 }
 
-fn percent(value: Option<f64>) -> String {
+/// A retention figure as the report and the CLI print it.
+pub fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "undefined (standalone F1 is 0)".to_owned(), |v| format!("{v:.1} %"))
 }
 
