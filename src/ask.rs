@@ -2,7 +2,7 @@
 //! reads there.
 
 use anyhow::{Context, Result};
-use chatty_kg_agents::{Dialogue, Explanation, Mode, Pipeline, QueryReason};
+use chatty_kg_agents::{ChoiceReason, Dialogue, Explanation, Mode, Pipeline, QueryReason};
 use chatty_kg_config::{Config, LlmBackend};
 use chatty_kg_graph::KnowledgeGraph;
 use clap::Args;
@@ -186,28 +186,46 @@ pub fn render(e: &Explanation) -> String {
             }
         }
     }
-    for relation in &e.relations {
-        let top: Vec<String> = relation
-            .predicates
-            .iter()
-            .take(3)
-            .map(|p| {
-                format!(
-                    "{} {:.2}{}",
-                    p.label,
-                    p.score,
-                    if p.forward { "" } else { " (reversed)" }
-                )
-            })
-            .collect();
-        let _ = writeln!(s, "  relation: {:?} → {}", relation.phrase, top.join(", "));
+    if let Some(form) = &e.form {
+        let order = match form.order {
+            Some(o) => format!(", order {o:?} by {}", form.superlative_words.join(" ")),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "  form: {:?} (expects {:?}{order}; from the {:?})",
+            form.kind, form.expects, form.decided_by
+        );
+    }
+    if let Some(search) = &e.path_search {
+        let _ = writeln!(
+            s,
+            "  path search: {} paths, {} hops, {} queries, {:.0} ms{}",
+            search.paths_found,
+            search.hops,
+            search.queries,
+            search.elapsed_ms,
+            search.cut.as_deref().map(|c| format!(" ({c})")).unwrap_or_default()
+        );
+    }
+    let chosen = e.path_choice.map(|c| c.index);
+    for (i, path) in e.paths.iter().enumerate().take(5) {
+        let mark = if Some(i) == chosen { "*" } else { " " };
+        let _ = writeln!(s, "  path{mark} {:.3}  {}", path.score, path.text);
+    }
+    if let Some(choice) = e.path_choice {
+        let why = match choice.reason {
+            ChoiceReason::Only => "the only path that fits".to_owned(),
+            ChoiceReason::Margin => format!("best by a margin of {:.3}", choice.margin.unwrap_or(0.0)),
+            ChoiceReason::Model => format!("picked by the model (margin {:.3})", choice.margin.unwrap_or(0.0)),
+        };
+        let _ = writeln!(s, "  chosen: {why}");
     }
     for q in &e.sparql {
         let reason = match q.reason {
-            QueryReason::Forced => "only choice",
-            QueryReason::LabelMatch => "label match",
-            QueryReason::Selected => "selected",
-            QueryReason::Fallback => "fallback",
+            QueryReason::ChosenPath => "chosen path",
+            QueryReason::Join => "two anchors joined",
+            QueryReason::Fallback => "next path",
         };
         let status = match &q.error {
             Some(error) => format!("error: {error}"),

@@ -243,8 +243,7 @@ fn eval_loads_a_name_triple_kb_on_the_fly_and_reports() {
     };
     let script = serde_json::json!([
         {"agent": "qir", "contains": "which nationality is", "replies": [qir("nationality")]},
-        {"agent": "qir", "contains": "where was", "replies": [qir("place of birth")]},
-        {"agent": "query_planning", "contains": "where was", "replies": [r#"{"keywords": ["place of birth"]}"#]}
+        {"agent": "qir", "contains": "where was", "replies": [qir("place of birth")]}
     ]);
     let config = scripted_config(dir.path(), &script);
     let out = dir.path().join("results");

@@ -196,6 +196,7 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
             "qir_built",
             "entities_linked",
             "relations_linked",
+            "paths_ranked",
             "queries_selected",
             "executed"
         ],
@@ -255,7 +256,7 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
     assert!(answers(&answer["explanation"]).contains(&"Cast Away".to_owned()));
 
     // A second question while one is being answered is refused, not queued or lost.
-    ask(&mut ws, "When was Cast Away released?").await;
+    ask(&mut ws, "When was Cast Awy released?").await;
     ask(&mut ws, "Who starred in Big?").await;
     let frames = until_answer(&mut ws).await;
     assert_eq!(frames.last().unwrap()["kind"], "busy", "{frames:#?}");
@@ -281,7 +282,7 @@ async fn websocket_streams_stages_then_the_answer_and_survives_bad_frames() {
         [
             "Who directed Forrest Gump?",
             "What else did he direct?",
-            "When was Cast Away released?"
+            "When was Cast Awy released?"
         ]
     );
 }
@@ -397,7 +398,7 @@ async fn sigterm_finishes_the_answer_under_way_then_stops() {
     assert_eq!(next(&mut idle).await["type"], "session");
     let mut ws = server.ws().await;
     // This question's model reply takes 2.5 s.
-    ask(&mut ws, "When was Cast Away released?").await;
+    ask(&mut ws, "When was Cast Awy released?").await;
     let id = next(&mut ws).await["session"].as_str().unwrap().to_owned();
     tokio::time::sleep(Duration::from_millis(500)).await;
     server.signal("TERM");

@@ -28,13 +28,14 @@ try {
   assert.equal(await first.locator(".question").textContent(), "Who directed Forrest Gump?");
   assert.equal(await first.locator(".answer .text").textContent(), "Robert Zemeckis");
   const stages = await page.locator("#stages li").evaluateAll((items) => items.map((i) => i.dataset.stage));
-  assert.deepEqual(stages, ["classified", "qir_built", "entities_linked", "relations_linked", "queries_selected", "executed"]);
+  assert.deepEqual(stages, ["classified", "qir_built", "entities_linked", "relations_linked", "paths_ranked", "queries_selected", "executed"]);
   assert.equal(await page.locator("#progress").isVisible(), false, "progress goes away with the answer");
   assert.equal(await first.locator(".sparql").first().isVisible(), false, "the panel starts closed");
   await first.locator("summary").click();
   const sparql = await first.locator(".sparql").first().textContent();
   assert.match(sparql, /directedBy/);
   assert.match(await first.locator("details").textContent(), /Forrest Gump → http:\/\/example\.org\/entity\/Forrest_Gump/);
+  assert.match(await first.locator(".path.chosen").textContent(), /^Forrest Gump → directed by \(best by a margin/);
 
   // A follow-up with a pronoun.
   await page.fill("#question", "What else did he direct?");

@@ -17,22 +17,39 @@ pub struct AgentParameters {
     pub context_answers: usize,
     /// vlimit: entity candidates fetched per mention.
     pub vlimit: usize,
-    /// query_num: candidate queries kept before predicate selection.
+    /// query_num: candidate relation paths kept after ranking (the planner's candidates).
     pub query_num: usize,
     /// Previous turns shown to the classifier and rephraser (the context Cq).
     pub context_turns: usize,
     /// Candidate labels shown to the model when no exact label match decides a link.
     pub vertex_choices: usize,
-    /// Predicates kept per QIR triple after ranking by embedding similarity (reference: 21).
-    pub relations_per_triple: usize,
-    /// Candidates still run, in rank order, when every query with a selected predicate is empty.
+    /// Other paths still tried, in rank order, when the chosen path's query is empty.
     pub fallback_queries: usize,
-    /// When no model selects predicates (one candidate), a predicate whose label is less similar
-    /// than this to the relation phrase is not run: the graph has no relation that fits. 0 disables.
+    /// A path whose hops resemble the question's words less than this (mean similarity) is not
+    /// run: the graph has no relation that fits. 0 disables.
     pub min_relation_score: f32,
-    /// When the best candidate's predicates are all at least this similar to their phrases (the
-    /// label says what the question says), it runs first without asking the model. Above 1 disables.
-    pub relation_match_score: f32,
+    /// Build the QIR from spans of the question that are exactly vertex labels, without asking
+    /// the model (it is asked only when no span is a label).
+    pub ground_entities: bool,
+    /// Longest relation path searched from a linked vertex.
+    pub max_hops: usize,
+    /// SPARQL queries the path search may run per question.
+    pub path_queries: usize,
+    /// Time the path search may take per question, in milliseconds.
+    pub path_time_ms: u64,
+    /// Paths expanded at each further hop (the best by hop support).
+    pub path_beam: usize,
+    /// Vertices or values kept per path to expand from.
+    pub path_endpoints: usize,
+    /// Vertices expanded per hop at most (one grouped query each way).
+    pub path_frontier: usize,
+    /// Edges fetched per hop and direction before a hub's neighbourhood is sampled instead.
+    pub path_edge_limit: usize,
+    /// When the best path's score beats the runner-up's by at least this, it is taken without
+    /// asking the model; otherwise the model picks among the best `path_choices`.
+    pub path_margin: f32,
+    /// Paths shown to the model when it picks (at most 5 is what a small model reads well).
+    pub path_choices: usize,
     /// Supporting triples kept per answer value.
     pub provenance_per_answer: usize,
     /// Translate non-English questions to English first (one extra model call per question).
@@ -50,10 +67,18 @@ impl Default for AgentParameters {
             query_num: 40,
             context_turns: 3,
             vertex_choices: 40,
-            relations_per_triple: 21,
             fallback_queries: 3,
-            min_relation_score: 0.2,
-            relation_match_score: 0.9,
+            min_relation_score: 0.3,
+            ground_entities: true,
+            max_hops: 3,
+            path_queries: 24,
+            path_time_ms: 5000,
+            path_beam: 12,
+            path_endpoints: 24,
+            path_frontier: 400,
+            path_edge_limit: 5000,
+            path_margin: 0.05,
+            path_choices: 5,
             provenance_per_answer: 3,
             translate: false,
             verbalize: false,

@@ -1,9 +1,9 @@
-//! The QIR agent's last resort when its model gives no valid QIR in θ attempts (small models copy
-//! names from the few-shot examples): find the longest span of the question that is exactly the
-//! label of an entity in the graph, and take the remaining content words as the relation phrase.
-//! It yields a one-triple QIR `⟨entity, phrase, ?answer⟩`; relation linking orients the edge from
-//! the graph, so the order does not matter. Nothing is invented: the entity is in the graph and
-//! the phrase is the question's own words.
+//! Entity spotting: the spans of the question that are exactly the label of a vertex of the graph.
+//! The graph decides what is an entity before any model is asked: when the question names
+//! vertices by their labels, the QIR is built from those spans and the question's remaining
+//! content words, without a model call (`AgentParameters::ground_entities`); the QIR agent's
+//! model is asked only when nothing in the question is a label. Relation paths, not the QIR's
+//! triples, decide the query (see `path_search`), so the triples' shape does not matter.
 
 use crate::context::AgentContext;
 use crate::error::AgentError;
@@ -27,100 +27,219 @@ pub(crate) fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)
 }
 
-/// Whether some content word of `phrase` is written in `question` (sharing its first four
-/// letters with a word there: "released" for "release year", "starred" for "star").
-pub(crate) fn phrase_in_question(phrase: &str, question: &str) -> bool {
-    let question = normalize_tokens(question);
-    normalize_tokens(phrase)
-        .iter()
-        .filter(|w| !is_function_word(w))
-        .any(|w| {
-            let stem: String = w.chars().take(4).collect();
-            question.iter().any(|q| q.starts_with(&stem) || (q.len() < 4 && q == w))
-        })
+/// A span of the question that is exactly the label of a vertex.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Spotted {
+    /// As written (a possessive `'s` after its last word dropped).
+    pub mention: String,
+    pub start: usize,
+    pub len: usize,
+    /// How much it looks like a name: its length, and more for capitalised words.
+    pub strength: f32,
 }
 
-/// A QIR from the question alone, or `None` when no span of it is an entity's exact label.
-pub(crate) async fn spot(ctx: &AgentContext, question: &str) -> Result<Option<Qir>, AgentError> {
-    // Words as written (for the entity's mention) and normalised (for deciding).
+/// Words that may open a label ("The Grudge") though they are function words.
+const ARTICLES: &[&str] = &["the", "a", "an"];
+
+/// Spans of the question that are exactly a vertex's label (up to case and accents), best first,
+/// none overlapping, at most `max`. Longer spans are searched first and the spans inside a found
+/// one are skipped; a span may not start or end with a function word nor hold a question word,
+/// unless it is written in title case inside the question.
+pub(crate) async fn spot_entities(
+    ctx: &AgentContext,
+    question: &str,
+    max: usize,
+) -> Result<Vec<Spotted>, AgentError> {
+    // Words as written, without surrounding punctuation; `possessive` when "'s" followed.
+    let mut words: Vec<(String, bool)> = Vec::new();
+    for raw in question.split_whitespace() {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
+        let w = w.trim_start_matches(['\'', '\u{2019}']);
+        match w.strip_suffix("'s").or_else(|| w.strip_suffix("\u{2019}s")) {
+            Some("") => {
+                if let Some(last) = words.last_mut() {
+                    last.1 = true;
+                }
+            }
+            Some(body) => words.push((body.to_owned(), true)),
+            None if !w.trim_end_matches(['\'', '\u{2019}']).is_empty() => {
+                words.push((w.trim_end_matches(['\'', '\u{2019}']).to_owned(), false))
+            }
+            None => {}
+        }
+    }
+    let lower: Vec<String> = words.iter().map(|(w, _)| normalize_tokens(w).join(" ")).collect();
+    let mut found: Vec<Spotted> = Vec::new();
+    let mut searches = 0;
+    for len in (1..=words.len().min(MAX_SPAN)).rev() {
+        for start in 0..=words.len() - len {
+            let span = &lower[start..start + len];
+            let content = span.iter().filter(|w| !is_function_word(w)).count();
+            let last = &span[len - 1];
+            // A span in title case inside the question may hold any word ("Some Mother's Son",
+            // "What Women Want"); otherwise it may not start or end with a function word.
+            let titled = start > 0
+                && words[start..start + len]
+                    .iter()
+                    .all(|(w, _)| w.chars().next().is_none_or(|c| c.is_uppercase() || !c.is_alphabetic()));
+            let loose = is_function_word(last)
+                || (is_function_word(&span[0]) && !ARTICLES.contains(&span[0].as_str()))
+                || span.iter().any(|w| QUESTION_WORDS.contains(&w.as_str()));
+            if content == 0
+                || (loose && !titled)
+                || (len == 1 && span[0].len() < 3)
+                || found.iter().any(|f| start >= f.start && start + len <= f.start + f.len)
+            {
+                continue;
+            }
+            if searches == MAX_SEARCHES {
+                return Ok(choose(found, max));
+            }
+            searches += 1;
+            // Inside the span a possessive is part of the name ("Some Mother's Son").
+            let mention = words[start..start + len]
+                .iter()
+                .enumerate()
+                .map(|(i, (w, possessive))| {
+                    if *possessive && i + 1 < len { format!("{w}'s") } else { w.clone() }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            let hits = ctx.kg.search_entities(&mention, 1).await?;
+            if !hits.first().is_some_and(|c| c.score >= EXACT_MATCH_SCORE) {
+                continue;
+            }
+            let capitals = words[start..start + len]
+                .iter()
+                .enumerate()
+                .filter(|(i, (w, _))| (start + i > 0) && w.chars().next().is_some_and(char::is_uppercase))
+                .count();
+            found.push(Spotted {
+                mention,
+                start,
+                len,
+                strength: len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5,
+            });
+        }
+    }
+    Ok(choose(found, max))
+}
+
+/// The strongest spans that do not overlap; a second one only when it looks like a name (capitals
+/// or several words), not a common word that happens to be some vertex's label.
+fn choose(mut found: Vec<Spotted>, max: usize) -> Vec<Spotted> {
+    found.sort_by(|a, b| b.strength.total_cmp(&a.strength).then(a.start.cmp(&b.start)));
+    let mut chosen: Vec<Spotted> = Vec::new();
+    for span in found {
+        if chosen.len() >= max {
+            break;
+        }
+        let overlaps = chosen
+            .iter()
+            .any(|c| span.start < c.start + c.len && c.start < span.start + span.len);
+        let looks_like_a_name = span.len >= 2 || span.strength >= 2.5;
+        if !overlaps && (chosen.is_empty() || looks_like_a_name) {
+            chosen.push(span);
+        }
+    }
+    chosen
+}
+
+const QUESTION_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];
+
+/// A QIR from the question alone, or `None` when no span of it is an entity's exact label: the
+/// spotted entities, each in a triple with the rest of the question's content words as its
+/// relation phrase. Nothing is invented: the entities are in the graph and the phrase is the
+/// question's own words. `kind` is the question's form, read from its words.
+pub(crate) async fn spot(ctx: &AgentContext, question: &str, kind: QuestionKind) -> Result<Option<Qir>, AgentError> {
+    let spotted = spot_entities(ctx, question, MAX_ENTITIES).await?;
+    if spotted.is_empty() {
+        return Ok(None);
+    }
     let words: Vec<&str> = question
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .collect();
-    let lower: Vec<String> = words.iter().map(|w| normalize_tokens(w).join(" ")).collect();
-    let mut searches = 0;
-    for len in (1..=words.len().min(MAX_SPAN)).rev() {
-        for start in 0..=words.len() - len {
-            let span = &lower[start..start + len];
-            // A span made only of function words ("the", "who") is never an entity.
-            if span.iter().all(|w| is_function_word(w)) || (len == 1 && span[0].len() < 3) {
-                continue;
-            }
-            if searches == MAX_SEARCHES {
-                return Ok(None);
-            }
-            searches += 1;
-            let mention = words[start..start + len].join(" ");
-            let found = ctx.kg.search_entities(&mention, 1).await?;
-            if !found.first().is_some_and(|c| c.score >= EXACT_MATCH_SCORE) {
-                continue;
-            }
-            let phrase: Vec<&str> = words
-                .iter()
-                .zip(&lower)
-                .enumerate()
-                .filter(|(i, (_, l))| (*i < start || *i >= start + len) && !is_function_word(l))
-                .map(|(_, (w, _))| *w)
-                .collect();
-            let relation = if phrase.is_empty() {
-                "related to".to_owned()
-            } else {
-                phrase.join(" ")
-            };
-            let kind = if lower
-                .windows(2)
-                .any(|w| w[0] == "how" && (w[1] == "many" || w[1] == "much"))
-            {
-                QuestionKind::Count
-            } else {
-                QuestionKind::List
-            };
-            return Ok(Some(Qir {
-                entities: vec![mention.clone()],
-                unknowns: vec!["answer".into()],
-                relations: vec![relation.clone()],
-                triples: vec![QirTriple {
-                    subject: QirTerm::Entity(mention),
-                    relation,
-                    object: QirTerm::Variable("answer".into()),
-                }],
-                kind,
-                order: None,
-                source: QirSource::EntitySpotting,
-            }));
-        }
-    }
-    Ok(None)
+    let mentions: Vec<String> = spotted.iter().map(|s| normalize_tokens(&s.mention).join(" ")).collect();
+    let phrase: Vec<&str> = words
+        .iter()
+        .filter(|w| {
+            let l = normalize_tokens(w).join(" ");
+            !is_function_word(&l)
+                && !QUESTION_WORDS.contains(&l.as_str())
+                && !mentions.iter().any(|m| m.split(' ').any(|t| t == l))
+        })
+        .copied()
+        .collect();
+    let relation = if phrase.is_empty() {
+        "related to".to_owned()
+    } else {
+        phrase.join(" ")
+    };
+    let entities: Vec<String> = spotted.into_iter().map(|s| s.mention).collect();
+    let triples = if kind == QuestionKind::Boolean && entities.len() == 2 {
+        vec![QirTriple {
+            subject: QirTerm::Entity(entities[0].clone()),
+            relation: relation.clone(),
+            object: QirTerm::Entity(entities[1].clone()),
+        }]
+    } else {
+        entities
+            .iter()
+            .map(|e| QirTriple {
+                subject: QirTerm::Entity(e.clone()),
+                relation: relation.clone(),
+                object: QirTerm::Variable("answer".into()),
+            })
+            .collect()
+    };
+    let unknowns = if triples.iter().any(|t| matches!(t.object, QirTerm::Variable(_))) {
+        vec!["answer".to_owned()]
+    } else {
+        Vec::new()
+    };
+    Ok(Some(Qir {
+        entities,
+        unknowns,
+        relations: vec![relation],
+        triples,
+        kind,
+        order: None,
+        source: QirSource::EntitySpotting,
+    }))
 }
+
+/// Entities taken from one question at most (two anchors join at the answer).
+const MAX_ENTITIES: usize = 2;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn span(mention: &str, start: usize, len: usize, strength: f32) -> Spotted {
+        Spotted {
+            mention: mention.into(),
+            start,
+            len,
+            strength,
+        }
+    }
+
     #[test]
-    fn phrases_written_in_the_question() {
-        assert!(phrase_in_question("release year", "When was Big released?"));
-        assert!(phrase_in_question("starred actors", "Did Tom Cruise star in Big?"));
-        assert!(phrase_in_question("directed by", "who directed Alien"));
-        assert!(!phrase_in_question("written by", "what words describe Up"));
-        assert!(
-            !phrase_in_question("written by", "who wrote Up"),
-            "no stemmer: the model is asked"
-        );
-        assert!(
-            !phrase_in_question("by", "directed by whom"),
-            "function words do not count"
-        );
+    fn the_strongest_spans_that_do_not_overlap_and_a_second_only_if_it_looks_like_a_name() {
+        let found = vec![
+            span("star", 5, 1, 1.5),
+            span("Tom Hanks", 3, 2, 6.0),
+            span("Hanks", 4, 1, 3.0),
+            span("English", 8, 1, 3.0),
+        ];
+        let chosen: Vec<String> = choose(found, 2).into_iter().map(|s| s.mention).collect();
+        assert_eq!(chosen, ["Tom Hanks", "English"]);
+        let common = vec![span("Tom Hanks", 3, 2, 6.0), span("star", 5, 1, 1.5)];
+        let chosen: Vec<String> = choose(common, 2).into_iter().map(|s| s.mention).collect();
+        assert_eq!(chosen, ["Tom Hanks"], "a lower-case common word is no second entity");
+        let alone = vec![span("star", 5, 1, 1.5)];
+        assert_eq!(choose(alone, 2).len(), 1, "but it may be the only one");
     }
 }

@@ -33,6 +33,8 @@ pub enum AgentError {
     Worker { message: String },
     #[error("the agent graph has no node named {name:?}")]
     UnknownNode { name: &'static str },
+    #[error("the agent graph has no edge for outcome {outcome:?} of node {node:?}")]
+    NoEdge { node: &'static str, outcome: &'static str },
     #[error("the agent graph ran {max} steps without finishing (a routing loop)")]
     TooManySteps { max: usize },
 }
@@ -50,6 +52,7 @@ impl AgentError {
             AgentError::MissingState { .. } => "missing_state",
             AgentError::Worker { .. } => "worker",
             AgentError::UnknownNode { .. } => "unknown_node",
+            AgentError::NoEdge { .. } => "no_edge",
             AgentError::TooManySteps { .. } => "too_many_steps",
         }
     }

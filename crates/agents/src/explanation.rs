@@ -3,8 +3,11 @@
 //! per agent, and the model calls and tokens per agent. `chatty-kg ask --json` prints this.
 
 use crate::answer::AnswerValue;
+use crate::path_ranking::ScoredPath;
+use crate::path_search::SearchReport;
 use crate::qir::{Qir, QuestionKind};
-use crate::state::{AgentState, Classification, EntityLink, ExecutedQuery, Outcome, RelationLink};
+use crate::question_form::QuestionForm;
+use crate::state::{AgentState, Classification, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink};
 use chatty_kg_llm::accounting::{CallLedger, CallTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,7 +33,20 @@ pub struct Explanation {
     pub qir: Option<Qir>,
     pub entities: Vec<EntityLink>,
     pub relations: Vec<RelationLink>,
-    /// Every query that ran, in order, with its row count and whether it fed the answer.
+    /// The question's form (list, yes/no, count, superlative) and how it was decided.
+    #[serde(default)]
+    pub form: Option<QuestionForm>,
+    /// The best relation paths found around the linked vertices, ranked, with their scores.
+    #[serde(default)]
+    pub paths: Vec<ScoredPath>,
+    /// Which path the answer started from, and why (margin, model pick, only one).
+    #[serde(default)]
+    pub path_choice: Option<PathChoice>,
+    /// What the path search did: queries, hops, frontier sizes, and whether a budget cut it.
+    #[serde(default)]
+    pub path_search: Option<SearchReport>,
+    /// Every query that ran to answer, in order, with its row count and whether it fed the answer
+    /// (the path search's queries are counted in `path_search`).
     pub sparql: Vec<ExecutedQuery>,
     pub timings: StageTimings,
     pub llm: LlmUsage,
@@ -41,7 +57,7 @@ pub struct Explanation {
 pub struct StageTimings {
     /// Chat (in), classifier, rephraser and QIR agent.
     pub understanding_ms: f64,
-    /// Matching agent: entity and relation linking.
+    /// Matching and path search: entity linking, relation paths.
     pub linking_ms: f64,
     /// Query planning minus the time waiting for the graph: generation and predicate selection.
     pub query_selection_ms: f64,
@@ -83,6 +99,9 @@ pub struct LlmUsage {
     pub by_agent: BTreeMap<String, CallTotals>,
 }
 
+/// Ranked paths kept in the explanation (the model picks among the first five at most).
+const SHOWN_PATHS: usize = 10;
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -94,19 +113,11 @@ impl Explanation {
             total_ms: ms(total),
             ..StageTimings::default()
         };
-        let mut chat_runs = 0;
         for t in &state.timings {
             let elapsed = ms(t.elapsed);
             match t.node.as_str() {
-                crate::agents::chat::NAME => {
-                    chat_runs += 1;
-                    if chat_runs == 1 {
-                        timings.understanding_ms += elapsed;
-                    } else {
-                        timings.reply_ms += elapsed;
-                    }
-                }
-                crate::agents::matching::NAME => timings.linking_ms += elapsed,
+                crate::agents::chat::REPLY => timings.reply_ms += elapsed,
+                crate::agents::matching::NAME | crate::agents::path_search::NAME => timings.linking_ms += elapsed,
                 crate::agents::query_planning::NAME => {
                     let execution = ms(state.execution_time).min(elapsed);
                     timings.execution_ms += execution;
@@ -137,6 +148,10 @@ impl Explanation {
             qir: state.qir.clone(),
             entities: state.entities.clone(),
             relations: state.relations.clone(),
+            form: state.form.clone(),
+            paths: state.paths.iter().take(SHOWN_PATHS).cloned().collect(),
+            path_choice: state.path_choice,
+            path_search: state.path_search.clone(),
             sparql: state.queries.clone(),
             timings,
             llm: LlmUsage {
@@ -147,6 +162,16 @@ impl Explanation {
                 by_agent: ledger.by_agent(),
             },
         }
+    }
+
+    /// SPARQL queries run for this question: the path search's and the answer's.
+    pub fn sparql_queries(&self) -> usize {
+        self.sparql.len() + self.path_search.as_ref().map_or(0, |s| s.queries)
+    }
+
+    /// The chosen relation path, as text.
+    pub fn chosen_path(&self) -> Option<&ScoredPath> {
+        self.paths.get(self.path_choice?.index)
     }
 
     /// The answer values as a person reads them.

@@ -1,20 +1,28 @@
-//! The whole question-answering graph, wired as in the paper's Listing 1:
+//! The whole question-answering graph, wired as in the paper's Listing 1, with the path search
+//! between matching and query planning:
 //!
 //! ```text
-//! chat ─► classifier ─┬─ self-contained ─────────────► qir ─► matching ─► query_planning ─► chat ─► end
-//!                     └─ dependent ─► rephraser ─────┘          │ unknown entity ──────────► chat
+//! chat ─► classifier ─┬─ self-contained ──────────► qir ─► matching ─► path_search ─► query_planning ─► reply ─► end
+//!                     └─ dependent ─► rephraser ──┘          │ stopped      │ stopped          ▲
+//!                                                            └──────────────┴──────────────────┘
 //! ```
+//!
+//! Agents return outcomes; [`Pipeline::standard_graph`] is the one place that says where each
+//! outcome leads.
 //!
 //! [`Pipeline::ask`] runs one question with a fresh call ledger (so its LLM calls and tokens are
 //! its own) and returns its [`Explanation`]. A [`Dialogue`] keeps the turns that later questions
 //! see as context.
 
-use crate::agents::{ChatAgent, ClassifierAgent, MatchingAgent, QirAgent, QueryPlanningAgent, RephraserAgent};
+use crate::agents::{
+    ChatAgent, ClassifierAgent, MatchingAgent, PathSearchAgent, QirAgent, QueryPlanningAgent, RephraserAgent, chat,
+    classifier, matching, path_search, qir, query_planning, rephraser,
+};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::explanation::Explanation;
-use crate::graph::StateGraph;
-use crate::state::{AgentState, Mode, Turn};
+use crate::graph::{END, StateGraph};
+use crate::state::{AgentState, Mode, STOPPED, Turn};
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -35,15 +43,29 @@ impl Pipeline {
         }
     }
 
-    /// The six agents; replace one with `.with_node(...)` under the same name.
+    /// The agents and where each outcome leads; replace an agent with `.with_node(...)` under
+    /// the same name.
     pub fn standard_graph() -> StateGraph {
-        StateGraph::new(crate::agents::chat::NAME)
-            .with_node(ChatAgent)
+        StateGraph::new(chat::NAME)
+            .with_node(ChatAgent::Context)
             .with_node(ClassifierAgent)
             .with_node(RephraserAgent)
             .with_node(QirAgent)
             .with_node(MatchingAgent)
+            .with_node(PathSearchAgent)
             .with_node(QueryPlanningAgent)
+            .with_node(ChatAgent::Reply)
+            .with_edge(chat::NAME, chat::READY, classifier::NAME)
+            .with_edge(classifier::NAME, classifier::SELF_CONTAINED, qir::NAME)
+            .with_edge(classifier::NAME, classifier::DEPENDENT, rephraser::NAME)
+            .with_edge(rephraser::NAME, rephraser::REPHRASED, qir::NAME)
+            .with_edge(qir::NAME, qir::BUILT, matching::NAME)
+            .with_edge(matching::NAME, matching::LINKED, path_search::NAME)
+            .with_edge(matching::NAME, STOPPED, chat::REPLY)
+            .with_edge(path_search::NAME, path_search::CHOSEN, query_planning::NAME)
+            .with_edge(path_search::NAME, STOPPED, chat::REPLY)
+            .with_edge(query_planning::NAME, STOPPED, chat::REPLY)
+            .with_edge(chat::REPLY, chat::REPLIED, END)
     }
 
     /// Uses another graph (a swapped or added agent).

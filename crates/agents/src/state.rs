@@ -2,8 +2,11 @@
 //! graph, and the routing decision each agent leaves in it.
 
 use crate::answer::Answer;
+use crate::path_ranking::ScoredPath;
+use crate::path_search::{Anchor, RelationPath, SearchReport};
 use crate::qir::Qir;
-use crate::query_generator::PredicateChoice;
+use crate::question_form::QuestionForm;
+use crate::path_query::PredicateChoice;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -32,13 +35,6 @@ pub enum Mode {
 pub enum Classification {
     SelfContained,
     Dependent,
-}
-
-/// Where the graph goes after the current node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Route {
-    To(&'static str),
-    Finish,
 }
 
 /// How long one node took.
@@ -101,16 +97,35 @@ pub struct ExecutedQuery {
     pub error: Option<String>,
 }
 
+/// Which ranked path the planner starts from, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PathChoice {
+    /// Index into the ranked paths.
+    pub index: usize,
+    pub reason: ChoiceReason,
+    /// Score of the best path minus the runner-up's.
+    pub margin: Option<f32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChoiceReason {
+    /// The only path that fits.
+    Only,
+    /// The best path won by at least the configured margin: no model call.
+    Margin,
+    /// The margin was small: the model picked among the best few.
+    Model,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryReason {
-    /// No choice to make: a single candidate, or every candidate uses the same predicates.
-    Forced,
-    /// Its predicates are named as the question's relation phrases: it runs first, unasked.
-    LabelMatch,
-    /// It uses a predicate the model selected.
-    Selected,
-    /// Every selected query was empty; candidates are tried best first, within a budget.
+    /// The chosen relation path (or, when its rows were cut, its answers alone).
+    ChosenPath,
+    /// Two anchors' paths joined at the answer.
+    Join,
+    /// The chosen path's query was empty: the next paths in rank order, within a budget.
     Fallback,
 }
 
@@ -127,6 +142,9 @@ pub enum Outcome {
     /// The entities were found, but no predicate around them yields a query.
     NoQuery,
 }
+
+/// The outcome of an agent that ended the question (an answer, or why there is none).
+pub const STOPPED: &str = "stopped";
 
 /// The shared state of one question.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,6 +164,17 @@ pub struct AgentState {
     pub qir: Option<Qir>,
     pub entities: Vec<EntityLink>,
     pub relations: Vec<RelationLink>,
+    /// The question's form (list, yes/no, count, superlative), from its words.
+    pub form: Option<QuestionForm>,
+    /// The linked vertices the path search started from.
+    pub anchors: Vec<Anchor>,
+    /// The best relation paths, ranked.
+    pub paths: Vec<ScoredPath>,
+    pub path_choice: Option<PathChoice>,
+    pub path_search: Option<SearchReport>,
+    /// Every path the search found (the planner's extensions for superlatives).
+    #[serde(skip)]
+    pub path_pool: Vec<RelationPath>,
     pub queries: Vec<ExecutedQuery>,
     /// Time spent waiting for the graph in the query-planning stage.
     pub execution_time: Duration,
@@ -153,13 +182,7 @@ pub struct AgentState {
     pub outcome: Option<Outcome>,
     /// What the user is told (the chat agent writes it last).
     pub reply: Option<String>,
-    #[serde(skip, default = "finish")]
-    pub route: Route,
     pub timings: Vec<NodeTiming>,
-}
-
-fn finish() -> Route {
-    Route::Finish
 }
 
 impl AgentState {
@@ -175,12 +198,17 @@ impl AgentState {
             qir: None,
             entities: Vec::new(),
             relations: Vec::new(),
+            form: None,
+            anchors: Vec::new(),
+            paths: Vec::new(),
+            path_choice: None,
+            path_search: None,
+            path_pool: Vec::new(),
             queries: Vec::new(),
             execution_time: Duration::ZERO,
             answer: None,
             outcome: None,
             reply: None,
-            route: Route::Finish,
             timings: Vec::new(),
         }
     }
@@ -214,9 +242,10 @@ impl AgentState {
         self.translated_question.as_deref().unwrap_or(&self.question)
     }
 
-    /// Ends the question early: the chat agent tells the user why.
-    pub fn stop(&mut self, outcome: Outcome) {
+    /// Ends the question early (the chat agent tells the user why); returns [`STOPPED`], the
+    /// outcome the graph routes to the reply.
+    pub fn stop(&mut self, outcome: Outcome) -> &'static str {
         self.outcome = Some(outcome);
-        self.route = Route::To(crate::agents::chat::NAME);
+        STOPPED
     }
 }

@@ -6,7 +6,7 @@
 
 use chatty_kg_agents::agents::{ClassifierAgent, QirAgent, RephraserAgent};
 use chatty_kg_agents::{
-    Agent, AgentContext, AgentError, AgentState, Classification, Mode, QirTerm, QuestionKind, Route, StateGraph, Turn,
+    Agent, AgentContext, AgentError, AgentState, Classification, END, Mode, QirTerm, QuestionKind, StateGraph, Turn,
 };
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use chatty_kg_llm::scripted::ScriptedChatModel;
@@ -29,9 +29,9 @@ async fn classifier_asks_nothing_without_history() {
     let Some(fixture) = fixture() else { return };
     let (ctx, ledger) = context(fixture, ScriptedChatModel::new());
     let mut state = AgentState::new("Who directed Alien?", Mode::MultiTurn, vec![]);
-    ClassifierAgent.run(&mut state, &ctx).await.unwrap();
+    let outcome = ClassifierAgent.run(&mut state, &ctx).await.unwrap();
     assert_eq!(state.classification, Some(Classification::SelfContained));
-    assert_eq!(state.route, Route::To("qir"));
+    assert_eq!(outcome, "self-contained");
     assert_eq!(ledger.totals().calls, 0, "the answer is forced");
 }
 
@@ -41,9 +41,9 @@ async fn classifier_routes_dependent_questions_to_the_rephraser() {
     let scripted = ScriptedChatModel::new().reply_when("classifier", "when was he born", r#"{"label": "dependent"}"#);
     let (ctx, ledger) = context(fixture, scripted);
     let mut state = AgentState::new("When was he born?", Mode::MultiTurn, dialogue());
-    ClassifierAgent.run(&mut state, &ctx).await.unwrap();
+    let outcome = ClassifierAgent.run(&mut state, &ctx).await.unwrap();
     assert_eq!(state.classification, Some(Classification::Dependent));
-    assert_eq!(state.route, Route::To("rephraser"));
+    assert_eq!(outcome, "dependent");
     assert_eq!(ledger.by_agent()["classifier"].calls, 1);
 }
 
@@ -107,12 +107,12 @@ async fn qir_agent_feeds_the_validators_complaint_back() {
     let (mut ctx, _) = context(fixture, ScriptedChatModel::new());
     ctx.llm = scripted.clone();
     let mut state = AgentState::new("Who directed Alien?", Mode::SingleTurn, vec![]);
-    QirAgent.run(&mut state, &ctx).await.unwrap();
+    let outcome = QirAgent.run(&mut state, &ctx).await.unwrap();
     let qir = state.qir.as_ref().unwrap();
     assert_eq!(qir.target(), Some("answer"));
     assert_eq!(qir.triples[0].subject, QirTerm::Entity("Alien".into()));
     assert_eq!(qir.kind, QuestionKind::List);
-    assert_eq!(state.route, Route::To("matching"));
+    assert_eq!(outcome, "built");
     let requests = scripted.requests();
     assert_eq!(requests.len(), 2);
     assert!(!requests[0].last_user_message().contains("rejected"));
@@ -135,9 +135,8 @@ impl Agent for End {
     fn name(&self) -> &'static str {
         "matching"
     }
-    async fn run(&self, state: &mut AgentState, _: &AgentContext) -> Result<(), AgentError> {
-        state.route = Route::Finish;
-        Ok(())
+    async fn run(&self, _: &mut AgentState, _: &AgentContext) -> Result<&'static str, AgentError> {
+        Ok("done")
     }
 }
 
@@ -157,7 +156,11 @@ async fn a_dependent_question_is_rephrased_before_its_qir() {
         .with_node(ClassifierAgent)
         .with_node(RephraserAgent)
         .with_node(QirAgent)
-        .with_node(End);
+        .with_node(End)
+        .with_edge("classifier", "dependent", "rephraser")
+        .with_edge("rephraser", "rephrased", "qir")
+        .with_edge("qir", "built", "matching")
+        .with_edge("matching", "done", END);
     let mut state = AgentState::new("What else did he direct?", Mode::MultiTurn, dialogue());
     graph.run(&mut state, &ctx).await.unwrap();
     assert_eq!(
@@ -186,28 +189,42 @@ impl Agent for Loop {
     fn name(&self) -> &'static str {
         "loop"
     }
-    async fn run(&self, state: &mut AgentState, _: &AgentContext) -> Result<(), AgentError> {
-        state.route = Route::To("loop");
-        Ok(())
+    async fn run(&self, _: &mut AgentState, _: &AgentContext) -> Result<&'static str, AgentError> {
+        Ok("again")
     }
 }
 
 #[tokio::test]
-async fn the_runtime_stops_loops_and_unknown_routes() {
+async fn the_runtime_stops_loops_unknown_nodes_and_missing_edges() {
     let Some(fixture) = fixture() else { return };
     let (ctx, _) = context(fixture, ScriptedChatModel::new());
     let mut state = AgentState::new("q", Mode::SingleTurn, vec![]);
-    let looping = StateGraph::new("loop").with_node(Loop).with_max_steps(5);
+    let looping = StateGraph::new("loop")
+        .with_node(Loop)
+        .with_edge("loop", "again", "loop")
+        .with_max_steps(5);
     assert!(matches!(
         looping.run(&mut state, &ctx).await,
         Err(AgentError::TooManySteps { max: 5 })
     ));
     assert_eq!(state.timings.len(), 5);
-    // The classifier routes to "qir", which this graph lacks.
-    let partial = StateGraph::new("classifier").with_node(ClassifierAgent);
+    // An edge to "qir", which this graph lacks.
+    let partial = StateGraph::new("classifier")
+        .with_node(ClassifierAgent)
+        .with_edge("classifier", "self-contained", "qir");
     let mut state = AgentState::new("Who directed Alien?", Mode::SingleTurn, vec![]);
     assert!(matches!(
         partial.run(&mut state, &ctx).await,
         Err(AgentError::UnknownNode { name: "qir" })
+    ));
+    // No edge at all for the classifier's outcome.
+    let unwired = StateGraph::new("classifier").with_node(ClassifierAgent);
+    let mut state = AgentState::new("Who directed Alien?", Mode::SingleTurn, vec![]);
+    assert!(matches!(
+        unwired.run(&mut state, &ctx).await,
+        Err(AgentError::NoEdge {
+            node: "classifier",
+            outcome: "self-contained"
+        })
     ));
 }

@@ -1,9 +1,11 @@
 //! Every route through the whole pipeline, with the scripted model (deterministic), the real
 //! embedded store (tests/fixtures/movies.ttl) and the real embedding model. The scripted model
-//! only plays the LLM's part (QIR, picks, selections); the answers come from the store.
+//! only plays the LLM's part (QIR, picks); the answers come from the store. Questions that name
+//! their entities by label need no model at all: the graph grounds them.
 
 use chatty_kg_agents::{
-    Dialogue, Explanation, LinkMethod, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind, ValueKind,
+    AgentParameters, ChoiceReason, Dialogue, Explanation, LinkMethod, Mode, Outcome, Pipeline, QirSource, QueryReason,
+    QuestionKind, ValueKind,
 };
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
@@ -31,7 +33,12 @@ fn qir_reply(entities: &[&str], triples: &[[&str; 3]], kind: &str) -> String {
 }
 
 fn pipeline(scripted: ScriptedChatModel) -> Option<Pipeline> {
-    let (ctx, _) = context(fixture()?, scripted);
+    tuned(scripted, |_| {})
+}
+
+fn tuned(scripted: ScriptedChatModel, tune: impl FnOnce(&mut AgentParameters)) -> Option<Pipeline> {
+    let (mut ctx, _) = context(fixture()?, scripted);
+    tune(&mut ctx.params);
     Some(Pipeline::new(ctx))
 }
 
@@ -41,18 +48,7 @@ fn calls(e: &Explanation, agent: &str) -> u32 {
 
 #[tokio::test]
 async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanation() {
-    let scripted = ScriptedChatModel::new()
-        .reply_when(
-            "qir",
-            "who directed forrest gump",
-            &qir_reply(&["Forrest Gump"], &[["Forrest Gump", "director", "?answer"]], "list"),
-        )
-        .reply_when(
-            "query_planning",
-            "who directed forrest gump",
-            r#"{"keywords": ["release year", "directed by"]}"#,
-        );
-    let Some(pipeline) = pipeline(scripted) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
     let e = pipeline
         .ask("Who directed Forrest Gump?", Mode::SingleTurn, &[])
         .await
@@ -74,32 +70,33 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
             format!("{E}Robert_Zemeckis")
         ]]
     );
-    // The explanation: exact label link without a model call, ranked relations, executed SPARQL.
+    // The explanation: the entity spotted in the question and linked by its exact label, the
+    // ranked relation paths, the chosen one and why, the SPARQL that ran.
+    let qir = e.qir.as_ref().unwrap();
+    assert_eq!((qir.source, qir.entities.as_slice()), (QirSource::EntitySpotting, &["Forrest Gump".to_owned()][..]));
     assert_eq!(e.entities[0].method, LinkMethod::ExactLabel);
     assert_eq!(e.entities[0].iri.as_deref(), Some(&*format!("{E}Forrest_Gump")));
-    let ranked = &e.relations[0].predicates;
-    assert_eq!(ranked[0].iri, format!("{R}directedBy"), "{ranked:?}");
-    assert!(ranked[0].forward && ranked[0].score > ranked[1].score);
+    assert_eq!(e.chosen_path().unwrap().text, "Forrest Gump → directed by", "{:#?}", e.paths);
+    assert_eq!(e.path_choice.unwrap().reason, ChoiceReason::Margin);
+    assert!(e.paths[0].score > e.paths[1].score);
     assert!(
-        !ranked.iter().any(|p| p.iri.contains("label") || p.iri.contains("type")),
-        "blacklisted"
+        !e.paths.iter().any(|p| p.text.contains("label") || p.text.contains("type")),
+        "blacklisted predicates are never on a path: {:#?}",
+        e.paths
     );
     let used: Vec<_> = e.sparql.iter().filter(|q| q.used).collect();
     assert_eq!(used.len(), 1);
-    assert_eq!(used[0].reason, QueryReason::Selected);
+    assert_eq!(used[0].reason, QueryReason::ChosenPath);
     assert!(used[0].sparql.contains("directedBy"), "{}", used[0].sparql);
-    assert_eq!(
-        e.sparql.len(),
-        1,
-        "the selected predicates run in ranking order, and the first answered"
-    );
-    // Model calls: the QIR and the predicate selection; the classifier and matching were forced.
-    assert_eq!((calls(&e, "qir"), calls(&e, "query_planning"), e.llm.calls), (1, 1, 2));
-    assert_eq!(calls(&e, "classifier") + calls(&e, "matching"), 0);
+    assert_eq!(e.sparql.len(), 1, "the chosen path answered at once");
+    assert!(e.path_search.as_ref().unwrap().queries >= 2);
+    assert_eq!(e.sparql_queries(), e.sparql.len() + e.path_search.as_ref().unwrap().queries);
+    // No model call: the entity is a label in the question and one path fits clearly.
+    assert_eq!(e.llm.calls, 0);
     let agents: Vec<&str> = e.timings.agents.iter().map(|t| t.agent.as_str()).collect();
     assert_eq!(
         agents,
-        ["chat", "classifier", "qir", "matching", "query_planning", "chat"]
+        ["chat", "classifier", "qir", "matching", "path_search", "query_planning", "reply"]
     );
     assert!(e.timings.total_ms >= e.timings.linking_ms + e.timings.execution_ms);
 
@@ -111,6 +108,10 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
         "qir",
         "entities",
         "relations",
+        "form",
+        "paths",
+        "path_choice",
+        "path_search",
         "sparql",
         "timings",
         "llm",
@@ -121,26 +122,7 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
 
 #[tokio::test]
 async fn yes_no_questions_run_ask() {
-    let scripted = ScriptedChatModel::new()
-        .reply_when(
-            "qir",
-            "did robert zemeckis direct cast away",
-            &qir_reply(
-                &["Cast Away", "Robert Zemeckis"],
-                &[["Cast Away", "directed by", "Robert Zemeckis"]],
-                "boolean",
-            ),
-        )
-        .reply_when(
-            "qir",
-            "did tom cruise star in big",
-            &qir_reply(
-                &["Big", "Tom Cruise"],
-                &[["Big", "starred actors", "Tom Cruise"]],
-                "boolean",
-            ),
-        );
-    let Some(pipeline) = pipeline(scripted) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
     let yes = pipeline
         .ask("Did Robert Zemeckis direct Cast Away?", Mode::SingleTurn, &[])
         .await
@@ -158,26 +140,20 @@ async fn yes_no_questions_run_ask() {
             format!("{E}Robert_Zemeckis")
         ]]
     );
-    assert_eq!(yes.llm.calls, 1, "the only predicate between them needs no selection");
-    // No edge between them: the predicates around Big are tried, the one named like the phrase
-    // first; its ASK is false and so is the fallback.
+    assert_eq!(yes.llm.calls, 0);
+    // No edge between them: the path the words name is asked, and its ASK is the answer.
     let no = pipeline
         .ask("Did Tom Cruise star in Big?", Mode::SingleTurn, &[])
         .await
         .unwrap();
     assert_eq!((no.text.as_str(), no.answers[0].value.as_str()), ("No.", "false"));
-    let reasons: Vec<QueryReason> = no.sparql.iter().map(|q| q.reason).collect();
-    assert_eq!(reasons, [QueryReason::LabelMatch, QueryReason::Fallback]);
+    assert_eq!(no.sparql.len(), 1, "a false ASK is an answer: nothing else is tried");
+    assert!(no.sparql[0].sparql.contains("starredActors"), "{}", no.sparql[0].sparql);
 }
 
 #[tokio::test]
 async fn how_many_questions_count() {
-    let scripted = ScriptedChatModel::new().reply_when(
-        "qir",
-        "how many films did tom hanks star in",
-        &qir_reply(&["Tom Hanks"], &[["?film", "starred in", "Tom Hanks"]], "count"),
-    );
-    let Some(pipeline) = pipeline(scripted) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
     let e = pipeline
         .ask("How many films did Tom Hanks star in?", Mode::SingleTurn, &[])
         .await
@@ -190,34 +166,18 @@ async fn how_many_questions_count() {
 }
 
 #[tokio::test]
-async fn multi_hop_questions_link_the_second_hop_through_the_first_hops_bindings() {
-    let scripted = ScriptedChatModel::new()
-        .reply_when(
-            "qir",
-            "who directed the films tom hanks starred in",
-            &qir_reply(
-                &["Tom Hanks"],
-                &[
-                    ["Tom Hanks", "starred in", "?film"],
-                    ["?film", "directed by", "?answer"],
-                ],
-                "list",
-            ),
-        )
-        .reply_when("query_planning", "", r#"{"keywords": ["directed by"]}"#);
-    let Some(pipeline) = pipeline(scripted) else { return };
+async fn multi_hop_questions_follow_a_two_hop_path() {
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
     let mut e = pipeline
         .ask("Who directed the films Tom Hanks starred in?", Mode::SingleTurn, &[])
         .await
         .unwrap();
-    // The QIR's target is ?answer (the first unknown), so ?film is only provenance.
     assert_eq!(e.display_answers(), vec!["Robert Zemeckis"]);
-    let second_hop = &e.relations[1].predicates;
-    assert!(
-        second_hop
-            .iter()
-            .any(|p| p.iri == format!("{R}directedBy") && p.forward),
-        "{second_hop:?}"
+    assert_eq!(
+        e.chosen_path().unwrap().text,
+        "Tom Hanks → starred actors (of) → directed by",
+        "{:#?}",
+        e.paths
     );
     e.answers[0].provenance.sort();
     assert_eq!(
@@ -288,28 +248,18 @@ async fn an_unknown_entity_is_reported_not_answered() {
 
 #[tokio::test]
 async fn an_empty_result_says_the_graph_has_no_answer() {
-    let scripted = ScriptedChatModel::new().reply_when(
-        "qir",
-        "which films star both tom hanks and tom cruise",
-        &qir_reply(
-            &["Tom Hanks", "Tom Cruise"],
-            &[
-                ["?film", "starred actors", "Tom Hanks"],
-                ["?film", "starred actors", "Tom Cruise"],
-            ],
-            "list",
-        ),
-    );
-    let Some(pipeline) = pipeline(scripted) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
     let e = pipeline
         .ask("Which films star both Tom Hanks and Tom Cruise?", Mode::SingleTurn, &[])
         .await
         .unwrap();
-    assert_eq!(e.outcome, Outcome::NoAnswer);
+    assert_eq!(e.entities.len(), 2);
+    assert_eq!(e.outcome, Outcome::NoAnswer, "{:#?}", e.sparql);
     assert!(e.answers.is_empty());
     assert!(e.text.starts_with("The knowledge graph has no answer"), "{}", e.text);
-    assert_eq!(e.sparql.len(), 1);
-    assert_eq!((e.sparql[0].rows, e.sparql[0].used), (0, false));
+    // Only joins ran, every one empty: a path from one of them alone answers another question.
+    assert!(!e.sparql.is_empty());
+    assert!(e.sparql.iter().all(|q| q.reason == QueryReason::Join && q.rows == 0 && !q.used));
 }
 
 #[tokio::test]
@@ -408,14 +358,15 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
         answers.push(e);
     }
     assert_eq!(answers[0].text, "Robert Zemeckis");
-    // "directed by" and "release year" are named exactly as the phrases: no selection is asked.
-    assert_eq!(answers[0].sparql[0].reason, QueryReason::LabelMatch);
-    assert_eq!(answers[0].llm.calls, 1);
+    // The entities are labels in the questions and one path fits clearly: no QIR call.
+    assert_eq!(answers[0].sparql[0].reason, QueryReason::ChosenPath);
+    assert_eq!(answers[0].llm.calls, 0);
     assert_eq!(answers[1].text, "1988");
     assert_eq!(
         answers[1].llm.by_agent["classifier"].calls, 1,
         "with history the classifier asks"
     );
+    assert_eq!(answers[1].llm.calls, 1, "and nothing else does");
     let third = &answers[2];
     assert_eq!(third.resolved_question, "Which films did Robert Zemeckis direct?");
     let mut films = third.display_answers();
@@ -431,7 +382,10 @@ async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_que
     // The model keeps copying a name from its few-shot examples, which the validator rejects.
     let copied = qir_reply(&["Stephen King"], &[["?answer", "written by", "Stephen King"]], "list");
     let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
-    let Some(pipeline) = pipeline(scripted) else { return };
+    // Grounding off: the model is asked first, and spotting is its fallback.
+    let Some(pipeline) = tuned(scripted, |p| p.ground_entities = false) else {
+        return;
+    };
     let e = pipeline
         .ask("Which films did Tom Cruise star in?", Mode::SingleTurn, &[])
         .await
@@ -445,6 +399,7 @@ async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_que
     // Nothing in the question is an entity: the typed error stands.
     let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
     let Some(again) = self::pipeline(scripted) else { return };
+    // With grounding on, a question with no label in it goes to the model, which fails the same way.
     let error = again
         .ask("Which films did Meryl Streep star in?", Mode::SingleTurn, &[])
         .await

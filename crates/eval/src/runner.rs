@@ -298,7 +298,7 @@ fn record(
         Ok(e) => e,
         Err(unanswered) => &unanswered.partial,
     };
-    let (timings, llm, sparql_queries) = (spent.timings.clone(), spent.llm.clone(), spent.sparql.len());
+    let (timings, llm, sparql_queries) = (spent.timings.clone(), spent.llm.clone(), spent.sparql_queries());
     let (system, error, explanation) = match answered {
         Ok(e) => (system_answers(&e, &gold), None, Some(e)),
         Err(Unanswered { error, .. }) => (

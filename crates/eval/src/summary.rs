@@ -24,6 +24,12 @@ pub struct Efficiency {
     pub latency_ms_p50: f64,
     pub latency_ms_p95: f64,
     pub latency_ms_mean: f64,
+    /// The question's time minus its model calls' time: what the graph, the embeddings and the
+    /// agents' own work cost.
+    #[serde(default)]
+    pub non_llm_ms_p50: f64,
+    #[serde(default)]
+    pub non_llm_ms_p95: f64,
     /// Mean milliseconds per stage: understanding, linking, query_selection, execution, reply.
     pub stage_ms: BTreeMap<String, f64>,
 }
@@ -80,6 +86,15 @@ pub fn summarize(label: &str, records: &[Record]) -> Summary {
         .filter_map(|r| r.timings.as_ref().map(|t| t.total_ms))
         .collect();
     latencies.sort_by(f64::total_cmp);
+    let mut non_llm: Vec<f64> = records
+        .iter()
+        .filter_map(|r| {
+            let total = r.timings.as_ref()?.total_ms;
+            let llm: f64 = r.llm.as_ref().map_or(0.0, |l| l.by_agent.values().map(|c| c.latency_ms).sum());
+            Some((total - llm).max(0.0))
+        })
+        .collect();
+    non_llm.sort_by(f64::total_cmp);
     let mut stage_ms = BTreeMap::new();
     for record in records {
         if let Some(t) = &record.timings {
@@ -114,6 +129,8 @@ pub fn summarize(label: &str, records: &[Record]) -> Summary {
             latency_ms_p50: percentile(&latencies, 0.5),
             latency_ms_p95: percentile(&latencies, 0.95),
             latency_ms_mean: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
+            non_llm_ms_p50: percentile(&non_llm, 0.5),
+            non_llm_ms_p95: percentile(&non_llm, 0.95),
             stage_ms,
         },
     }
@@ -219,8 +236,15 @@ pub fn markdown(title: &str, summaries: &[Summary], retention: Option<Retention>
         let e = &s.efficiency;
         let _ = writeln!(
             out,
-            "Per question: {:.2} LLM calls, {:.0} input + {:.0} output tokens, {:.2} SPARQL queries; latency p50 {:.0} ms, p95 {:.0} ms.\n",
-            e.llm_calls, e.input_tokens, e.output_tokens, e.sparql_queries, e.latency_ms_p50, e.latency_ms_p95
+            "Per question: {:.2} LLM calls, {:.0} input + {:.0} output tokens, {:.2} SPARQL queries; latency p50 {:.0} ms, p95 {:.0} ms; without the model calls p50 {:.0} ms, p95 {:.0} ms.\n",
+            e.llm_calls,
+            e.input_tokens,
+            e.output_tokens,
+            e.sparql_queries,
+            e.latency_ms_p50,
+            e.latency_ms_p95,
+            e.non_llm_ms_p50,
+            e.non_llm_ms_p95
         );
         // In pipeline order.
         let stages: Vec<String> = StageTimings::default()

@@ -1,6 +1,7 @@
 //! Why a question was not answered fully right, one class per failed question (DESIGN.md's
-//! taxonomy): no entity linked, wrong entity, no predicate, wrong predicate, empty result,
-//! answered but wrong, or an error. "Wrong" is judged against what the benchmark reveals: the
+//! taxonomy, with the relation path split out): no entity linked, wrong entity, no predicate,
+//! wrong number of hops (the chosen path is shorter or longer than the gold one), wrong path (as
+//! many hops, other relations), wrong predicate, empty result, answered but wrong, or an error. "Wrong" is judged against what the benchmark reveals: the
 //! IRIs of its gold SPARQL, the topic entity (MetaQA's `[...]`, PathQuestion's path head) and the
 //! relation path (PathQuestion). Without such evidence a failure falls through to the next class.
 
@@ -18,17 +19,21 @@ pub enum Failure {
     NoEntityLinked,
     WrongEntity,
     NoPredicate,
+    WrongHops,
+    WrongPath,
     WrongPredicate,
     EmptyResult,
     AnsweredButWrong,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 7] = [
+    pub const ALL: [Failure; 9] = [
         Failure::Error,
         Failure::NoEntityLinked,
         Failure::WrongEntity,
         Failure::NoPredicate,
+        Failure::WrongHops,
+        Failure::WrongPath,
         Failure::WrongPredicate,
         Failure::EmptyResult,
         Failure::AnsweredButWrong,
@@ -40,6 +45,8 @@ impl Failure {
             Failure::NoEntityLinked => "no entity linked",
             Failure::WrongEntity => "wrong entity",
             Failure::NoPredicate => "no predicate",
+            Failure::WrongHops => "wrong number of hops",
+            Failure::WrongPath => "wrong path",
             Failure::WrongPredicate => "wrong predicate",
             Failure::EmptyResult => "empty result",
             Failure::AnsweredButWrong => "answered but wrong",
@@ -93,6 +100,24 @@ pub fn classify(
     }
     if matches!(e.outcome, Outcome::NoQuery) || e.sparql.is_empty() {
         return Failure::NoPredicate;
+    }
+    if let Some(chosen) = e.paths.get(e.path_choice.map_or(0, |c| c.index)) {
+        let hops = chosen.path.hops.len();
+        if let Some(gold) = item.tags.get("hops").and_then(|h| h.parse::<usize>().ok())
+            && gold != hops
+        {
+            return Failure::WrongHops;
+        }
+        let local: Vec<&str> = chosen.path.hops.iter().map(|h| local_name(&h.predicate)).collect();
+        if let Some(path) = item.tags.get("path") {
+            if path.split('/').collect::<Vec<_>>() != local {
+                return Failure::WrongPath;
+            }
+        } else if !gold_iris.is_empty()
+            && !chosen.path.hops.iter().all(|h| gold_iris.contains(&h.predicate.as_str()))
+        {
+            return Failure::WrongPath;
+        }
     }
     let used: Vec<&str> = e
         .sparql

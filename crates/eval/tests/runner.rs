@@ -56,11 +56,11 @@ fn setup(dir: &Path) -> Option<(Pipeline, Arc<EmbeddedStore>)> {
             "who directed titanic 2",
             &qir("Titanic 2", ["Titanic 2", "directed by", "?answer"]),
         )
-        // Never a valid QIR (its entity is not in the question): θ = 3 attempts, then the QIR
-        // agent's fallback goes on, and the query-planning call, scripted for nothing, fails.
+        // A misspelt name is no label, so the model is asked; it never gives a valid QIR (its
+        // entity is not in the question): θ = 3 attempts, then the typed error.
         .reply_when(
             "qir",
-            "who produced big",
+            "who produced bigg",
             &qir("Forrest Gump", ["Forrest Gump", "produced by", "?answer"]),
         )
         .reply_when(
@@ -106,7 +106,7 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
     // gets no valid QIR: an error, whose cost still counts.
     std::fs::write(
         &file,
-        "who directed [Forrest Gump]\tRobert Zemeckis\nwho starred in [Big]\tTom Hanks\nwhen was [Big] released\t1999\nwho directed [Titanic 2]\tJames Cameron\nwho produced [Big]\tSomeone\n",
+        "who directed [Forrest Gump]\tRobert Zemeckis\nwho starred in [Big]\tTom Hanks\nwhen was [Big] released\t1999\nwho directed [Titanic 2]\tJames Cameron\nwho produced [Bigg]\tSomeone\n",
     )
     .unwrap();
     let items = loaders::load(Format::Metaqa, &file, "en").unwrap();
@@ -128,14 +128,14 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
         (0.0, Some(Failure::AnsweredButWrong))
     );
     assert_eq!(records[3].failure, Some(Failure::NoEntityLinked));
-    assert!(records[0].llm.as_ref().unwrap().calls >= 1 && records[0].sparql_queries >= 1);
+    assert!(records[0].llm.is_some() && records[0].sparql_queries >= 3, "path search and the answer");
     let failed = &records[4];
-    assert_eq!(failed.error.as_ref().unwrap().kind, "llm", "{failed:?}");
+    assert_eq!(failed.error.as_ref().unwrap().kind, "retries_exhausted", "{failed:?}");
     assert_eq!(failed.failure, Some(Failure::Error));
     assert!(failed.explanation.is_none() && failed.system.is_empty());
     let failed_llm = failed.llm.as_ref().expect("a failed question keeps its LLM usage");
     assert_eq!(failed_llm.by_agent["qir"].calls, 3, "every QIR attempt is counted");
-    assert!(failed_llm.calls >= 3 && failed_llm.input_tokens > 0, "{failed_llm:?}");
+    assert!(failed_llm.calls == 3 && failed_llm.input_tokens > 0, "{failed_llm:?}");
     assert!(failed.timings.as_ref().unwrap().total_ms > 0.0);
 
     // Resuming asks nothing again.
@@ -156,11 +156,12 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
     assert!((s.overall.f1_of_macro_p_and_macro_r - 8.0 / 15.0).abs() < 1e-9, "{s:?}");
     assert!((s.overall.mean_per_question_f1 - 0.4).abs() < 1e-9, "{s:?}");
     assert_eq!(s.failures["no entity linked"], 1);
-    assert_eq!(s.errors["llm"], 1);
+    assert_eq!(s.errors["retries_exhausted"], 1);
     // The failed question's calls are in the mean, as its time is in the percentiles.
     let calls: u32 = records.iter().map(|r| r.llm.as_ref().unwrap().calls).sum();
     assert!((s.efficiency.llm_calls - f64::from(calls) / 5.0).abs() < 1e-9);
-    assert!(calls >= 4 + failed_llm.calls);
+    // Titanic 2 is no label: its QIR is the model's; the others are grounded without a call.
+    assert_eq!(calls, 1 + failed_llm.calls);
     let report = summary::markdown("fixture", &[s], None, &[]);
     assert!(report.contains("F1(macro P, macro R)") && report.contains("mean per-question F1"));
     let qald = summary::qald_json("fixture", &records);

@@ -29,7 +29,8 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    ReadQuery, entity_search_query, named_node, predicates_around_query, predicates_between_query, triple, var,
+    ReadQuery, entity_search_query, named_node, neighbourhood_query, neighbourhood_sample_query,
+    predicates_around_query, predicates_between_query, triple, var,
 };
 use crate::query::{degrees_query, labels_query};
 pub use crate::settings::{
@@ -224,6 +225,60 @@ pub trait KnowledgeGraph: Send + Sync {
         Ok(links)
     }
 
+    /// The edges leaving (or entering) a frontier of vertices, blacklisted predicates removed: all
+    /// of them when there are at most `limit`, else every (vertex, predicate) pair with one sample
+    /// neighbour (a second, grouped query). One query per call whatever the frontier's size: the
+    /// relation-path search expands a whole hop at once.
+    async fn neighbourhood(
+        &self,
+        frontier: &[&str],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Neighbourhood, GraphError> {
+        let mut out = Neighbourhood::default();
+        if frontier.is_empty() {
+            return Ok(out);
+        }
+        let outgoing = direction == Direction::Outgoing;
+        let limit = limit.clamp(1, self.settings().max_rows.max(2) - 1);
+        let mut results = self.query(&neighbourhood_query(frontier, outgoing, limit + 1)?).await?;
+        out.queries = 1;
+        let too_many = match &results {
+            QueryResults::Solutions(s) => s.rows.len() > limit || s.truncated,
+            QueryResults::Boolean(_) => false,
+        };
+        if too_many {
+            results = self.query(&neighbourhood_sample_query(frontier, outgoing)?).await?;
+            out.queries = 2;
+            out.sampled = true;
+        }
+        let QueryResults::Solutions(solutions) = results else {
+            return Ok(out);
+        };
+        out.sampled |= solutions.truncated;
+        let column = |name: &str| solutions.variables.iter().position(|v| v == name);
+        let (Some(v), Some(p), Some(o)) = (column("v"), column("p"), column("o")) else {
+            return Ok(out);
+        };
+        for row in &solutions.rows {
+            let (Some(Some(Term::NamedNode(vertex))), Some(Some(Term::NamedNode(predicate))), Some(Some(neighbour))) =
+                (row.get(v), row.get(p), row.get(o))
+            else {
+                continue;
+            };
+            if self.settings().is_blacklisted(predicate.as_str()) {
+                continue;
+            }
+            out.edges.push(NeighbourEdge {
+                vertex: vertex.as_str().to_owned(),
+                predicate: predicate.as_str().to_owned(),
+                direction,
+                neighbour: neighbour.clone(),
+            });
+        }
+        Ok(out)
+    }
+
     /// Predicates on edges between two vertices, in either direction (blacklist removed).
     async fn predicates_between(&self, a: &str, b: &str) -> Result<Vec<PredicateLink>, GraphError> {
         let mut links = Vec::new();
@@ -233,6 +288,27 @@ pub trait KnowledgeGraph: Send + Sync {
         }
         Ok(links)
     }
+}
+
+/// One edge next to a frontier vertex: `vertex predicate neighbour` (outgoing) or
+/// `neighbour predicate vertex` (incoming).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeighbourEdge {
+    pub vertex: String,
+    pub predicate: String,
+    pub direction: Direction,
+    pub neighbour: Term,
+}
+
+/// The edges around a frontier, one direction.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Neighbourhood {
+    pub edges: Vec<NeighbourEdge>,
+    /// The frontier had more than the limit of edges: `edges` holds every (vertex, predicate)
+    /// pair with one neighbour each, not every neighbour.
+    pub sampled: bool,
+    /// Queries it took (1, or 2 when the first hit the limit).
+    pub queries: usize,
 }
 
 /// The predicate column `variable` of a query's results as links, blacklisted predicates removed.

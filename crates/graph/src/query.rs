@@ -185,6 +185,53 @@ pub fn predicates_around_query(vertex: &str, outgoing: bool, limit: usize) -> Re
     ReadQuery::select(distinct_project(bgp(vec![pattern]), vec![p], Some(limit)))
 }
 
+/// `SELECT DISTINCT ?v ?p ?o WHERE { VALUES ?v {…} ?v ?p ?o }` (or `?o ?p ?v` for incoming)
+/// `LIMIT n`: every edge of a frontier of vertices, in one query.
+pub fn neighbourhood_query(vertices: &[&str], outgoing: bool, limit: usize) -> Result<ReadQuery, GraphError> {
+    let (v, p, o) = (var("v"), var("p"), var("o"));
+    let edge = if outgoing {
+        triple(v.clone(), p.clone(), o.clone())
+    } else {
+        triple(o.clone(), p.clone(), v.clone())
+    };
+    let joined = GraphPattern::Join {
+        left: Box::new(values(&v, vertices.iter().copied())?),
+        right: Box::new(bgp(vec![edge])),
+    };
+    ReadQuery::select(distinct_project(joined, vec![v, p, o], Some(limit)))
+}
+
+/// `SELECT ?v ?p (SAMPLE(?x) AS ?o) WHERE { VALUES ?v {…} ?v ?p ?x } GROUP BY ?v ?p`: every
+/// predicate of every frontier vertex with one neighbour each, when the whole neighbourhood is too
+/// big to fetch (hub vertices).
+pub fn neighbourhood_sample_query(vertices: &[&str], outgoing: bool) -> Result<ReadQuery, GraphError> {
+    let (v, p, x, o) = (var("v"), var("p"), var("x"), var("o"));
+    let edge = if outgoing {
+        triple(v.clone(), p.clone(), x.clone())
+    } else {
+        triple(x.clone(), p.clone(), v.clone())
+    };
+    let joined = GraphPattern::Join {
+        left: Box::new(values(&v, vertices.iter().copied())?),
+        right: Box::new(bgp(vec![edge])),
+    };
+    ReadQuery::select(GraphPattern::Project {
+        inner: Box::new(GraphPattern::Group {
+            inner: Box::new(joined),
+            variables: vec![v.clone(), p.clone()],
+            aggregates: vec![(
+                o.clone(),
+                AggregateExpression::FunctionCall {
+                    name: spargebra::algebra::AggregateFunction::Sample,
+                    expr: Expression::Variable(x),
+                    distinct: false,
+                },
+            )],
+        }),
+        variables: vec![v, p, o],
+    })
+}
+
 /// `SELECT DISTINCT ?p WHERE { <a> ?p <b> }`.
 pub fn predicates_between_query(from: &str, to: &str) -> Result<ReadQuery, GraphError> {
     let p = var("p");

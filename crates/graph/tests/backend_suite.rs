@@ -264,6 +264,59 @@ async fn predicates_between_vertices(kg: Arc<dyn KnowledgeGraph>) {
     ));
 }
 
+/// One grouped query per hop and direction over a whole frontier (the relation-path search's
+/// step); a frontier with more edges than the limit is sampled, one neighbour per pair.
+async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
+    let (hanks, cruise) = (format!("{E}Tom_Hanks"), format!("{E}Tom_Cruise"));
+    let incoming = kg
+        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 100)
+        .await
+        .unwrap();
+    let mut edges: Vec<(String, String)> = incoming
+        .edges
+        .iter()
+        .map(|e| {
+            assert_eq!((e.direction, e.predicate.as_str()), (Direction::Incoming, &*format!("{R}starredActors")));
+            let Term::NamedNode(film) = &e.neighbour else { panic!("{e:?}") };
+            (e.vertex.trim_start_matches(E).to_owned(), film.as_str().trim_start_matches(E).to_owned())
+        })
+        .collect();
+    edges.sort();
+    assert_eq!(
+        edges,
+        [
+            ("Tom_Cruise".to_owned(), "Top_Gun".to_owned()),
+            ("Tom_Hanks".to_owned(), "Big".to_owned()),
+            ("Tom_Hanks".to_owned(), "Cast_Away".to_owned()),
+            ("Tom_Hanks".to_owned(), "Forrest_Gump".to_owned()),
+        ]
+    );
+    assert_eq!((incoming.queries, incoming.sampled), (1, false));
+    // Over the limit: every (vertex, predicate) pair once, with one of its neighbours.
+    let sampled = kg
+        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 2)
+        .await
+        .unwrap();
+    assert_eq!((sampled.queries, sampled.sampled, sampled.edges.len()), (2, true, 2), "{sampled:?}");
+    // Outgoing, literals included, blacklisted predicates out.
+    let gump = format!("{E}Forrest_Gump");
+    let outgoing = kg.neighbourhood(&[&gump], Direction::Outgoing, 100).await.unwrap();
+    let mut predicates: Vec<&str> = outgoing.edges.iter().map(|e| e.predicate.trim_start_matches(R)).collect();
+    predicates.sort();
+    assert_eq!(predicates, ["directedBy", "has_tags", "release_year", "starredActors"]);
+    assert!(
+        outgoing
+            .edges
+            .iter()
+            .any(|e| matches!(&e.neighbour, Term::Literal(l) if l.value() == "1994"))
+    );
+    assert!(kg.neighbourhood(&[], Direction::Outgoing, 10).await.unwrap().edges.is_empty());
+    assert!(matches!(
+        kg.neighbourhood(&["not an iri"], Direction::Outgoing, 10).await,
+        Err(GraphError::InvalidIri { .. })
+    ));
+}
+
 async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
     let (hanks, gold, nobody) = (format!("{E}Tom_Hanks"), format!("{E}Goldfinger"), format!("{E}Nobody"));
     let cruise = format!("{E}Tom_Cruise");
@@ -338,6 +391,7 @@ macro_rules! all_cases {
                 writes_are_refused,
                 predicate_neighbourhood,
                 predicates_between_vertices,
+                frontier_neighbourhood,
                 labels_of_answers,
             ]
         );

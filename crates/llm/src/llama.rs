@@ -10,9 +10,12 @@
 //!   tokens the grammar allows. The cheap check first: the unconstrained best token is tested
 //!   alone and the full vocabulary is filtered only when that token is not allowed (llama.cpp's
 //!   common sampler does the same).
-//! - **Prefix reuse.** The tokens in the KV cache are remembered; a prompt that starts like the
-//!   previous one (same system prompt and few-shot examples) is evaluated only from where the two
-//!   differ.
+//! - **Prefix reuse, reproducibly.** The tokens in the KV cache are remembered; a prompt that
+//!   starts like the previous one (same system prompt and few-shot examples) is evaluated only
+//!   from where the two differ. Floating-point results depend on how tokens are batched, so a
+//!   prompt is always evaluated in blocks of [`BLOCK`] tokens at fixed positions and only whole
+//!   blocks are reused: the same prompt gives the same logits, and the same answer, whatever was
+//!   asked before it.
 
 use crate::{ChatModel, ChatRequest, ChatResponse, FinishReason, GenerationTimings, LlmError, ModelInfo, Usage};
 use llama_cpp_2::context::LlamaContext;
@@ -62,6 +65,10 @@ impl Default for LlamaSettings {
 
 /// Tokens decoded per `llama_decode` call while reading a prompt.
 const BATCH: usize = 512;
+
+/// Prompts are evaluated in blocks of this many tokens starting at multiples of it, and only whole
+/// blocks of the cache are reused (see the module docs).
+const BLOCK: usize = 64;
 
 struct Job {
     request: ChatRequest,
@@ -194,6 +201,7 @@ fn worker(
         template,
         settings,
         cached: Vec::new(),
+        blocks_end: 0,
     };
     if ready.send(Ok(())).is_err() {
         return;
@@ -220,6 +228,8 @@ struct Engine<'m> {
     settings: LlamaSettings,
     /// The tokens whose keys and values are in the context's cache (sequence 0), in order.
     cached: Vec<LlamaToken>,
+    /// How many of `cached` were evaluated as whole prompt blocks (generated tokens are not).
+    blocks_end: usize,
 }
 
 impl Engine<'_> {
@@ -327,8 +337,12 @@ impl Engine<'_> {
     /// Evaluates the prompt, reusing the cached prefix; returns the batch index of the last logits
     /// and how many prompt tokens were reused.
     fn feed_prompt(&mut self, tokens: &[LlamaToken]) -> Result<(i32, usize), LlmError> {
-        // At least the last prompt token is evaluated again: its logits start the answer.
-        let keep = common_prefix(&self.cached, tokens).min(tokens.len() - 1);
+        // At least the last prompt token is evaluated again: its logits start the answer. Only
+        // whole blocks are kept, so the rest is evaluated exactly as a fresh prompt would be.
+        let keep = common_prefix(&self.cached, tokens)
+            .min(tokens.len() - 1)
+            .min(self.blocks_end);
+        let keep = keep - keep % BLOCK;
         if !matches!(
             self.context.clear_kv_cache_seq(Some(0), Some(keep as u32), None),
             Ok(true)
@@ -340,10 +354,11 @@ impl Engine<'_> {
         }
         let start = self.cached.len();
         tracing::debug!(prompt_tokens = tokens.len(), reused = start, "prompt");
-        let mut batch = LlamaBatch::new(BATCH, 1);
+        let mut batch = LlamaBatch::new(BLOCK, 1);
         let mut last = 0;
-        for chunk_start in (start..tokens.len()).step_by(BATCH) {
-            let chunk = &tokens[chunk_start..tokens.len().min(chunk_start + BATCH)];
+        self.blocks_end = start;
+        for chunk_start in (start..tokens.len()).step_by(BLOCK) {
+            let chunk = &tokens[chunk_start..tokens.len().min(chunk_start + BLOCK)];
             batch.clear();
             for (offset, token) in chunk.iter().enumerate() {
                 let position = chunk_start + offset;
@@ -361,6 +376,9 @@ impl Engine<'_> {
                 return Err(LlmError::Inference(format!("decode: {e}")));
             }
             self.cached.extend_from_slice(chunk);
+            if chunk.len() == BLOCK {
+                self.blocks_end = self.cached.len();
+            }
         }
         Ok((last, start))
     }

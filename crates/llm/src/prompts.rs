@@ -21,7 +21,7 @@ pub const BUILTIN: [(&str, &str); 7] = [
     ("rephraser", include_str!("../../../prompts/rephraser.jinja")),
     ("qir", include_str!("../../../prompts/qir.jinja")),
     ("matching", include_str!("../../../prompts/matching.jinja")),
-    ("query_planning", include_str!("../../../prompts/query_planning.jinja")),
+    ("path_search", include_str!("../../../prompts/path_search.jinja")),
     ("chat_verbalize", include_str!("../../../prompts/chat_verbalize.jinja")),
     ("chat_translate", include_str!("../../../prompts/chat_translate.jinja")),
 ];
@@ -217,8 +217,8 @@ mod tests {
                 json!({"question": "q", "mention": "alien", "candidates": ["Alien", "Aliens"], "feedback": null}),
             ),
             (
-                "query_planning",
-                json!({"question": "q", "relations": ["directed"], "predicates": ["directed by"], "feedback": null}),
+                "path_search",
+                json!({"question": "q", "paths": ["Alien → directed by", "Alien → written by"], "feedback": null}),
             ),
             (
                 "chat_verbalize",

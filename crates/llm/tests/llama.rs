@@ -118,7 +118,8 @@ async fn the_agents_prompts_render_into_valid_json_answers() {
 async fn a_shared_prefix_is_not_evaluated_twice() {
     let _turn = SERIAL.lock().await;
     let Some(model) = model() else { return };
-    let system = Message::system("You answer questions about films in one short sentence. ".repeat(8));
+    // Long enough that whole blocks of the prefix can be reused.
+    let system = Message::system("You answer questions about films in one short sentence. ".repeat(20));
     let ask =
         |question: &str| ChatRequest::new("chat", vec![system.clone(), Message::user(question)]).with_max_tokens(8);
     let first = model.complete(&ask("Who directed Alien?")).await.unwrap();
@@ -131,6 +132,32 @@ async fn a_shared_prefix_is_not_evaluated_twice() {
         second.usage.input_tokens,
         first.timings
     );
+}
+
+/// The same question gets the same answer whatever was asked before it: asked after an unrelated
+/// prompt (evaluated from scratch) and after one that shares part of its prefix (reused).
+#[tokio::test]
+async fn an_answer_does_not_depend_on_the_question_before_it() {
+    let _turn = SERIAL.lock().await;
+    let Some(model) = model() else { return };
+    let system = Message::system("You describe rivers, lakes and mountains in plain words. ".repeat(10));
+    let ask = |question: &str| {
+        ChatRequest::new("chat", vec![system.clone(), Message::user(question)]).with_max_tokens(48)
+    };
+    let unrelated = ChatRequest::new("chat", vec![Message::user("Say hello.")]).with_max_tokens(4);
+    let question = "Describe the longest river of Peru, where it starts and where it ends.";
+    model.complete(&unrelated).await.unwrap();
+    let alone = model.complete(&ask(question)).await.unwrap();
+    model
+        .complete(&ask("Describe the highest mountain of Peru."))
+        .await
+        .unwrap();
+    let after = model.complete(&ask(question)).await.unwrap();
+    assert!(
+        after.timings.as_ref().unwrap().prompt_evaluated < after.usage.input_tokens as u32,
+        "the shared prefix was reused"
+    );
+    assert_eq!(alone.text, after.text);
 }
 
 #[tokio::test]

@@ -101,7 +101,7 @@ impl Metrics {
         self.llm_tokens
             .with_label_values(&["output"])
             .inc_by(explanation.llm.output_tokens);
-        self.sparql_queries.inc_by(explanation.sparql.len() as u64);
+        self.sparql_queries.inc_by(explanation.sparql_queries() as u64);
     }
 
     pub fn error(&self, kind: &str) {

@@ -89,6 +89,7 @@ pub enum Stage {
     QirBuilt,
     EntitiesLinked,
     RelationsLinked,
+    PathsRanked,
     QueriesSelected,
     Executed,
 }
@@ -96,9 +97,9 @@ pub enum Stage {
 /// The stage events for `agent` having just finished with `state`.
 pub fn stage_events(agent: &str, state: &AgentState) -> Vec<(Stage, Value)> {
     match agent {
-        // The chat agent runs first (context, translation) and last (the reply, which the answer
-        // frame carries); only a translation is news.
-        "chat" if state.qir.is_none() && state.outcome.is_none() => state
+        // The chat agent's first node (context, translation); its reply node's text rides in the
+        // answer frame. Only a translation is news.
+        "chat" => state
             .translated_question
             .as_ref()
             .map(|q| (Stage::Translated, json!({ "question": q, "language": state.language })))
@@ -119,11 +120,23 @@ pub fn stage_events(agent: &str, state: &AgentState) -> Vec<(Stage, Value)> {
             .map(|qir| (Stage::QirBuilt, json!({ "qir": qir })))
             .into_iter()
             .collect(),
-        "matching" => {
-            let mut events = vec![(Stage::EntitiesLinked, json!({ "entities": state.entities }))];
+        "matching" => vec![(Stage::EntitiesLinked, json!({ "entities": state.entities }))],
+        "path_search" => {
+            let mut events = Vec::new();
             if !state.relations.is_empty() {
                 events.push((Stage::RelationsLinked, json!({ "relations": state.relations })));
             }
+            let chosen = state.path_choice.and_then(|c| state.paths.get(c.index));
+            events.push((
+                Stage::PathsRanked,
+                json!({
+                    "form": state.form,
+                    "paths": state.paths.iter().map(|p| json!({"path": p.text, "score": p.score})).collect::<Vec<_>>(),
+                    "chosen": chosen.map(|p| &p.text),
+                    "choice": state.path_choice,
+                    "search": state.path_search,
+                }),
+            ));
             events
         }
         "query_planning" => {

@@ -11,6 +11,7 @@ const STAGE_TEXT = {
   qir_built: "built the question's structure (QIR)",
   entities_linked: "linked entities",
   relations_linked: "linked relations",
+  paths_ranked: "ranked the relation paths",
   queries_selected: "selected SPARQL queries",
   executed: "ran the queries",
 };
@@ -178,6 +179,18 @@ function details(e) {
       list.append(el("li", "", relation.phrase + " → " + best.join(", ")));
     }
     section(panel, "Relations").append(list);
+  }
+  if (e.paths && e.paths.length) {
+    const box = section(panel, "Relation path");
+    const choice = e.path_choice;
+    const chosen = choice ? e.paths[choice.index] : e.paths[0];
+    const why = !choice ? "" : choice.reason === "model" ? "picked by the model (small margin)" :
+      choice.reason === "margin" ? "best by a margin of " + choice.margin.toFixed(2) : "the only path that fits";
+    box.append(el("p", "path chosen", chosen.text + " (" + why + ")"));
+    const list = el("ol", "paths");
+    for (const p of e.paths.slice(0, 5)) list.append(el("li", "", p.text + " — " + p.score.toFixed(2)));
+    box.append(list);
+    if (e.path_search && e.path_search.cut) box.append(el("p", "note", e.path_search.cut));
   }
   if (e.sparql.length) {
     const box = section(panel, "SPARQL");

@@ -7,22 +7,35 @@
 //! of the answer values is thrown away in favour of the plain values: the model may phrase the
 //! answer, never replace it.
 //!
-//! Routes: classifier (in); finish (out).
+//! It is two nodes of the graph: [`ChatAgent::Context`] (`chat`, outcome [`READY`]) and
+//! [`ChatAgent::Reply`] (`reply`, outcome [`REPLIED`]).
 
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::qir::QuestionKind;
-use crate::state::{AgentState, Outcome, Route};
+use crate::state::{AgentState, Outcome};
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_llm::ChatRequest;
 use serde::Deserialize;
 use serde_json::json;
 
-pub struct ChatAgent;
+/// The chat agent's two nodes.
+pub enum ChatAgent {
+    /// The way in: context Cq and translation.
+    Context,
+    /// The way out: what the user is told.
+    Reply,
+}
 
 pub const NAME: &str = "chat";
+/// The node that writes the reply.
+pub const REPLY: &str = "reply";
+/// The question is ready for the classifier.
+pub const READY: &str = "ready";
+/// The reply is written.
+pub const REPLIED: &str = "replied";
 
 /// Answer values named in a reply before "and N more".
 const SHOWN_VALUES: usize = 10;
@@ -39,18 +52,23 @@ struct Translation {
 #[async_trait::async_trait]
 impl Agent for ChatAgent {
     fn name(&self) -> &'static str {
-        NAME
+        match self {
+            ChatAgent::Context => NAME,
+            ChatAgent::Reply => REPLY,
+        }
     }
 
-    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
-        if state.outcome.is_none() {
-            start(state, ctx).await?;
-            state.route = Route::To(crate::agents::classifier::NAME);
-        } else {
-            state.reply = Some(reply(state, ctx).await);
-            state.route = Route::Finish;
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
+        match self {
+            ChatAgent::Context => {
+                start(state, ctx).await?;
+                Ok(READY)
+            }
+            ChatAgent::Reply => {
+                state.reply = Some(reply(state, ctx).await);
+                Ok(REPLIED)
+            }
         }
-        Ok(())
     }
 }
 

@@ -1,18 +1,20 @@
 //! Classifier agent (paper §4.2.1, zero-shot): is the question self-contained, or does it depend
 //! on the dialogue? Without history the answer is forced, so no model is asked.
-//! Routes: self-contained → QIR agent; dependent → rephraser.
+//! Outcomes: [`SELF_CONTAINED`], [`DEPENDENT`].
 
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::state::{AgentState, Classification, Mode, Route};
+use crate::state::{AgentState, Classification, Mode};
 use serde::Deserialize;
 use serde_json::json;
 
 pub struct ClassifierAgent;
 
 pub const NAME: &str = "classifier";
+pub const SELF_CONTAINED: &str = "self-contained";
+pub const DEPENDENT: &str = "dependent";
 
 #[derive(Deserialize)]
 struct Verdict {
@@ -25,7 +27,7 @@ impl Agent for ClassifierAgent {
         NAME
     }
 
-    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let classification = if state.mode == Mode::SingleTurn || state.history.is_empty() {
             Classification::SelfContained
         } else {
@@ -47,10 +49,9 @@ impl Agent for ClassifierAgent {
             .await?
         };
         state.classification = Some(classification);
-        state.route = Route::To(match classification {
-            Classification::SelfContained => crate::agents::qir::NAME,
-            Classification::Dependent => crate::agents::rephraser::NAME,
-        });
-        Ok(())
+        Ok(match classification {
+            Classification::SelfContained => SELF_CONTAINED,
+            Classification::Dependent => DEPENDENT,
+        })
     }
 }

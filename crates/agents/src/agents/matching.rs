@@ -8,15 +8,15 @@
 //! schema), and the vertex validator checks the pick is one of them (retried ≤ θ with feedback).
 //! A mention with no candidate at all stops the question: the graph does not know that entity.
 //!
-//! Relation linking is [`crate::relation_linking`]. Route: query planning, or the chat agent when
-//! an entity is unknown.
+//! Relations are not linked here one edge at a time: the path search after this agent finds the
+//! relation paths that exist around the linked vertices. Outcomes: [`LINKED`], or
+//! [`STOPPED`](crate::state::STOPPED) when an entity is unknown.
 
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::relation_linking::link_relations;
-use crate::state::{AgentState, EntityLink, LinkMethod, Outcome, Route};
+use crate::state::{AgentState, EntityLink, LinkMethod, Outcome};
 use chatty_kg_graph::EntityCandidate;
 use chatty_kg_graph::text::EXACT_MATCH_SCORE;
 use serde::Deserialize;
@@ -25,6 +25,7 @@ use serde_json::json;
 pub struct MatchingAgent;
 
 pub const NAME: &str = "matching";
+pub const LINKED: &str = "linked";
 
 /// Candidate labels kept in the explanation of each link.
 const SHOWN_IN_EXPLANATION: usize = 10;
@@ -40,7 +41,7 @@ impl Agent for MatchingAgent {
         NAME
     }
 
-    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let qir = state.require_qir(NAME)?;
         let question = state.working_question().to_owned();
         let mut links = Vec::with_capacity(qir.entities.len());
@@ -54,13 +55,9 @@ impl Agent for MatchingAgent {
             .collect();
         state.entities = links;
         if !unknown.is_empty() {
-            state.stop(Outcome::UnknownEntity { mentions: unknown });
-            return Ok(());
+            return Ok(state.stop(Outcome::UnknownEntity { mentions: unknown }));
         }
-        let vertices = state.linked_vertices();
-        state.relations = link_relations(ctx, &qir, &vertices).await?;
-        state.route = Route::To(crate::agents::query_planning::NAME);
-        Ok(())
+        Ok(LINKED)
     }
 }
 

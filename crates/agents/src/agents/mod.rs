@@ -3,6 +3,7 @@
 pub mod chat;
 pub mod classifier;
 pub mod matching;
+pub mod path_search;
 pub mod qir;
 pub mod query_planning;
 pub mod rephraser;
@@ -10,6 +11,7 @@ pub mod rephraser;
 pub use chat::ChatAgent;
 pub use classifier::ClassifierAgent;
 pub use matching::MatchingAgent;
+pub use path_search::PathSearchAgent;
 pub use qir::QirAgent;
 pub use query_planning::QueryPlanningAgent;
 pub use rephraser::RephraserAgent;

@@ -1,9 +1,12 @@
 //! QIR agent (paper §4.2.3, chain of thought + two few-shot examples): turns the standalone
 //! question into a QIR, checked by the Triples Validator and retried at most θ times with the
-//! validator's complaint. When the retries run out, the QIR comes from entity spotting (the
-//! longest span of the question that is an entity's exact label; see
-//! [`crate::entity_spotting`]) if it can, else the question fails with the typed error.
-//! Route: matching agent.
+//! validator's complaint.
+//!
+//! Ground before asking (`ground_entities`, on by default): when spans of the question are
+//! exactly labels of vertices ([`crate::entity_spotting`]), the QIR is built from them and the
+//! question's own words without a model call; the model is asked only when nothing in the
+//! question is a label (a misspelt or partial name). With grounding off, entity spotting is the
+//! fallback when the model's retries run out. Outcome: [`BUILT`].
 
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
@@ -11,15 +14,14 @@ use crate::entity_spotting::spot;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::qir::{RawQir, TriplesValidator, entities_in_question};
-use crate::state::{AgentState, Route};
+use crate::question_form::QuestionForm;
+use crate::state::AgentState;
 use serde_json::json;
 
 pub struct QirAgent;
 
 pub const NAME: &str = "qir";
-
-/// The node the QIR agent hands over to.
-pub const NEXT: &str = crate::agents::matching::NAME;
+pub const BUILT: &str = "built";
 
 /// The shape the model must produce (a grammar on the embedded model; `response_format` remotely).
 pub fn schema() -> serde_json::Value {
@@ -49,8 +51,17 @@ impl Agent for QirAgent {
         NAME
     }
 
-    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let question = state.working_question().to_owned();
+        let form = QuestionForm::detect(&question, None);
+        // Ground before asking: when the question names vertices by their labels, the graph
+        // decides the entities and the model is not asked.
+        if ctx.params.ground_entities
+            && let Some(qir) = spot(ctx, &question, form.kind).await?
+        {
+            state.qir = Some(qir);
+            return Ok(BUILT);
+        }
         let variables = json!({"question": question});
         let asked = ask_validated(ctx, NAME, NAME, variables, schema(), |raw: RawQir| {
             let qir = TriplesValidator::validate(&raw)?;
@@ -60,17 +71,18 @@ impl Agent for QirAgent {
         .await;
         let qir = match asked {
             Ok(qir) => qir,
-            Err(error @ AgentError::RetriesExhausted { .. }) => match spot(ctx, &question).await? {
-                Some(qir) => {
-                    tracing::info!(%error, "QIR from entity spotting");
-                    qir
+            Err(error @ AgentError::RetriesExhausted { .. }) if !ctx.params.ground_entities => {
+                match spot(ctx, &question, form.kind).await? {
+                    Some(qir) => {
+                        tracing::info!(%error, "QIR from entity spotting");
+                        qir
+                    }
+                    None => return Err(error),
                 }
-                None => return Err(error),
-            },
+            }
             Err(error) => return Err(error),
         };
         state.qir = Some(qir);
-        state.route = Route::To(NEXT);
-        Ok(())
+        Ok(BUILT)
     }
 }

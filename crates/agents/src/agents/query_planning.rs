@@ -1,35 +1,34 @@
-//! Query-planning agent (paper §5, Algorithm 3): generates candidate queries from the QIR and its
-//! links, has the model select the relevant predicates, validates the selection, executes and
-//! aggregates.
+//! Query-planning agent (paper §5, Algorithm 3, on relation paths): turns the chosen relation
+//! path into SPARQL of the question's form, executes it, and aggregates the answer.
 //!
-//! - **Query generator**: [`QueryGenerator`], cut at query_num.
-//! - **Predicate selection** (zero-shot CoT, `{"keywords": [...]}`) is skipped when it is forced:
-//!   one candidate, or one predicate label among all candidates. The model's answer is constrained
-//!   to the listed labels and checked by the **query validator** (non-empty, only listed
-//!   predicates; retried ≤ θ).
-//! - **Ground before asking**: when the best candidate's predicates are named as the relation
-//!   phrases (similarity ≥ `relation_match_score`) and the phrases are words of the question, it
-//!   runs first and the model is not asked.
-//! - **Execution with feedback**: candidates using the best-ranked selected predicate run first; the
-//!   first group that returns something is the answer (its results united and de-duplicated). Only
-//!   when every selected query is empty are up to `fallback_queries` other candidates tried, best
-//!   first. An empty graph result is reported as "no answer": nothing is ever made up.
+//! - **Form**: a list (SELECT DISTINCT), yes/no (ASK from one anchor to the other; with one
+//!   anchor, whether the path's values include something the question names), count
+//!   (COUNT(DISTINCT) over the path, or the number itself when the path ends at a number the
+//!   graph stores: "how many people live in X"), superlative (ORDER BY the numeric or date
+//!   attribute one hop beyond the path's answers, most similar to the superlative's words, LIMIT 1).
+//! - **Two anchors** ("which films starring X were directed by Y"): the best paths of each join at
+//!   the answer, best pair first. When none of the joins has an answer the graph links nothing to
+//!   both, and that is the answer: a path from one anchor alone would answer another question.
+//! - **Execution with feedback**: when the chosen path's query is empty, up to `fallback_queries`
+//!   other paths are tried in rank order; an empty graph result is reported as "no answer".
+//! - A multi-hop path that comes back to the anchor does not answer with it ("films that share
+//!   actors with X" is not X) unless it is the only value.
 //! - Each answer value carries its supporting triples (the query's patterns under its bindings).
 //!
-//! Route: chat agent.
+//! Outcome: [`STOPPED`](crate::state::STOPPED) (answered or not, the chat agent replies).
 
 use crate::answer::{Answer, AnswerValue, ValueKind};
-use crate::ask::ask_validated;
 use crate::context::AgentContext;
-use crate::entity_spotting::phrase_in_question;
 use crate::error::AgentError;
 use crate::graph::Agent;
+use crate::path_query::{ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, Shape, ask, select};
+use crate::path_ranking::PathRanker;
+use crate::path_search::{EndKind, Hop, RelationPath};
 use crate::qir::QuestionKind;
-use crate::query_generator::{COUNT_VARIABLE, CandidateQuery, PredicateChoice, QueryGenerator};
+use crate::question_form::QuestionForm;
 use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason};
+use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{GraphError, QueryResults, Term, term_text};
-use serde::Deserialize;
-use serde_json::json;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -38,16 +37,11 @@ pub struct QueryPlanningAgent;
 
 pub const NAME: &str = "query_planning";
 
-/// Predicates the model may select at once.
-const MAX_SELECTED: usize = 5;
-
 /// Answer IRIs whose labels are fetched for display.
 const MAX_LABELLED: usize = 2000;
 
-#[derive(Deserialize)]
-struct Selection {
-    keywords: Vec<String>,
-}
+/// Paths of each anchor paired when two anchors join.
+const JOIN_PATHS: usize = 3;
 
 #[async_trait::async_trait]
 impl Agent for QueryPlanningAgent {
@@ -55,233 +49,314 @@ impl Agent for QueryPlanningAgent {
         NAME
     }
 
-    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
-        let qir = state.require_qir(NAME)?;
-        let vertices = state.linked_vertices();
-        let mut predicates: Vec<Vec<PredicateChoice>> = vec![Vec::new(); qir.triples.len()];
-        for link in &state.relations {
-            if let Some(slot) = predicates.get_mut(link.triple) {
-                slot.clone_from(&link.predicates);
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
+        let form = state.form.clone().ok_or(AgentError::MissingState {
+            agent: NAME,
+            what: "the question's form",
+        })?;
+        let choice = state.path_choice.ok_or(AgentError::MissingState {
+            agent: NAME,
+            what: "a chosen relation path",
+        })?;
+        let anchors: Vec<String> = state.anchors.iter().map(|a| a.iri.clone()).collect();
+        let ranked: Vec<RelationPath> = state.paths.iter().map(|s| s.path.clone()).collect();
+        let mut order: Vec<usize> = vec![choice.index];
+        order.extend((0..ranked.len()).filter(|&i| i != choice.index));
+        let kind = form.kind;
+
+        // The queries to try, in order.
+        let mut attempts: Vec<(CandidateQuery, QueryReason, Option<usize>)> = Vec::new();
+        if anchors.len() >= 2 && kind != QuestionKind::Boolean {
+            for (a, b) in join_pairs(&ranked, &order) {
+                let pair = [
+                    (anchors[ranked[a].anchor].as_str(), &ranked[a]),
+                    (anchors[ranked[b].anchor].as_str(), &ranked[b]),
+                ];
+                let shape = match kind {
+                    QuestionKind::Count => Shape::Count {
+                        exclude: anchors.clone(),
+                    },
+                    _ => Shape::List { distinct_only: false },
+                };
+                attempts.push((select(&pair, &shape)?, QueryReason::Join, None));
             }
         }
-        let candidates = QueryGenerator::generate(&qir, &vertices, &predicates, ctx.params.query_num)?;
-        if candidates.is_empty() {
-            state.stop(Outcome::NoQuery);
-            return Ok(());
-        }
-        let plan = plan(
-            ctx,
-            qir.kind,
-            state.working_question(),
-            &qir.relations,
-            &candidates,
-            &predicates,
-        )
-        .await?;
-        if plan.is_empty() {
-            state.stop(Outcome::NoQuery);
-            return Ok(());
+        let tries = if kind == QuestionKind::Boolean {
+            1
+        } else {
+            1 + ctx.params.fallback_queries
+        };
+        for (n, &i) in order.iter().take(tries).enumerate() {
+            let path = &ranked[i];
+            let anchor = anchors[path.anchor].as_str();
+            let query = match kind {
+                QuestionKind::Boolean => match anchors.iter().find(|a| a.as_str() != anchor) {
+                    Some(other) if path.end == EndKind::Entity => ask(anchor, path, other)?,
+                    _ => select(&[(anchor, path)], &Shape::List { distinct_only: true })?,
+                },
+                QuestionKind::Count if path.end == EndKind::Number => {
+                    select(&[(anchor, path)], &Shape::List { distinct_only: true })?
+                }
+                QuestionKind::Count => select(
+                    &[(anchor, path)],
+                    &Shape::Count {
+                        exclude: if path.hops.len() > 1 { vec![anchor.to_owned()] } else { Vec::new() },
+                    },
+                )?,
+                QuestionKind::List => match form.order {
+                    Some(o) => superlative(ctx, &form, state, path, anchor, o).await?,
+                    None => select(&[(anchor, path)], &Shape::List { distinct_only: false })?,
+                },
+            };
+            let reason = if n == 0 { QueryReason::ChosenPath } else { QueryReason::Fallback };
+            attempts.push((query, reason, Some(i)));
         }
 
+        // Two anchors whose paths exist but never meet: the graph links nothing to both, and a
+        // path from one alone would answer another question.
+        let joins = attempts.iter().filter(|a| a.1 == QueryReason::Join).count();
         let mut last_error = None;
-        // (index in state.queries, candidate, results) of the queries that answered.
-        let mut found: Vec<(usize, usize, QueryResults)> = Vec::new();
-        'groups: for (group, reason) in &plan {
-            for &c in group {
-                let candidate = &candidates[c];
-                let started = Instant::now();
-                let result = ctx.kg.query(&candidate.query).await;
-                let elapsed = started.elapsed();
-                state.execution_time += elapsed;
-                let mut executed = ExecutedQuery {
-                    sparql: candidate.query.to_string(),
-                    predicates: candidate.predicates.clone(),
-                    reason: *reason,
-                    rows: 0,
-                    used: false,
-                    elapsed_ms: elapsed.as_secs_f64() * 1000.0,
-                    error: None,
-                };
-                match result {
-                    Ok(results) => {
-                        executed.rows = row_count(&results);
-                        if has_answer(&results, qir.kind) {
-                            found.push((state.queries.len(), c, results));
-                        }
-                    }
-                    Err(e) => {
-                        executed.error = Some(e.to_string());
-                        last_error = Some(e);
-                    }
-                }
-                state.queries.push(executed);
-                // A fallback is tried one query at a time: the first that answers is the answer.
-                if *reason == QueryReason::Fallback && !found.is_empty() {
-                    break 'groups;
-                }
-            }
-            if !found.is_empty() {
+        let mut found: Option<(usize, CandidateQuery, QueryResults, Option<usize>)> = None;
+        for (n, (candidate, reason, path)) in attempts.into_iter().enumerate() {
+            if joins > 0 && n == joins && found.is_none() && state.queries.iter().all(|q| q.error.is_none()) {
                 break;
             }
+            let (executed, result) = execute(ctx, state, &candidate, reason).await;
+            let index = state.queries.len();
+            state.queries.push(executed);
+            match result {
+                Ok(mut results) => {
+                    // A false ASK, or no value for a one-anchor yes/no, is itself the answer.
+                    let answered = has_answer(&results) || kind == QuestionKind::Boolean;
+                    if answered {
+                        if let QueryResults::Solutions(s) = &results
+                            && s.truncated
+                            && kind == QuestionKind::List
+                        {
+                            // Too many rows with their provenance: the answers alone, complete.
+                            results = answers_only(ctx, state, &candidate, reason, path.map(|i| &ranked[i]), &anchors)
+                                .await?
+                                .unwrap_or(results);
+                        }
+                        found = Some((index, candidate, results, path));
+                        break;
+                    }
+                }
+                Err(e) => last_error = Some(e),
+            }
         }
-        if state.queries.iter().all(|q| q.error.is_some())
+        if found.is_none()
+            && state.queries.iter().all(|q| q.error.is_some())
             && let Some(error) = last_error
         {
             return Err(error.into());
         }
 
-        let mut answer = if found.is_empty() {
-            // Every query ran empty. For yes/no and how-many that is itself the answer.
-            match qir.kind {
+        let mut answer = match found {
+            None => match kind {
                 QuestionKind::Boolean => Answer {
-                    kind: qir.kind,
+                    kind,
                     values: vec![AnswerValue::boolean(false)],
                     truncated: false,
                 },
                 QuestionKind::Count => Answer {
-                    kind: qir.kind,
+                    kind,
                     values: vec![AnswerValue::count(0)],
                     truncated: false,
                 },
-                QuestionKind::List => {
-                    state.stop(Outcome::NoAnswer);
-                    return Ok(());
+                QuestionKind::List => return Ok(state.stop(Outcome::NoAnswer)),
+            },
+            Some((index, candidate, results, path)) => {
+                state.queries[index].used = true;
+                if let QueryResults::Boolean(yes) = results {
+                    let mut value = AnswerValue::boolean(yes);
+                    if yes {
+                        value.provenance = candidate
+                            .patterns
+                            .iter()
+                            .filter_map(|p| instantiate(p, &HashMap::new()))
+                            .collect();
+                    }
+                    Answer {
+                        kind,
+                        values: vec![value],
+                        truncated: false,
+                    }
+                } else {
+                    // A count query counts; any other SELECT lists values (a stored number, or
+                    // the values a one-anchor yes/no looks for in the question).
+                    let counted = count_of(&results).is_some();
+                    let values_of = if counted { QuestionKind::Count } else { QuestionKind::List };
+                    let mut answer = aggregate(
+                        values_of,
+                        ANSWER_VARIABLE,
+                        &[(&candidate, results)],
+                        ctx.params.provenance_per_answer,
+                    );
+                    answer.kind = kind;
+                    if let Some(path) = path.map(|i| &ranked[i])
+                        && path.hops.len() > 1
+                        && answer.values.len() > 1
+                    {
+                        // Back at the anchor: "films that share actors with X" does not answer X.
+                        let anchor = &anchors[path.anchor];
+                        answer.values.retain(|v| &v.value != anchor);
+                    }
+                    answer
                 }
             }
-        } else {
-            let mut used = Vec::with_capacity(found.len());
-            for (executed, candidate, results) in found {
-                state.queries[executed].used = true;
-                used.push((&candidates[candidate], results));
-            }
-            let target = qir.target().unwrap_or(COUNT_VARIABLE);
-            aggregate(qir.kind, target, &used, ctx.params.provenance_per_answer)
         };
         label_values(ctx, &mut answer).await?;
+        if kind == QuestionKind::Boolean && answer.values.iter().all(|v| v.kind != ValueKind::Boolean) {
+            // One anchor: yes when a value the path reaches is named in the question.
+            let named = answer.values.iter().any(|v| named_in(v.display(), state.working_question()));
+            let provenance = answer
+                .values
+                .iter()
+                .find(|v| named_in(v.display(), state.working_question()))
+                .map(|v| v.provenance.clone())
+                .unwrap_or_default();
+            let mut value = AnswerValue::boolean(named);
+            value.provenance = provenance;
+            answer.values = vec![value];
+            answer.truncated = false;
+        }
         state.answer = Some(answer);
-        state.stop(Outcome::Answered);
-        Ok(())
+        Ok(state.stop(Outcome::Answered))
     }
 }
 
-/// Groups of candidates in the order they run, with the reason each runs.
-async fn plan(
-    ctx: &AgentContext,
-    kind: QuestionKind,
-    question: &str,
-    relations: &[String],
-    candidates: &[CandidateQuery],
-    predicates: &[Vec<PredicateChoice>],
-) -> Result<Vec<(Vec<usize>, QueryReason)>, AgentError> {
-    let label_of: HashMap<&str, &str> = predicates
-        .iter()
-        .flatten()
-        .map(|p| (p.iri.as_str(), p.label.as_str()))
-        .collect();
-    let label = |iri: &'_ str| label_of.get(iri).copied().unwrap_or(iri).to_owned();
-    let score_of: HashMap<&str, f32> = predicates.iter().flatten().map(|p| (p.iri.as_str(), p.score)).collect();
-    // Every predicate of the candidate is at least this similar to its phrase.
-    let scores_at_least = |c: &CandidateQuery, threshold: f32| {
-        c.predicates
+/// Pairs of paths from two different anchors that both end at vertices, best pair first.
+fn join_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
+    let firsts: Vec<usize> = order.iter().copied().filter(|&i| ranked[i].end == EndKind::Entity).collect();
+    let of = |anchor: usize| -> Vec<usize> {
+        firsts
             .iter()
-            .all(|iri| score_of.get(iri.as_str()).copied().unwrap_or(0.0) >= threshold)
+            .copied()
+            .filter(|&i| ranked[i].anchor == anchor)
+            .take(JOIN_PATHS)
+            .collect()
     };
-    let mut labels: Vec<String> = Vec::new();
-    for candidate in candidates {
-        for iri in &candidate.predicates {
-            let label = label(iri);
-            if !labels.contains(&label) {
-                labels.push(label);
-            }
+    let (a, b) = (of(0), of(1));
+    let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
+    for (ra, &i) in a.iter().enumerate() {
+        for (rb, &j) in b.iter().enumerate() {
+            pairs.push((ra + rb, i, j));
         }
     }
-    if candidates.len() == 1 || labels.len() == 1 {
-        // Nobody judges a forced candidate, so its predicates must at least resemble the phrases.
-        let plausible = (0..candidates.len())
-            .filter(|&c| {
-                kind == QuestionKind::Boolean || scores_at_least(&candidates[c], ctx.params.min_relation_score)
-            })
-            .collect::<Vec<_>>();
-        return Ok(if plausible.is_empty() {
-            Vec::new()
-        } else {
-            vec![(plausible, QueryReason::Forced)]
-        });
-    }
-    let mut groups = Vec::new();
-    let mut assigned = vec![false; candidates.len()];
-    // Ground before asking: the best candidate's predicates say what the question says, in the
-    // question's own words (a phrase the model copied from its examples, "written by" for "what
-    // words describe X", matches some label just as well).
-    if scores_at_least(&candidates[0], ctx.params.relation_match_score)
-        && relations.iter().all(|r| phrase_in_question(r, question))
-    {
-        assigned[0] = true;
-        groups.push((vec![0], QueryReason::LabelMatch));
-    } else {
-        let mut selected = select_predicates(ctx, question, relations, &labels).await?;
-        // The model filters; the embedding ranking orders (labels are listed best first).
-        selected.sort_by_key(|selected| labels.iter().position(|l| l == selected));
-        for selected in &selected {
-            let group: Vec<usize> = (0..candidates.len())
-                .filter(|&c| !assigned[c] && candidates[c].predicates.iter().any(|iri| label(iri) == *selected))
-                .collect();
-            for &c in &group {
-                assigned[c] = true;
-            }
-            if !group.is_empty() {
-                groups.push((group, QueryReason::Selected));
-            }
-        }
-    }
-    let fallback: Vec<usize> = (0..candidates.len())
-        .filter(|&c| !assigned[c])
-        .take(ctx.params.fallback_queries)
-        .collect();
-    if !fallback.is_empty() {
-        groups.push((fallback, QueryReason::Fallback));
-    }
-    Ok(groups)
+    pairs.sort();
+    pairs.into_iter().map(|(_, i, j)| (i, j)).collect()
 }
 
-/// The model's predicate selection, checked by the query validator.
-async fn select_predicates(
+/// ORDER BY the path's own values when they are numbers or dates, else by the attribute one hop
+/// further that is most like the superlative's words; a plain list when there is none.
+async fn superlative(
     ctx: &AgentContext,
-    question: &str,
-    relations: &[String],
-    labels: &[String],
-) -> Result<Vec<String>, AgentError> {
-    let schema = json!({
-        "type": "object",
-        "properties": {"keywords": {
-            "type": "array", "items": {"enum": labels},
-            "minItems": 1, "maxItems": MAX_SELECTED.min(labels.len())
-        }},
-        "required": ["keywords"], "additionalProperties": false
-    });
-    let variables = json!({"question": question, "relations": relations, "predicates": labels});
-    ask_validated(ctx, NAME, NAME, variables, schema, |s: Selection| {
-        query_validator(&s.keywords, labels)
-    })
-    .await
+    form: &QuestionForm,
+    state: &AgentState,
+    path: &RelationPath,
+    anchor: &str,
+    order: crate::qir::Order,
+) -> Result<CandidateQuery, AgentError> {
+    if matches!(path.end, EndKind::Number | EndKind::Temporal) {
+        let shape = Shape::Superlative {
+            attribute: None,
+            order,
+            numeric: path.end == EndKind::Number,
+        };
+        return Ok(select(&[(anchor, path)], &shape)?);
+    }
+    let extensions: Vec<&RelationPath> = state
+        .path_pool
+        .iter()
+        .filter(|p| {
+            p.anchor == path.anchor
+                && p.hops.len() == path.hops.len() + 1
+                && p.hops[..path.hops.len()] == path.hops[..]
+                && p.hops.last().is_some_and(|h| h.forward)
+                && matches!(p.end, EndKind::Number | EndKind::Temporal)
+        })
+        .collect();
+    if extensions.is_empty() {
+        return Ok(select(&[(anchor, path)], &Shape::List { distinct_only: false })?);
+    }
+    let labels: Vec<String> = extensions
+        .iter()
+        .filter_map(|p| p.hops.last().map(|h| h.label.clone()))
+        .collect();
+    let similarity = PathRanker::similarity(ctx, &form.superlative_words.join(" "), &labels).await?;
+    let best = (0..extensions.len())
+        .max_by(|&a, &b| similarity[a].total_cmp(&similarity[b]).then(b.cmp(&a)))
+        .unwrap_or(0);
+    let attribute: Option<Hop> = extensions[best].hops.last().cloned();
+    let shape = Shape::Superlative {
+        attribute,
+        order,
+        numeric: extensions[best].end == EndKind::Number,
+    };
+    Ok(select(&[(anchor, path)], &shape)?)
 }
 
-/// Non-empty, and only listed predicates (matched without case); duplicates dropped.
-fn query_validator(keywords: &[String], labels: &[String]) -> Result<Vec<String>, String> {
-    let mut selected: Vec<String> = Vec::new();
-    for keyword in keywords {
-        let wanted = keyword.trim();
-        let Some(label) = labels.iter().find(|l| l.eq_ignore_ascii_case(wanted)) else {
-            return Err(format!("{wanted:?} is not one of the listed predicates"));
-        };
-        if !selected.contains(label) {
-            selected.push(label.clone());
-        }
+/// Runs one query, recording it.
+async fn execute(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    candidate: &CandidateQuery,
+    reason: QueryReason,
+) -> (ExecutedQuery, Result<QueryResults, GraphError>) {
+    let started = Instant::now();
+    let result = ctx.kg.query(&candidate.query).await;
+    let elapsed = started.elapsed();
+    state.execution_time += elapsed;
+    let mut executed = ExecutedQuery {
+        sparql: candidate.query.to_string(),
+        predicates: candidate.predicates.clone(),
+        reason,
+        rows: 0,
+        used: false,
+        elapsed_ms: elapsed.as_secs_f64() * 1000.0,
+        error: None,
+    };
+    match &result {
+        Ok(results) => executed.rows = row_count(results),
+        Err(e) => executed.error = Some(e.to_string()),
     }
-    if selected.is_empty() {
-        return Err("no predicate was selected; choose at least one".into());
+    (executed, result)
+}
+
+/// When a list's rows with provenance were cut, the answers alone (one more query).
+async fn answers_only(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    candidate: &CandidateQuery,
+    reason: QueryReason,
+    path: Option<&RelationPath>,
+    anchors: &[String],
+) -> Result<Option<QueryResults>, AgentError> {
+    let Some(path) = path else { return Ok(None) };
+    let query = select(&[(anchors[path.anchor].as_str(), path)], &Shape::List { distinct_only: true })?;
+    if query.query == candidate.query {
+        return Ok(None);
     }
-    Ok(selected)
+    let (mut executed, result) = execute(ctx, state, &query, reason).await;
+    // These rows become the answer.
+    executed.used = result.is_ok();
+    state.queries.push(executed);
+    Ok(result.ok())
+}
+
+/// Whether `value` is written in `question` (as whole words, up to case and accents); a date
+/// also by its year ("released in 1994" and 1994-07-06).
+fn named_in(value: &str, question: &str) -> bool {
+    let question = format!(" {} ", normalize_tokens(question).join(" "));
+    let written = |v: &str| {
+        let v = normalize_tokens(v).join(" ");
+        !v.is_empty() && question.contains(&format!(" {v} "))
+    };
+    let year = value.get(..4).filter(|y| {
+        y.chars().all(|c| c.is_ascii_digit()) && value.as_bytes().get(4) == Some(&b'-')
+    });
+    written(value) || year.is_some_and(written)
 }
 
 fn row_count(results: &QueryResults) -> usize {
@@ -302,16 +377,18 @@ fn count_of(results: &QueryResults) -> Option<u64> {
 }
 
 /// Whether a result answers the question: a true ASK, a non-zero count, or at least one row.
-fn has_answer(results: &QueryResults, kind: QuestionKind) -> bool {
-    match (kind, results) {
-        (_, QueryResults::Boolean(b)) => *b,
-        (QuestionKind::Count, r) => count_of(r).is_some_and(|n| n > 0),
-        (_, QueryResults::Solutions(s)) => !s.rows.is_empty(),
+fn has_answer(results: &QueryResults) -> bool {
+    match results {
+        QueryResults::Boolean(b) => *b,
+        QueryResults::Solutions(s) if s.variables.iter().any(|v| v == COUNT_VARIABLE) => {
+            count_of(results).is_some_and(|n| n > 0)
+        }
+        QueryResults::Solutions(s) => !s.rows.is_empty(),
     }
 }
 
-/// Unites the results of the queries that answered, values de-duplicated in order, each with
-/// its supporting triples.
+/// The count, or the values of the answer variable de-duplicated in order, each with its
+/// supporting triples.
 fn aggregate(
     kind: QuestionKind,
     target: &str,
@@ -324,22 +401,11 @@ fn aggregate(
         truncated: false,
     };
     match kind {
-        QuestionKind::Boolean => {
-            let mut value = AnswerValue::boolean(true);
-            if let Some((candidate, _)) = used.first() {
-                value.provenance = candidate
-                    .patterns
-                    .iter()
-                    .filter_map(|p| instantiate(p, &HashMap::new()))
-                    .collect();
-            }
-            answer.values.push(value);
-        }
         QuestionKind::Count => {
             let count = used.iter().filter_map(|(_, r)| count_of(r)).max().unwrap_or(0);
             answer.values.push(AnswerValue::count(count));
         }
-        QuestionKind::List => {
+        QuestionKind::List | QuestionKind::Boolean => {
             let mut index: HashMap<String, usize> = HashMap::new();
             for (candidate, result) in used {
                 let QueryResults::Solutions(solutions) = result else {
@@ -428,17 +494,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_query_validator() {
-        let labels = vec!["directed by".to_owned(), "starred actors".to_owned()];
-        assert_eq!(
-            query_validator(&["Starred Actors".into(), "starred actors".into()], &labels).unwrap(),
-            vec!["starred actors"]
-        );
-        assert!(query_validator(&[], &labels).unwrap_err().contains("at least one"));
-        assert!(
-            query_validator(&["genre".into()], &labels)
-                .unwrap_err()
-                .contains("not one of")
-        );
+    fn values_named_in_the_question() {
+        assert!(named_in("1994", "Was Forrest Gump released in 1994?"));
+        assert!(named_in("Gert Fröbe", "did gert frobe star in it"));
+        assert!(!named_in("199", "Was it released in 1994?"));
+        assert!(!named_in("", "anything"));
+        assert!(named_in("1994-07-06", "Was it released in 1994?"));
+        assert!(!named_in("1994-07-06", "Was it released in 1995?"));
     }
 }

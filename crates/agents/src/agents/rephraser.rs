@@ -1,18 +1,19 @@
 //! Rephraser agent (paper §4.2.2, zero-shot): rewrites a dependent question as a standalone one
 //! from the context Cq. Its validator only accepts a non-empty question; the prompt forbids
-//! adding content. Route: QIR agent.
+//! adding content. Outcome: [`REPHRASED`].
 
 use crate::ask::ask_validated;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::state::{AgentState, Route};
+use crate::state::AgentState;
 use serde::Deserialize;
 use serde_json::json;
 
 pub struct RephraserAgent;
 
 pub const NAME: &str = "rephraser";
+pub const REPHRASED: &str = "rephrased";
 
 #[derive(Deserialize)]
 struct Rephrased {
@@ -25,7 +26,7 @@ impl Agent for RephraserAgent {
         NAME
     }
 
-    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentError> {
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let schema = json!({
             "type": "object",
             "properties": {"question": {"type": "string", "minLength": 3, "maxLength": 400}},
@@ -42,7 +43,6 @@ impl Agent for RephraserAgent {
         })
         .await?;
         state.resolved_question = Some(question);
-        state.route = Route::To(crate::agents::qir::NAME);
-        Ok(())
+        Ok(REPHRASED)
     }
 }

@@ -20,24 +20,31 @@ pub struct Fixture {
     pub embedder: Arc<dyn Embedder>,
 }
 
+/// The movies graph (tests/fixtures/movies.ttl); `None` when the embedding model is missing.
 pub fn fixture() -> Option<&'static Fixture> {
     static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| {
-            let model_dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
-            let dir = tempfile::tempdir().unwrap();
-            let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/movies.ttl");
-            let settings = GraphSettings::default();
-            EmbeddedStore::load(dir.path(), &[RdfFile::new(movies).unwrap()], &settings, false).unwrap();
-            let store = Arc::new(EmbeddedStore::open(dir.path(), settings).unwrap());
-            let embedder: Arc<dyn Embedder> = Arc::new(MiniLmEmbedder::load(&model_dir).unwrap());
-            Some(Fixture {
-                _dir: dir,
-                store,
-                embedder,
-            })
-        })
-        .as_ref()
+    FIXTURE.get_or_init(|| load("movies.ttl")).as_ref()
+}
+
+/// The places-people-books graph of the relation-path tests (tests/fixtures/world.ttl).
+pub fn world() -> Option<&'static Fixture> {
+    static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
+    FIXTURE.get_or_init(|| load("world.ttl")).as_ref()
+}
+
+fn load(file: &str) -> Option<Fixture> {
+    let model_dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
+    let dir = tempfile::tempdir().unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(file);
+    let settings = GraphSettings::default();
+    EmbeddedStore::load(dir.path(), &[RdfFile::new(path).unwrap()], &settings, false).unwrap();
+    let store = Arc::new(EmbeddedStore::open(dir.path(), settings).unwrap());
+    let embedder: Arc<dyn Embedder> = Arc::new(MiniLmEmbedder::load(&model_dir).unwrap());
+    Some(Fixture {
+        _dir: dir,
+        store,
+        embedder,
+    })
 }
 
 /// A context whose model is `scripted`, with every call counted in the returned ledger.
@@ -51,4 +58,19 @@ pub fn context(fixture: &Fixture, scripted: ScriptedChatModel) -> (AgentContext,
         params: AgentParameters::default(),
     };
     (ctx, ledger)
+}
+
+/// The Virtuoso endpoint `scripts/test.sh` started over movies.ttl (`CHATTY_KG_TEST_VIRTUOSO`);
+/// `None` (the test skips) without it, a failure when `CHATTY_KG_REQUIRE_VIRTUOSO=1` (CI).
+pub fn virtuoso() -> Option<Arc<dyn chatty_kg_graph::KnowledgeGraph>> {
+    match std::env::var("CHATTY_KG_TEST_VIRTUOSO") {
+        Ok(url) if !url.is_empty() => Some(Arc::new(
+            chatty_kg_graph::SparqlEndpoint::new(chatty_kg_graph::EndpointSettings::new(url), GraphSettings::default())
+                .unwrap(),
+        )),
+        _ if std::env::var("CHATTY_KG_REQUIRE_VIRTUOSO").as_deref() == Ok("1") => {
+            panic!("CHATTY_KG_REQUIRE_VIRTUOSO=1 but CHATTY_KG_TEST_VIRTUOSO is not set: Virtuoso did not start")
+        }
+        _ => None,
+    }
 }

@@ -1,0 +1,230 @@
+//! Path-search agent (beyond the paper, after TARGA and KG-GPT): decides the question's form from
+//! its words, finds the relation paths that exist around the linked vertices
+//! ([`crate::path_search`]), ranks them against the question ([`crate::path_ranking`]) and
+//! chooses one.
+//!
+//! **One model call at most.** When the best path beats the runner-up by at least
+//! `path_margin`, it is taken without asking; otherwise the model picks among the best
+//! `path_choices` paths in one grammar-constrained call (an enum of their verbalizations), checked
+//! like every pick (≤ θ attempts). The margin was measured on dev questions (reports/README.md):
+//! above it the ranking's first choice was right as often as the model's pick.
+//!
+//! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
+
+use crate::ask::ask_validated;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::path_ranking::{PathRanker, ScoredPath};
+use crate::path_search::{Anchor, EndKind, RelationPath, SearchBudget, search};
+use crate::qir::{QirSource, QuestionKind};
+use crate::path_query::PredicateChoice;
+use crate::question_form::{Expectation, QuestionForm};
+use crate::state::{AgentState, ChoiceReason, Outcome, PathChoice, RelationLink};
+use serde::Deserialize;
+use serde_json::json;
+use std::time::Duration;
+
+pub struct PathSearchAgent;
+
+pub const NAME: &str = "path_search";
+pub const CHOSEN: &str = "chosen";
+
+/// A path reaching the question's other anchor is evidence the graph gives, for yes/no questions.
+const REACHES_OTHER_ANCHOR: f32 = 0.2;
+
+#[derive(Deserialize)]
+struct Pick {
+    path: String,
+}
+
+#[async_trait::async_trait]
+impl Agent for PathSearchAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
+        let qir = state.require_qir(NAME)?;
+        let question = state.working_question().to_owned();
+        let model_kind = (qir.source == QirSource::Model).then_some(qir.kind);
+        let form = QuestionForm::detect(&question, model_kind);
+        let mut anchors: Vec<Anchor> = Vec::new();
+        for link in &state.entities {
+            if let (Some(iri), Some(label)) = (&link.iri, &link.label)
+                && !anchors.iter().any(|a| &a.iri == iri)
+            {
+                anchors.push(Anchor {
+                    mention: link.mention.clone(),
+                    iri: iri.clone(),
+                    label: label.clone(),
+                });
+            }
+        }
+        let mentions: Vec<String> = anchors.iter().map(|a| a.mention.clone()).collect();
+        let phrases = if qir.source == QirSource::Model {
+            qir.relations.clone()
+        } else {
+            Vec::new()
+        };
+        let labels: Vec<String> = anchors.iter().map(|a| a.label.clone()).collect();
+        let mut ranker = PathRanker::new(ctx, &question, &mentions, &labels, &phrases, &form).await?;
+        let p = &ctx.params;
+        let budget = SearchBudget {
+            max_hops: p.max_hops.max(1),
+            max_queries: p.path_queries,
+            max_time: Duration::from_millis(p.path_time_ms),
+            beam: p.path_beam,
+            endpoints_per_path: p.path_endpoints,
+            frontier: p.path_frontier,
+            edge_limit: p.path_edge_limit,
+        };
+        let (paths, report) = search(ctx, &anchors, &mut ranker, &budget).await?;
+        // Every path found stays available to the planner (a superlative's attribute is a path
+        // one hop longer than the chosen one, whatever its rank).
+        let pool = paths.clone();
+        let mut ranked = ranker.rank(paths, &labels);
+        if form.kind == QuestionKind::Boolean && anchors.len() >= 2 {
+            // Yes/no about two entities: the path between them; one that reached the other in
+            // the search's sample is the graph's own evidence.
+            for scored in &mut ranked {
+                let other: Vec<&str> = anchors
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != scored.path.anchor)
+                    .map(|(_, a)| a.iri.as_str())
+                    .collect();
+                if scored.path.end == EndKind::Entity
+                    && scored
+                        .path
+                        .endpoints
+                        .iter()
+                        .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if other.contains(&n.as_str())))
+                {
+                    scored.score += REACHES_OTHER_ANCHOR;
+                }
+            }
+            ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.text.cmp(&b.text)));
+        }
+        // A path that says nothing of the question, or ends in the wrong kind of value for a
+        // "when" question, is no answer: better "no answer" than a made-up one.
+        // With no content word left (every word is a mention or a question word: "Where is X?"),
+        // support says nothing, and the kind and the anchors decide.
+        let judged = ranker.has_units();
+        ranked.retain(|s| {
+            (!judged || s.support >= p.min_relation_score)
+                && !(form.expects == Expectation::Temporal
+                    && form.order.is_none()
+                    && s.path.end != EndKind::Temporal)
+        });
+        // Paths with the same text (two predicates with one label) are one choice, the best kept.
+        let mut seen = std::collections::HashSet::new();
+        ranked.retain(|s| seen.insert(s.text.clone()));
+        ranked.truncate(p.query_num.max(1));
+        state.path_search = Some(report);
+        if ranked.is_empty() {
+            state.form = Some(form);
+            state.paths = Vec::new();
+            return Ok(state.stop(Outcome::NoQuery));
+        }
+        // Two anchors of a list or count question: their paths' joins decide, tried best pair
+        // first, so there is no single path to pick.
+        let choice = if anchors.len() >= 2 && form.kind != QuestionKind::Boolean {
+            PathChoice {
+                index: 0,
+                reason: ChoiceReason::Only,
+                margin: None,
+            }
+        } else {
+            choose(ctx, &question, &ranked).await?
+        };
+        state.form = Some(form);
+        state.path_pool = pool;
+        state.anchors = anchors;
+        state.path_choice = Some(choice);
+        state.relations = relation_links(&ranked[choice.index]);
+        state.paths = ranked;
+        Ok(CHOSEN)
+    }
+}
+
+/// The margin rule, or the model's pick among the best few. A path that is the best one walked
+/// from the other anchor (the same yes/no question) is no rival.
+async fn choose(ctx: &AgentContext, question: &str, ranked: &[ScoredPath]) -> Result<PathChoice, AgentError> {
+    let Some(first) = ranked.first() else {
+        return Err(AgentError::MissingState {
+            agent: NAME,
+            what: "a ranked path",
+        });
+    };
+    let rival = ranked[1..].iter().find(|s| !mirrors(&first.path, &s.path));
+    let margin = rival.map_or(f32::INFINITY, |r| first.score - r.score);
+    if rival.is_none() {
+        return Ok(PathChoice {
+            index: 0,
+            reason: ChoiceReason::Only,
+            margin: None,
+        });
+    }
+    if margin >= ctx.params.path_margin {
+        return Ok(PathChoice {
+            index: 0,
+            reason: ChoiceReason::Margin,
+            margin: Some(margin),
+        });
+    }
+    let shown: Vec<String> = ranked
+        .iter()
+        .take(ctx.params.path_choices.max(2))
+        .map(|s| s.text.clone())
+        .collect();
+    let schema = json!({
+        "type": "object",
+        "properties": {"path": {"enum": shown}},
+        "required": ["path"], "additionalProperties": false
+    });
+    let variables = json!({"question": question, "paths": shown});
+    let picked = ask_validated(ctx, NAME, NAME, variables, schema, |pick: Pick| {
+        let wanted = pick.path.trim();
+        shown
+            .iter()
+            .position(|s| s == wanted)
+            .ok_or_else(|| format!("{wanted:?} is not one of the listed paths; copy one exactly"))
+    })
+    .await?;
+    Ok(PathChoice {
+        index: picked,
+        reason: ChoiceReason::Model,
+        margin: Some(margin),
+    })
+}
+
+/// `b` walks `a` backwards from `a`'s other end (another anchor).
+fn mirrors(a: &RelationPath, b: &RelationPath) -> bool {
+    a.anchor != b.anchor
+        && a.hops.len() == b.hops.len()
+        && a.hops
+            .iter()
+            .rev()
+            .zip(&b.hops)
+            .all(|(x, y)| x.predicate == y.predicate && x.forward != y.forward)
+}
+
+/// What the explanation shows as relation links: each hop of the chosen path, with its score.
+fn relation_links(best: &ScoredPath) -> Vec<RelationLink> {
+    best.path
+        .hops
+        .iter()
+        .enumerate()
+        .map(|(i, hop)| RelationLink {
+            triple: i,
+            phrase: hop.label.clone(),
+            predicates: vec![PredicateChoice {
+                iri: hop.predicate.clone(),
+                label: hop.label.clone(),
+                score: best.support,
+                forward: hop.forward,
+            }],
+        })
+        .collect()
+}

@@ -1,0 +1,290 @@
+//! SPARQL from relation paths, built as spargebra algebra (never text): a path from its anchor
+//! becomes a chain of triple patterns through fresh variables (`?x1`, `?x2`, …) to `?answer`, each
+//! edge turned the way the graph has it; two anchors' chains join at `?answer`.
+//!
+//! Forms: SELECT DISTINCT (the answer and the intermediate bindings, which are the answer's
+//! provenance), ASK with the end fixed to the other anchor, COUNT(DISTINCT ?answer), and
+//! ORDER BY an attribute with LIMIT 1 for superlatives.
+
+use crate::path_search::{Hop, RelationPath};
+use crate::qir::Order;
+use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, named_node, triple, var};
+use serde::{Deserialize, Serialize};
+use spargebra::term::Variable;
+use spargebra::Query;
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
+use spargebra::term::{TermPattern, TriplePattern};
+
+/// A predicate proposed for one QIR triple.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredicateChoice {
+    pub iri: String,
+    pub label: String,
+    /// Embedding similarity to the relation phrase.
+    pub score: f32,
+    /// The graph's edge runs from the QIR triple's subject to its object (else the reverse).
+    pub forward: bool,
+}
+
+/// One candidate query and the predicates it uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateQuery {
+    pub query: ReadQuery,
+    /// Predicate IRIs, one per QIR triple.
+    pub predicates: Vec<String>,
+    /// The triple patterns of its WHERE clause: solutions instantiate them into provenance.
+    pub patterns: Vec<TriplePattern>,
+}
+
+/// The variable a COUNT query binds.
+pub const COUNT_VARIABLE: &str = "count";
+
+/// The variable every answer query projects first.
+pub const ANSWER_VARIABLE: &str = "answer";
+/// The superlative's attribute value.
+pub const KEY_VARIABLE: &str = "key";
+/// The attribute cast to a number.
+const SORT_VARIABLE: &str = "sort_key";
+
+const XSD_DOUBLE: &str = "http://www.w3.org/2001/XMLSchema#double";
+
+/// The chain's patterns from `anchor` along `hops`, intermediate variables named `{prefix}1…`,
+/// ending at `end`; returns the patterns and the intermediate variables.
+pub fn chain(
+    anchor: &str,
+    hops: &[Hop],
+    prefix: &str,
+    end: TermPattern,
+) -> Result<(Vec<TriplePattern>, Vec<Variable>), GraphError> {
+    let mut patterns = Vec::with_capacity(hops.len());
+    let mut intermediates = Vec::new();
+    let mut previous: TermPattern = named_node(anchor)?.into();
+    for (i, hop) in hops.iter().enumerate() {
+        let next: TermPattern = if i + 1 == hops.len() {
+            end.clone()
+        } else {
+            let v = var(&format!("{prefix}{}", i + 1));
+            intermediates.push(v.clone());
+            v.into()
+        };
+        let predicate = named_node(&hop.predicate)?;
+        patterns.push(if hop.forward {
+            triple(previous, predicate, next.clone())
+        } else {
+            triple(next.clone(), predicate, previous)
+        });
+        previous = next;
+    }
+    Ok((patterns, intermediates))
+}
+
+/// What to ask of one or two chains.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    /// The answers and their intermediate bindings; `distinct_only` projects only the answers.
+    List { distinct_only: bool },
+    /// COUNT(DISTINCT ?answer), the anchors excluded.
+    Count { exclude: Vec<String> },
+    /// ORDER BY the attribute reached by `attribute` (or the answer itself), LIMIT 1.
+    Superlative {
+        attribute: Option<Hop>,
+        order: Order,
+        numeric: bool,
+    },
+}
+
+/// A SELECT over `paths` (each `(anchor IRI, path)`), joined at `?answer`.
+pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<CandidateQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let mut patterns = Vec::new();
+    let mut intermediates = Vec::new();
+    let mut predicates = Vec::new();
+    for (i, (anchor, path)) in paths.iter().enumerate() {
+        let prefix = ["x", "y", "z"].get(i).copied().unwrap_or("w");
+        let (p, v) = chain(anchor, &path.hops, prefix, answer.clone().into())?;
+        patterns.extend(p);
+        intermediates.extend(v);
+        predicates.extend(path.hops.iter().map(|h| h.predicate.clone()));
+    }
+    let key = var(KEY_VARIABLE);
+    if let Shape::Superlative {
+        attribute: Some(hop), ..
+    } = shape
+    {
+        patterns.push(triple(answer.clone(), named_node(&hop.predicate)?, key.clone()));
+        predicates.push(hop.predicate.clone());
+    }
+    let bgp = GraphPattern::Bgp {
+        patterns: patterns.clone(),
+    };
+    let pattern = match shape {
+        Shape::List { distinct_only } => {
+            let mut variables = vec![answer];
+            if !distinct_only {
+                variables.extend(intermediates);
+            }
+            GraphPattern::Distinct {
+                inner: Box::new(GraphPattern::Project {
+                    inner: Box::new(bgp),
+                    variables,
+                }),
+            }
+        }
+        Shape::Count { exclude } => {
+            let mut inner = bgp;
+            for iri in exclude {
+                inner = GraphPattern::Filter {
+                    expr: Expression::Not(Box::new(Expression::SameTerm(
+                        Box::new(Expression::Variable(answer.clone())),
+                        Box::new(Expression::NamedNode(named_node(iri)?)),
+                    ))),
+                    inner: Box::new(inner),
+                };
+            }
+            // Prints as a sub-select: spargebra does not fold aggregates into the projection.
+            GraphPattern::Project {
+                inner: Box::new(GraphPattern::Group {
+                    inner: Box::new(inner),
+                    variables: vec![],
+                    aggregates: vec![(
+                        var(COUNT_VARIABLE),
+                        AggregateExpression::FunctionCall {
+                            name: AggregateFunction::Count,
+                            expr: Expression::Variable(answer),
+                            distinct: true,
+                        },
+                    )],
+                }),
+                variables: vec![var(COUNT_VARIABLE)],
+            }
+        }
+        Shape::Superlative {
+            attribute,
+            order,
+            numeric,
+        } => {
+            let sort_by = if attribute.is_some() { key.clone() } else { answer.clone() };
+            let mut expression = Expression::Variable(sort_by.clone());
+            let mut bgp = bgp;
+            if *numeric {
+                // Plain-string numbers ("7.5") sort as numbers only once cast; a value that does
+                // not cast would sort first (unbound), so it is left out.
+                let cast = var(SORT_VARIABLE);
+                bgp = GraphPattern::Filter {
+                    expr: Expression::Bound(cast.clone()),
+                    inner: Box::new(GraphPattern::Extend {
+                        inner: Box::new(bgp),
+                        variable: cast.clone(),
+                        expression: Expression::FunctionCall(
+                            Function::Custom(NamedNode::new_unchecked(XSD_DOUBLE)),
+                            vec![Expression::Variable(sort_by)],
+                        ),
+                    }),
+                };
+                expression = Expression::Variable(cast);
+            }
+            let mut variables = vec![answer];
+            if attribute.is_some() {
+                variables.push(key);
+            }
+            variables.extend(intermediates);
+            GraphPattern::Slice {
+                inner: Box::new(GraphPattern::Distinct {
+                    inner: Box::new(GraphPattern::Project {
+                        inner: Box::new(GraphPattern::OrderBy {
+                            inner: Box::new(bgp),
+                            expression: vec![match order {
+                                Order::Asc => OrderExpression::Asc(expression),
+                                Order::Desc => OrderExpression::Desc(expression),
+                            }],
+                        }),
+                        variables,
+                    }),
+                }),
+                start: 0,
+                length: Some(1),
+            }
+        }
+    };
+    Ok(CandidateQuery {
+        query: ReadQuery::select(pattern)?,
+        predicates,
+        patterns,
+    })
+}
+
+/// `ASK { anchor path other }`: does the path lead from one anchor to the other?
+pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQuery, GraphError> {
+    let (patterns, _) = chain(anchor, &path.hops, "x", named_node(other)?.into())?;
+    let query = ReadQuery::new(Query::Ask {
+        dataset: None,
+        // The parser's shape for ASK (a projection of nothing), which prints as `ASK { … }`.
+        pattern: GraphPattern::Project {
+            inner: Box::new(GraphPattern::Bgp {
+                patterns: patterns.clone(),
+            }),
+            variables: vec![],
+        },
+        base_iri: None,
+    })?;
+    Ok(CandidateQuery {
+        query,
+        predicates: path.hops.iter().map(|h| h.predicate.clone()).collect(),
+        patterns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::path_search::EndKind;
+
+    fn path(hops: &[(&str, bool)]) -> RelationPath {
+        RelationPath {
+            anchor: 0,
+            hops: hops
+                .iter()
+                .map(|(p, forward)| Hop {
+                    predicate: format!("http://e/{p}"),
+                    label: (*p).to_owned(),
+                    forward: *forward,
+                })
+                .collect(),
+            end: EndKind::Entity,
+            reached: 1,
+            endpoints: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn chains_turn_backward_edges_and_join_at_the_answer() {
+        let p = path(&[("directedBy", false), ("language", true)]);
+        let q = select(&[("http://e/Zwick", &p)], &Shape::List { distinct_only: false }).unwrap();
+        let text = q.query.to_string();
+        assert!(text.contains("?x1 <http://e/directedBy> <http://e/Zwick>"), "{text}");
+        assert!(text.contains("?x1 <http://e/language> ?answer"), "{text}");
+        assert!(text.starts_with("SELECT DISTINCT ?answer ?x1"), "{text}");
+        let other = path(&[("starring", false)]);
+        let joined = select(
+            &[("http://e/Zwick", &p), ("http://e/Ana", &other)],
+            &Shape::List { distinct_only: true },
+        )
+        .unwrap();
+        assert!(joined.query.to_string().contains("?answer <http://e/starring> <http://e/Ana>"));
+        assert_eq!(joined.patterns.len(), 3);
+        let asked = ask("http://e/Zwick", &p, "http://e/Greek").unwrap();
+        assert!(asked.query.is_ask());
+        assert!(asked.query.to_string().contains("?x1 <http://e/language> <http://e/Greek>"));
+        let counted = select(
+            &[("http://e/Zwick", &p)],
+            &Shape::Count {
+                exclude: vec!["http://e/Zwick".into()],
+            },
+        )
+        .unwrap();
+        let text = counted.query.to_string();
+        assert!(text.contains("COUNT(DISTINCT ?answer)") && text.contains("sameTerm"), "{text}");
+        // Hostile IRIs are typed errors, never query text.
+        assert!(select(&[("http://e/x> } DROP ALL {", &p)], &Shape::List { distinct_only: true }).is_err());
+    }
+}

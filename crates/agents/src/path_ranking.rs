@@ -1,0 +1,513 @@
+//! Path ranking: how well a relation path says what the question says.
+//!
+//! The question's content words (the linked mentions, function words and question words removed)
+//! are its *units*; the QIR's relation phrases, when a model wrote them, join as weaker units
+//! (evidence, not the plan). A path's hops are compared with the units by sentence-embedding
+//! similarity, raised to a fixed floor when they share a stem ("director" / "directed by"):
+//!
+//! - **support** (precision): hops are matched to units one to one, best pairs first; a hop that
+//!   finds no unit of its own supports nothing. Two hops may share a unit only when the question
+//!   says so ("films that *share* directors with X", "whose directors *also* directed X").
+//!   Similarity is evidence between a floor (0.25, unrelated words) and full support (0.55).
+//! - **coverage** (recall): every unit that resembles some predicate of the graph should be said
+//!   by some hop, as well as the best predicate the search found says it; units that resemble
+//!   nothing ("films" in a graph without such a predicate) weigh nothing.
+//! - **order**: the hop nearest the anchor should be said nearest the mention ("the director *of
+//!   X*", "X's *spouse*'s nationality"), so hop order must agree with word distance.
+//! - **answer kind**: "when" wants a date or year at the end of the path, "who" a vertex, "how
+//!   many" a vertex to count or a number the graph stores.
+//! - **hop prior**: each extra hop costs a little, so a longer path must say more to win.
+//! - **sharing**: "films that *share* a director with X" goes out and back through one relation
+//!   (X → director → ? ← director ← answer); such a path gains when the question says so, and
+//!   loses otherwise (it mostly comes back to X).
+//!
+//! Score = (support + coverage) / 2 + order + kind + sharing − hop prior. The weights are stated below; the
+//! margin that decides whether the model is asked is `AgentParameters::path_margin`.
+
+use crate::context::AgentContext;
+use crate::entity_spotting::is_function_word;
+use crate::error::AgentError;
+use crate::path_search::{EndKind, RelationPath};
+use crate::qir::QuestionKind;
+use crate::question_form::{Expectation, QuestionForm, Word, words, words as words_of};
+use chatty_kg_embed::cosine;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Similarity given to a unit and a label that share a word stem.
+const STEM_MATCH: f32 = 0.9;
+/// Similarity at or below this says nothing (unrelated words score 0.1–0.3 with MiniLM); units
+/// resembling no predicate of the graph above it weigh nothing in coverage.
+const RELEVANCE_FLOOR: f32 = 0.25;
+/// Similarity at or above this is full evidence that a hop says a word ("born" / "birth place"
+/// is 0.60): a hop is not worth less for being said in other words.
+const FULL_SUPPORT: f32 = 0.55;
+/// The QIR's phrases weigh this much against the question's own words.
+const QIR_PHRASE_WEIGHT: f32 = 0.5;
+/// Each hop beyond the first.
+const HOP_PENALTY: f32 = 0.03;
+/// Full agreement (or disagreement) of hop order and word distance.
+const ORDER_WEIGHT: f32 = 0.04;
+/// The end of the path is (not) what the question expects.
+const KIND_MATCH: f32 = 0.12;
+const KIND_MISMATCH: f32 = -0.15;
+
+/// A path that goes out and back through one relation, when the question says the two share it.
+const SHARED_RELATION: f32 = 0.08;
+/// A path that goes out and straight back through one relation when the question does not say
+/// so: it mostly returns to where it started.
+const NEEDLESS_RETURN: f32 = -0.1;
+/// Words that say two hops go through the same relation.
+const SHARING_WORDS: &[&str] = &["share", "shares", "shared", "sharing", "same", "also", "both", "co"];
+/// Question words and fillers that are never relations.
+const NOT_RELATIONS: &[&str] = &[
+    "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which",
+    "what", "who", "whom", "when", "where", "why", "how", "s",
+];
+
+/// A scored path, as the explanation shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredPath {
+    pub path: RelationPath,
+    /// "Tom Hanks → starred actors (of) → directed by".
+    pub text: String,
+    pub score: f32,
+    pub support: f32,
+    pub coverage: f32,
+}
+
+struct Unit {
+    text: String,
+    /// Index among the question's words (`None` for QIR phrases).
+    position: Option<usize>,
+    weight: f32,
+    /// The noun a question word asks for ("which *books*", "how many *films*"): the answer's
+    /// type, a relation only when some predicate is named after it ("what *languages*" / "in
+    /// language").
+    asked_type: bool,
+}
+
+/// An asked-for type noun counts as a relation word only when a predicate is this similar to it
+/// (a shared stem is 0.9; "films" / "starred actors" is 0.54, "books" / "author" 0.50).
+const TYPE_IS_RELATION: f32 = 0.7;
+
+/// Ranks the paths of one question.
+pub(crate) struct PathRanker {
+    units: Vec<Unit>,
+    unit_vectors: Vec<Vec<f32>>,
+    /// label → similarity to each unit.
+    similarities: HashMap<String, Vec<f32>>,
+    /// Each unit's best similarity to any label seen so far.
+    relevance: Vec<f32>,
+    words: Vec<Word>,
+    /// Per anchor: the word span of its mention.
+    spans: Vec<Option<(usize, usize)>>,
+    sharing: bool,
+    form: QuestionForm,
+}
+
+impl PathRanker {
+    /// `mentions[i]` is anchor i's mention as written in the question and `labels[i]` its
+    /// vertex's label (looked for when a model's mention is not written verbatim); `phrases` the
+    /// QIR's relation phrases when a model wrote them.
+    pub(crate) async fn new(
+        ctx: &AgentContext,
+        question: &str,
+        mentions: &[String],
+        labels: &[String],
+        phrases: &[String],
+        form: &QuestionForm,
+    ) -> Result<Self, AgentError> {
+        let words = words(question);
+        let spans: Vec<Option<(usize, usize)>> = mentions
+            .iter()
+            .enumerate()
+            .map(|(i, m)| find_span(&words, m).or_else(|| find_span(&words, labels.get(i)?)))
+            .collect();
+        let in_mention = |i: usize| spans.iter().flatten().any(|(s, e)| i >= *s && i < *e);
+        let sharing = words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
+        let asked = asked_noun(&words, &in_mention);
+        let mut units = Vec::new();
+        for (i, word) in words.iter().enumerate() {
+            let w = word.text.as_str();
+            // A capitalised word inside the question is a name (one no mention covers: "Peru"
+            // when only "Lima" was linked), not a relation.
+            if in_mention(i)
+                || word.capitalized
+                || is_function_word(w)
+                || NOT_RELATIONS.contains(&w)
+                || SHARING_WORDS.contains(&w)
+                || form.superlative_words.iter().any(|s| s == w)
+                || w.chars().all(|c| c.is_ascii_digit())
+            {
+                continue;
+            }
+            units.push(Unit {
+                text: w.to_owned(),
+                position: Some(i),
+                weight: 1.0,
+                asked_type: asked == Some(i),
+            });
+        }
+        for phrase in phrases {
+            // A superlative's words rank the answers; they are no relation of the path.
+            let phrase = phrase
+                .split_whitespace()
+                .filter(|w| !form.superlative_words.iter().any(|s| s.eq_ignore_ascii_case(w)))
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase();
+            if !phrase.is_empty() && !units.iter().any(|u| u.text == phrase) {
+                units.push(Unit {
+                    text: phrase,
+                    position: None,
+                    weight: QIR_PHRASE_WEIGHT,
+                    asked_type: false,
+                });
+            }
+        }
+        let texts: Vec<String> = units.iter().map(|u| u.text.clone()).collect();
+        let unit_vectors = embed(ctx, texts).await?;
+        Ok(Self {
+            relevance: vec![0.0; units.len()],
+            units,
+            unit_vectors,
+            similarities: HashMap::new(),
+            words,
+            spans,
+            sharing,
+            form: form.clone(),
+        })
+    }
+
+    /// Whether any word of the question is left to compare paths with.
+    pub(crate) fn has_units(&self) -> bool {
+        (0..self.units.len()).any(|u| self.counts(u, None))
+    }
+
+    /// Embeds the labels not seen before (one batch).
+    pub(crate) async fn learn_labels(&mut self, ctx: &AgentContext, labels: &[String]) -> Result<(), AgentError> {
+        let mut new: Vec<String> = Vec::new();
+        for label in labels {
+            if !self.similarities.contains_key(label) && !new.contains(label) {
+                new.push(label.clone());
+            }
+        }
+        if new.is_empty() {
+            return Ok(());
+        }
+        let vectors = embed(ctx, new.clone()).await?;
+        for (label, vector) in new.into_iter().zip(vectors) {
+            let sims: Vec<f32> = self
+                .units
+                .iter()
+                .zip(&self.unit_vectors)
+                .map(|(unit, u)| {
+                    let s = cosine(&vector, u);
+                    if shares_stem(&label, &unit.text) { s.max(STEM_MATCH) } else { s }
+                })
+                .collect();
+            for (r, s) in self.relevance.iter_mut().zip(&sims) {
+                *r = r.max(*s);
+            }
+            self.similarities.insert(label, sims);
+        }
+        Ok(())
+    }
+
+    /// Similarity of each hop to each unit.
+    fn matrix(&self, path: &RelationPath) -> Vec<&[f32]> {
+        path.hops
+            .iter()
+            .map(|h| self.similarities.get(&h.label).map_or(&[][..], Vec::as_slice))
+            .collect()
+    }
+
+    /// Whether unit `u` is a relation word for a path ending in `end`: an asked-for type only
+    /// when a predicate is named after it, or when "how many" asks for a number the graph stores
+    /// ("how many people live in X" / population).
+    fn counts(&self, u: usize, end: Option<EndKind>) -> bool {
+        !self.units[u].asked_type
+            || self.relevance[u] >= TYPE_IS_RELATION
+            || (self.form.kind == QuestionKind::Count && end == Some(EndKind::Number))
+    }
+
+    /// One-to-one matching of hops to units, best pairs first: (support per hop, unit per hop).
+    fn align(&self, path: &RelationPath) -> (Vec<f32>, Vec<Option<usize>>) {
+        let matrix = self.matrix(path);
+        let mut pairs: Vec<(f32, usize, usize)> = Vec::new();
+        for (h, sims) in matrix.iter().enumerate() {
+            for (u, s) in sims.iter().enumerate() {
+                if self.counts(u, Some(path.end)) {
+                    pairs.push((*s * self.units[u].weight, h, u));
+                }
+            }
+        }
+        pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let capacity = if self.sharing { 2 } else { 1 };
+        let mut left = vec![capacity; self.units.len()];
+        let mut support = vec![0.0; path.hops.len()];
+        let mut unit_of = vec![None; path.hops.len()];
+        for (s, h, u) in pairs {
+            if unit_of[h].is_none() && left[u] > 0 {
+                unit_of[h] = Some(u);
+                support[h] = s.max(0.0);
+                left[u] -= 1;
+            }
+        }
+        (support, unit_of)
+    }
+
+    /// Support plus coverage, without order and kind: how the search picks the paths it expands
+    /// further (a prefix of the right path already says part of the question).
+    pub(crate) fn partial(&self, path: &RelationPath) -> f32 {
+        let (support, _) = self.align(path);
+        evidence_mean(&support) + self.coverage(path)
+    }
+
+    fn coverage(&self, path: &RelationPath) -> f32 {
+        let matrix = self.matrix(path);
+        let (mut total, mut weight) = (0.0, 0.0);
+        for (u, unit) in self.units.iter().enumerate() {
+            let attainable = self.relevance[u] - RELEVANCE_FLOOR;
+            if attainable <= 0.05 || !self.counts(u, Some(path.end)) {
+                continue;
+            }
+            let w = unit.weight * attainable;
+            let best = matrix
+                .iter()
+                .filter_map(|sims| sims.get(u).copied())
+                .fold(0.0f32, f32::max);
+            total += w * ((best - RELEVANCE_FLOOR) / attainable).clamp(0.0, 1.0);
+            weight += w;
+        }
+        if weight == 0.0 { 0.0 } else { total / weight }
+    }
+
+    /// The relational distance of word `i` from anchor `anchor`'s mention: words before it count
+    /// back from it; words after it come after all of those unless a possessive joins them
+    /// ("X's spouse").
+    fn distance(&self, anchor: usize, i: usize) -> Option<f32> {
+        let (start, end) = (*self.spans.get(anchor)?)?;
+        Some(if i < start {
+            (start - i) as f32
+        } else {
+            // "X's spouse", or the verb right after a mention that is no preposition's object
+            // ("the films X starred in"), is the first hop; other words after the mention ("the
+            // author of X born", "… by X were released in which years") come last.
+            let possessive = end > 0 && self.words.get(end - 1).is_some_and(|w| w.possessive);
+            let governed = start > 0
+                && self
+                    .words
+                    .get(start - 1)
+                    .is_some_and(|w| PREPOSITIONS.contains(&w.text.as_str()));
+            let offset = (i - end) as f32;
+            if possessive || (i == end && !governed) { 0.5 + offset } else { 50.0 + offset }
+        })
+    }
+
+    fn order(&self, path: &RelationPath, unit_of: &[Option<usize>]) -> f32 {
+        let distances: Vec<Option<f32>> = unit_of
+            .iter()
+            .map(|u| {
+                let position = self.units.get((*u)?)?.position?;
+                self.distance(path.anchor, position)
+            })
+            .collect();
+        let (mut agree, mut pairs) = (0.0, 0.0);
+        for a in 0..distances.len() {
+            for b in a + 1..distances.len() {
+                let (Some(da), Some(db)) = (distances[a], distances[b]) else {
+                    continue;
+                };
+                pairs += 1.0;
+                agree += if da < db {
+                    1.0
+                } else if da == db {
+                    0.5
+                } else {
+                    0.0
+                };
+            }
+        }
+        if pairs == 0.0 {
+            0.0
+        } else {
+            ORDER_WEIGHT * (2.0 * agree / pairs - 1.0)
+        }
+    }
+
+    fn kind(&self, path: &RelationPath) -> f32 {
+        let superlative = self.form.order.is_some();
+        match (self.form.expects, path.end) {
+            // A superlative ranks vertices by an attribute: the base path ends at the vertices.
+            (_, EndKind::Entity) if superlative => KIND_MATCH / 2.0,
+            // "Which is the least populous city": the cities, ordered by their population.
+            (Expectation::Any | Expectation::Entity, _) if superlative => KIND_MISMATCH,
+            (Expectation::Temporal, EndKind::Temporal) => KIND_MATCH,
+            (Expectation::Temporal, _) => KIND_MISMATCH,
+            (Expectation::Entity, EndKind::Entity) => 0.0,
+            (Expectation::Entity, _) => KIND_MISMATCH,
+            (Expectation::Number, EndKind::Number) => KIND_MATCH,
+            (Expectation::Number, EndKind::Entity) => 0.0,
+            (Expectation::Number, _) => KIND_MISMATCH,
+            (Expectation::Any, _) => 0.0,
+        }
+    }
+
+    /// The path's score, its mean raw support (what `min_relation_score` is compared with) and
+    /// its coverage.
+    pub(crate) fn score(&self, path: &RelationPath) -> (f32, f32, f32) {
+        let (support, unit_of) = self.align(path);
+        let evidence = evidence_mean(&support);
+        let coverage = self.coverage(path);
+        let hops = path.hops.len().saturating_sub(1) as f32;
+        let returns = path
+            .hops
+            .windows(2)
+            .any(|w| w[0].predicate == w[1].predicate && w[0].forward != w[1].forward);
+        let shape = match (returns, self.sharing) {
+            (true, true) => SHARED_RELATION,
+            (true, false) => NEEDLESS_RETURN,
+            (false, _) => 0.0,
+        };
+        let score = (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + shape
+            - HOP_PENALTY * hops;
+        (score, mean(&support), coverage)
+    }
+
+    /// Best first, each with its verbalization (`anchors[i]` names anchor i); ties go to the
+    /// shorter path, then to the text, so the order never depends on the search's order.
+    pub(crate) fn rank(&self, paths: Vec<RelationPath>, anchors: &[String]) -> Vec<ScoredPath> {
+        let mut scored: Vec<ScoredPath> = paths
+            .into_iter()
+            .map(|path| {
+                let (score, support, coverage) = self.score(&path);
+                let anchor = anchors.get(path.anchor).map_or("?", String::as_str);
+                ScoredPath {
+                    text: path.verbalize(anchor),
+                    path,
+                    score,
+                    support,
+                    coverage,
+                }
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.path.hops.len().cmp(&b.path.hops.len()))
+                .then(a.text.cmp(&b.text))
+        });
+        scored
+    }
+
+    /// Similarity of each label to `phrase` (a superlative's words), stems counted.
+    pub(crate) async fn similarity(
+        ctx: &AgentContext,
+        phrase: &str,
+        labels: &[String],
+    ) -> Result<Vec<f32>, AgentError> {
+        let mut texts = vec![phrase.to_owned()];
+        texts.extend(labels.iter().cloned());
+        let vectors = embed(ctx, texts).await?;
+        Ok(labels
+            .iter()
+            .zip(&vectors[1..])
+            .map(|(label, v)| {
+                let s = cosine(&vectors[0], v);
+                if phrase.split_whitespace().any(|w| shares_stem(label, w)) { s.max(STEM_MATCH) } else { s }
+            })
+            .collect())
+    }
+}
+
+/// Words whose object a mention can be ("the author *of* X").
+const PREPOSITIONS: &[&str] = &["of", "by", "in", "with", "for", "from", "on", "at", "about", "to"];
+
+/// The noun a question word asks for: the first content word after "which", "what" or "how
+/// many/much", within three words ("which books", "what are the languages"), outside mentions.
+fn asked_noun(words: &[Word], in_mention: &dyn Fn(usize) -> bool) -> Option<usize> {
+    let opener = words.iter().position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))?;
+    let mut start = opener + 1;
+    if words[opener].text == "how" {
+        if !words.get(start).is_some_and(|w| w.text == "many" || w.text == "much") {
+            return None;
+        }
+        start += 1;
+    }
+    (start..words.len().min(start + 3))
+        .find(|&i| !is_function_word(&words[i].text) && !NOT_RELATIONS.contains(&words[i].text.as_str()))
+        .filter(|&i| !in_mention(i))
+}
+
+/// Mean of the supports as evidence: 0 at the floor, 1 from full support up.
+fn evidence_mean(support: &[f32]) -> f32 {
+    let evidence: Vec<f32> = support
+        .iter()
+        .map(|s| ((s - RELEVANCE_FLOOR) / (FULL_SUPPORT - RELEVANCE_FLOOR)).clamp(0.0, 1.0))
+        .collect();
+    mean(&evidence)
+}
+
+fn mean(values: &[f32]) -> f32 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f32>() / values.len() as f32
+    }
+}
+
+/// A word of `label` and `word` share their first four letters (or are equal when shorter).
+fn shares_stem(label: &str, word: &str) -> bool {
+    let stem = |w: &str| w.chars().take(4).collect::<String>();
+    chatty_kg_graph::text::normalize_tokens(label).iter().any(|l| {
+        if l.len() >= 4 && word.len() >= 4 {
+            stem(l) == stem(word)
+        } else {
+            l == word
+        }
+    })
+}
+
+/// Where `mention`'s words stand in the question (first occurrence), as `[start, end)`.
+fn find_span(words: &[Word], mention: &str) -> Option<(usize, usize)> {
+    let tokens: Vec<String> = words_of(mention).into_iter().map(|w| w.text).collect();
+    if tokens.is_empty() || tokens.len() > words.len() {
+        return None;
+    }
+    (0..=words.len() - tokens.len())
+        .find(|&s| tokens.iter().enumerate().all(|(i, t)| words[s + i].text == *t))
+        .map(|s| (s, s + tokens.len()))
+}
+
+/// Sentence embeddings, off the async workers.
+async fn embed(ctx: &AgentContext, texts: Vec<String>) -> Result<Vec<Vec<f32>>, AgentError> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let embedder = ctx.embedder.clone();
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        embedder.embed(&refs)
+    })
+    .await
+    .map_err(|e| AgentError::Worker { message: e.to_string() })?
+    .map_err(AgentError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_and_spans() {
+        assert!(shares_stem("directed by", "director"));
+        assert!(shares_stem("release year", "released"));
+        assert!(!shares_stem("starred actors", "acted"));
+        assert!(!shares_stem("in language", "inch"), "short words must be equal");
+        let w = words("who acted in the movies directed by the director of Some Mother's Son");
+        assert_eq!(find_span(&w, "Some Mother's Son"), Some((10, 13)));
+        assert_eq!(find_span(&w, "Nobody"), None);
+    }
+}
