@@ -132,7 +132,8 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
         2.0,
         "{metrics}"
     );
-    assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="qir"}"#), 2.0);
+    // The entities are labels in the questions: the graph grounds them, no QIR call.
+    assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="qir"}"#), 0.0);
     assert_eq!(metric(&metrics, r#"chattykg_llm_calls_total{agent="rephraser"}"#), 1.0);
     assert_eq!(
         metric(&metrics, r#"chattykg_stage_seconds_count{stage="linking"}"#),

@@ -48,17 +48,23 @@ const SORT_VARIABLE: &str = "sort_key";
 
 const XSD_DOUBLE: &str = "http://www.w3.org/2001/XMLSchema#double";
 
+/// A chain of triple patterns along a path.
+pub struct Chain {
+    pub patterns: Vec<TriplePattern>,
+    /// The intermediate variables, in order.
+    pub intermediates: Vec<Variable>,
+    /// Terms that must differ: where the path goes out and straight back through one relation
+    /// ("films that share a director with X"), it may not come back to where it was (X).
+    pub distinct: Vec<(TermPattern, TermPattern)>,
+}
+
 /// The chain's patterns from `anchor` along `hops`, intermediate variables named `{prefix}1…`,
-/// ending at `end`; returns the patterns and the intermediate variables.
-pub fn chain(
-    anchor: &str,
-    hops: &[Hop],
-    prefix: &str,
-    end: TermPattern,
-) -> Result<(Vec<TriplePattern>, Vec<Variable>), GraphError> {
+/// ending at `end`.
+pub fn chain(anchor: &str, hops: &[Hop], prefix: &str, end: TermPattern) -> Result<Chain, GraphError> {
     let mut patterns = Vec::with_capacity(hops.len());
     let mut intermediates = Vec::new();
     let mut previous: TermPattern = named_node(anchor)?.into();
+    let mut nodes = vec![previous.clone()];
     for (i, hop) in hops.iter().enumerate() {
         let next: TermPattern = if i + 1 == hops.len() {
             end.clone()
@@ -73,9 +79,34 @@ pub fn chain(
         } else {
             triple(next.clone(), predicate, previous)
         });
+        nodes.push(next.clone());
         previous = next;
     }
-    Ok((patterns, intermediates))
+    let distinct = (1..hops.len())
+        .filter(|&i| hops[i - 1].predicate == hops[i].predicate && hops[i - 1].forward != hops[i].forward)
+        .map(|i| (nodes[i - 1].clone(), nodes[i + 1].clone()))
+        .collect();
+    Ok(Chain {
+        patterns,
+        intermediates,
+        distinct,
+    })
+}
+
+/// `inner` filtered so that each pair of terms differs.
+fn differing(inner: GraphPattern, pairs: &[(TermPattern, TermPattern)]) -> GraphPattern {
+    let expression = |t: &TermPattern| match t {
+        TermPattern::Variable(v) => Some(Expression::Variable(v.clone())),
+        TermPattern::NamedNode(n) => Some(Expression::NamedNode(n.clone())),
+        _ => None,
+    };
+    pairs.iter().fold(inner, |inner, (a, b)| match (expression(a), expression(b)) {
+        (Some(a), Some(b)) => GraphPattern::Filter {
+            expr: Expression::Not(Box::new(Expression::SameTerm(Box::new(a), Box::new(b)))),
+            inner: Box::new(inner),
+        },
+        _ => inner,
+    })
 }
 
 /// What to ask of one or two chains.
@@ -99,11 +130,13 @@ pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<Candidat
     let mut patterns = Vec::new();
     let mut intermediates = Vec::new();
     let mut predicates = Vec::new();
+    let mut distinct = Vec::new();
     for (i, (anchor, path)) in paths.iter().enumerate() {
         let prefix = ["x", "y", "z"].get(i).copied().unwrap_or("w");
-        let (p, v) = chain(anchor, &path.hops, prefix, answer.clone().into())?;
-        patterns.extend(p);
-        intermediates.extend(v);
+        let chain = chain(anchor, &path.hops, prefix, answer.clone().into())?;
+        patterns.extend(chain.patterns);
+        intermediates.extend(chain.intermediates);
+        distinct.extend(chain.distinct);
         predicates.extend(path.hops.iter().map(|h| h.predicate.clone()));
     }
     let key = var(KEY_VARIABLE);
@@ -114,9 +147,12 @@ pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<Candidat
         patterns.push(triple(answer.clone(), named_node(&hop.predicate)?, key.clone()));
         predicates.push(hop.predicate.clone());
     }
-    let bgp = GraphPattern::Bgp {
-        patterns: patterns.clone(),
-    };
+    let bgp = differing(
+        GraphPattern::Bgp {
+            patterns: patterns.clone(),
+        },
+        &distinct,
+    );
     let pattern = match shape {
         Shape::List { distinct_only } => {
             let mut variables = vec![answer];
@@ -215,14 +251,17 @@ pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<Candidat
 
 /// `ASK { anchor path other }`: does the path lead from one anchor to the other?
 pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQuery, GraphError> {
-    let (patterns, _) = chain(anchor, &path.hops, "x", named_node(other)?.into())?;
+    let chain = chain(anchor, &path.hops, "x", named_node(other)?.into())?;
     let query = ReadQuery::new(Query::Ask {
         dataset: None,
         // The parser's shape for ASK (a projection of nothing), which prints as `ASK { … }`.
         pattern: GraphPattern::Project {
-            inner: Box::new(GraphPattern::Bgp {
-                patterns: patterns.clone(),
-            }),
+            inner: Box::new(differing(
+                GraphPattern::Bgp {
+                    patterns: chain.patterns.clone(),
+                },
+                &chain.distinct,
+            )),
             variables: vec![],
         },
         base_iri: None,
@@ -230,7 +269,7 @@ pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQu
     Ok(CandidateQuery {
         query,
         predicates: path.hops.iter().map(|h| h.predicate.clone()).collect(),
-        patterns,
+        patterns: chain.patterns,
     })
 }
 
@@ -284,6 +323,13 @@ mod tests {
         .unwrap();
         let text = counted.query.to_string();
         assert!(text.contains("COUNT(DISTINCT ?answer)") && text.contains("sameTerm"), "{text}");
+        // Out and straight back: not back to the anchor.
+        let shared = path(&[("genre", true), ("genre", false), ("author", true)]);
+        let text = select(&[("http://e/Hero", &shared)], &Shape::List { distinct_only: true })
+            .unwrap()
+            .query
+            .to_string();
+        assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?x2))"), "{text}");
         // Hostile IRIs are typed errors, never query text.
         assert!(select(&[("http://e/x> } DROP ALL {", &p)], &Shape::List { distinct_only: true }).is_err());
     }

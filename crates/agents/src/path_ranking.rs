@@ -58,7 +58,9 @@ const SHARED_RELATION: f32 = 0.08;
 /// so: it mostly returns to where it started.
 const NEEDLESS_RETURN: f32 = -0.1;
 /// Words that say two hops go through the same relation.
-const SHARING_WORDS: &[&str] = &["share", "shares", "shared", "sharing", "same", "also", "both", "co"];
+const SHARING_WORDS: &[&str] = &[
+    "share", "shares", "shared", "sharing", "same", "also", "both", "co", "together",
+];
 /// Question words and fillers that are never relations.
 const NOT_RELATIONS: &[&str] = &[
     "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which",
@@ -244,15 +246,20 @@ impl PathRanker {
             }
         }
         pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        // A word written twice ("the director of X is also the director of …") is one word.
         let capacity = if self.sharing { 2 } else { 1 };
-        let mut left = vec![capacity; self.units.len()];
+        let mut left: HashMap<&str, usize> = self.units.iter().map(|u| (u.text.as_str(), capacity)).collect();
         let mut support = vec![0.0; path.hops.len()];
         let mut unit_of = vec![None; path.hops.len()];
         for (s, h, u) in pairs {
-            if unit_of[h].is_none() && left[u] > 0 {
+            let room = left.get_mut(self.units[u].text.as_str());
+            if unit_of[h].is_none()
+                && let Some(room) = room
+                && *room > 0
+            {
                 unit_of[h] = Some(u);
                 support[h] = s.max(0.0);
-                left[u] -= 1;
+                *room -= 1;
             }
         }
         (support, unit_of)
@@ -294,15 +301,17 @@ impl PathRanker {
         } else {
             // "X's spouse", or the verb right after a mention that is no preposition's object
             // ("the films X starred in"), is the first hop; other words after the mention ("the
-            // author of X born", "… by X were released in which years") come last.
+            // author of X born", "… by X were released in which years") come last…
             let possessive = end > 0 && self.words.get(end - 1).is_some_and(|w| w.possessive);
             let governed = start > 0
                 && self
                     .words
                     .get(start - 1)
                     .is_some_and(|w| PREPOSITIONS.contains(&w.text.as_str()));
+            // …unless it modifies a noun after it ("the screenwriter of X directed films").
+            let modifies = self.words[i + 1..].iter().any(|w| !is_function_word(&w.text));
             let offset = (i - end) as f32;
-            if possessive || (i == end && !governed) { 0.5 + offset } else { 50.0 + offset }
+            if possessive || (i == end && (!governed || modifies)) { 0.5 + offset } else { 50.0 + offset }
         })
     }
 
@@ -458,12 +467,15 @@ fn mean(values: &[f32]) -> f32 {
     }
 }
 
-/// A word of `label` and `word` share their first four letters (or are equal when shorter).
+/// A word of `label` and `word` share their first four letters (or are equal when shorter), or
+/// one ends a compound made of the other ("screenwriter" / "written by", "birthplace" / "place").
 fn shares_stem(label: &str, word: &str) -> bool {
     let stem = |w: &str| w.chars().take(4).collect::<String>();
     chatty_kg_graph::text::normalize_tokens(label).iter().any(|l| {
         if l.len() >= 4 && word.len() >= 4 {
             stem(l) == stem(word)
+                || (word.len() > l.len().min(6) + 2 && word[2..].contains(&stem(l)))
+                || (l.len() > word.len().min(6) + 2 && l[2..].contains(&stem(word)))
         } else {
             l == word
         }
@@ -505,6 +517,9 @@ mod tests {
         assert!(shares_stem("directed by", "director"));
         assert!(shares_stem("release year", "released"));
         assert!(!shares_stem("starred actors", "acted"));
+        assert!(shares_stem("written by", "screenwriter"));
+        assert!(shares_stem("birthplace", "place"));
+        assert!(!shares_stem("has genre", "generous"));
         assert!(!shares_stem("in language", "inch"), "short words must be equal");
         let w = words("who acted in the movies directed by the director of Some Mother's Son");
         assert_eq!(find_span(&w, "Some Mother's Son"), Some((10, 13)));
