@@ -18,8 +18,9 @@
 //!   many" a vertex to count or a number the graph stores.
 //! - **hop prior**: each extra hop costs a little, so a longer path must say more to win.
 //! - **sharing**: "films that *share* a director with X" goes out and back through one relation
-//!   (X → director → ? ← director ← answer); such a path gains when the question says so, and
-//!   loses otherwise (it mostly comes back to X).
+//!   (X → director → ? ← director ← answer); such a path gains when the question says so (a
+//!   sharing word, or the relation named twice: "directed by the director of X"), and loses
+//!   otherwise (it mostly comes back to X).
 //!
 //! Score = (support + coverage) / 2 + order + kind + sharing − hop prior. The weights are stated below; the
 //! margin that decides whether the model is asked is `AgentParameters::path_margin`.
@@ -104,7 +105,11 @@ pub(crate) struct PathRanker {
     words: Vec<Word>,
     /// Per anchor: the word span of its mention.
     spans: Vec<Option<(usize, usize)>>,
+    /// Two hops may go through one relation: a sharing word, or a relation named twice.
     sharing: bool,
+    sharing_word: bool,
+    /// Words whose relation the question names twice ("directed" … "director").
+    repeated: Vec<String>,
     form: QuestionForm,
 }
 
@@ -168,6 +173,21 @@ impl PathRanker {
                 });
             }
         }
+        // A relation named twice in other forms ("the movies *directed* by the *director* of X",
+        // "*written* by the *writer* of X") goes out and back through it, as "share" says.
+        let stem = |w: &str| w.chars().take(4).collect::<String>();
+        let repeated: Vec<String> = units
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| {
+                a.position.is_some()
+                    && a.text.len() >= 4
+                    && units[i + 1..]
+                        .iter()
+                        .any(|b| b.position.is_some() && b.text != a.text && stem(&b.text) == stem(&a.text))
+            })
+            .map(|(_, a)| a.text.clone())
+            .collect();
         let texts: Vec<String> = units.iter().map(|u| u.text.clone()).collect();
         let unit_vectors = embed(ctx, texts).await?;
         Ok(Self {
@@ -177,7 +197,9 @@ impl PathRanker {
             similarities: HashMap::new(),
             words,
             spans,
-            sharing,
+            sharing: sharing || !repeated.is_empty(),
+            sharing_word: sharing,
+            repeated,
             form: form.clone(),
         })
     }
@@ -245,7 +267,20 @@ impl PathRanker {
                 }
             }
         }
-        pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        // Equally similar words go to hops in the order they stand from the mention (earlier hop,
+        // nearer word): "directors of the films *written* by the *writer* of X".
+        let near = |u: usize| {
+            self.units[u]
+                .position
+                .and_then(|i| self.distance(path.anchor, i))
+                .unwrap_or(f32::MAX)
+        };
+        pairs.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.cmp(&b.1))
+                .then(near(a.2).total_cmp(&near(b.2)))
+                .then(a.2.cmp(&b.2))
+        });
         // A word written twice ("the director of X is also the director of …") is one word.
         let capacity = if self.sharing { 2 } else { 1 };
         let mut left: HashMap<&str, usize> = self.units.iter().map(|u| (u.text.as_str(), capacity)).collect();
@@ -371,14 +406,18 @@ impl PathRanker {
         let evidence = evidence_mean(&support);
         let coverage = self.coverage(path);
         let hops = path.hops.len().saturating_sub(1) as f32;
-        let returns = path
+        let returns: Vec<&str> = path
             .hops
             .windows(2)
-            .any(|w| w[0].predicate == w[1].predicate && w[0].forward != w[1].forward);
-        let shape = match (returns, self.sharing) {
-            (true, true) => SHARED_RELATION,
-            (true, false) => NEEDLESS_RETURN,
-            (false, _) => 0.0,
+            .filter(|w| w[0].predicate == w[1].predicate && w[0].forward != w[1].forward)
+            .map(|w| w[0].label.as_str())
+            .collect();
+        // Named twice, the return must go through the relation so named.
+        let said = |label: &str| self.sharing_word || self.repeated.iter().any(|r| shares_stem(label, r));
+        let shape = match returns.first() {
+            None => 0.0,
+            Some(label) if said(label) => SHARED_RELATION,
+            Some(_) => NEEDLESS_RETURN,
         };
         let score = (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + shape
             - HOP_PENALTY * hops;

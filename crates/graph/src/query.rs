@@ -185,20 +185,26 @@ pub fn predicates_around_query(vertex: &str, outgoing: bool, limit: usize) -> Re
     ReadQuery::select(distinct_project(bgp(vec![pattern]), vec![p], Some(limit)))
 }
 
+/// `VALUES ?v {…} ?v ?p ?other` (or `?other ?p ?v` for incoming): every edge of a frontier.
+fn frontier_edges(vertices: &[&str], outgoing: bool, other: &Variable) -> Result<GraphPattern, GraphError> {
+    let (v, p) = (var("v"), var("p"));
+    let edge = if outgoing {
+        triple(v.clone(), p, other.clone())
+    } else {
+        triple(other.clone(), p, v.clone())
+    };
+    Ok(GraphPattern::Join {
+        left: Box::new(values(&v, vertices.iter().copied())?),
+        right: Box::new(bgp(vec![edge])),
+    })
+}
+
 /// `SELECT DISTINCT ?v ?p ?o WHERE { VALUES ?v {…} ?v ?p ?o }` (or `?o ?p ?v` for incoming)
 /// `LIMIT n`: every edge of a frontier of vertices, in one query.
 pub fn neighbourhood_query(vertices: &[&str], outgoing: bool, limit: usize) -> Result<ReadQuery, GraphError> {
-    let (v, p, o) = (var("v"), var("p"), var("o"));
-    let edge = if outgoing {
-        triple(v.clone(), p.clone(), o.clone())
-    } else {
-        triple(o.clone(), p.clone(), v.clone())
-    };
-    let joined = GraphPattern::Join {
-        left: Box::new(values(&v, vertices.iter().copied())?),
-        right: Box::new(bgp(vec![edge])),
-    };
-    ReadQuery::select(distinct_project(joined, vec![v, p, o], Some(limit)))
+    let o = var("o");
+    let edges = frontier_edges(vertices, outgoing, &o)?;
+    ReadQuery::select(distinct_project(edges, vec![var("v"), var("p"), o], Some(limit)))
 }
 
 /// `SELECT ?v ?p (SAMPLE(?x) AS ?o) WHERE { VALUES ?v {…} ?v ?p ?x } GROUP BY ?v ?p`: every
@@ -206,18 +212,9 @@ pub fn neighbourhood_query(vertices: &[&str], outgoing: bool, limit: usize) -> R
 /// big to fetch (hub vertices).
 pub fn neighbourhood_sample_query(vertices: &[&str], outgoing: bool) -> Result<ReadQuery, GraphError> {
     let (v, p, x, o) = (var("v"), var("p"), var("x"), var("o"));
-    let edge = if outgoing {
-        triple(v.clone(), p.clone(), x.clone())
-    } else {
-        triple(x.clone(), p.clone(), v.clone())
-    };
-    let joined = GraphPattern::Join {
-        left: Box::new(values(&v, vertices.iter().copied())?),
-        right: Box::new(bgp(vec![edge])),
-    };
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
-            inner: Box::new(joined),
+            inner: Box::new(frontier_edges(vertices, outgoing, &x)?),
             variables: vec![v.clone(), p.clone()],
             aggregates: vec![(
                 o.clone(),
