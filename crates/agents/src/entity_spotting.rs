@@ -76,12 +76,11 @@ pub(crate) async fn spot_entities(
             let span = &lower[start..start + len];
             let content = span.iter().filter(|w| !is_function_word(w)).count();
             let last = &span[len - 1];
-            // A span in title case inside the question may hold any word ("Some Mother's Son",
-            // "What Women Want"); otherwise it may not start or end with a function word.
-            let titled = start > 0
-                && words[start..start + len]
-                    .iter()
-                    .all(|(w, _)| w.chars().next().is_none_or(|c| c.is_uppercase() || !c.is_alphabetic()));
+            // A span inside the question that starts and ends with a capital may hold any word
+            // ("Some Mother's Son", "What Women Want", "You Don't Mess with the Zohan");
+            // otherwise it may not start or end with a function word.
+            let capital = |w: &str| w.chars().next().is_none_or(|c| c.is_uppercase() || !c.is_alphabetic());
+            let titled = start > 0 && capital(&words[start].0) && capital(&words[start + len - 1].0);
             let loose = is_function_word(last)
                 || (is_function_word(&span[0]) && !ARTICLES.contains(&span[0].as_str()))
                 || span.iter().any(|w| QUESTION_WORDS.contains(&w.as_str()));

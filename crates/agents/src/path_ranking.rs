@@ -132,6 +132,19 @@ impl PathRanker {
             .map(|(i, m)| find_span(&words, m).or_else(|| find_span(&words, labels.get(i)?)))
             .collect();
         let in_mention = |i: usize| spans.iter().flatten().any(|(s, e)| i >= *s && i < *e);
+        // "the film X", "a city X": the noun between an article and a mention is the mention's
+        // type, not a relation.
+        let apposition = |i: usize| {
+            spans.iter().flatten().any(|(s, _)| {
+                i + 1 == *s && i > 0 && matches!(words[i - 1].text.as_str(), "the" | "a" | "an" | "this" | "that")
+            })
+        };
+        // The noun a mention is "of" ("the *director* of X"), or that follows its possessive.
+        let governs = |i: usize| {
+            spans.iter().flatten().any(|(s, e)| {
+                (i + 2 == *s && words[i + 1].text == "of") || (i == *e && *e > 0 && words[e - 1].possessive)
+            })
+        };
         let sharing = words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
         let asked = asked_noun(&words, &in_mention);
         let mut units = Vec::new();
@@ -140,6 +153,7 @@ impl PathRanker {
             // A capitalised word inside the question is a name (one no mention covers: "Peru"
             // when only "Lima" was linked), not a relation.
             if in_mention(i)
+                || apposition(i)
                 || word.capitalized
                 || is_function_word(w)
                 || NOT_RELATIONS.contains(&w)
@@ -176,17 +190,17 @@ impl PathRanker {
         // A relation named twice in other forms ("the movies *directed* by the *director* of X",
         // "*written* by the *writer* of X") goes out and back through it, as "share" says.
         let stem = |w: &str| w.chars().take(4).collect::<String>();
+        // Only when one of the two is the relation the mention stands in ("the director *of* X"):
+        // "the director that directed X" names one hop twice.
         let repeated: Vec<String> = units
             .iter()
-            .enumerate()
-            .filter(|(i, a)| {
-                a.position.is_some()
-                    && a.text.len() >= 4
-                    && units[i + 1..]
-                        .iter()
-                        .any(|b| b.position.is_some() && b.text != a.text && stem(&b.text) == stem(&a.text))
+            .filter(|a| a.position.is_some_and(|p| governs(p)) && a.text.len() >= 4)
+            .filter(|a| {
+                units
+                    .iter()
+                    .any(|b| b.position.is_some() && b.text != a.text && stem(&b.text) == stem(&a.text))
             })
-            .map(|(_, a)| a.text.clone())
+            .map(|a| a.text.clone())
             .collect();
         let texts: Vec<String> = units.iter().map(|u| u.text.clone()).collect();
         let unit_vectors = embed(ctx, texts).await?;
