@@ -146,7 +146,8 @@ impl PathRanker {
             })
         };
         let sharing = words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
-        let asked = asked_noun(&words, &in_mention);
+        let superlative = |i: usize| form.superlative_words.iter().any(|w| *w == words[i].text);
+        let asked = asked_noun(&words, &in_mention, &superlative);
         let mut units = Vec::new();
         for (i, word) in words.iter().enumerate() {
             let w = word.text.as_str();
@@ -488,8 +489,13 @@ impl PathRanker {
 const PREPOSITIONS: &[&str] = &["of", "by", "in", "with", "for", "from", "on", "at", "about", "to"];
 
 /// The noun a question word asks for: the first content word after "which", "what" or "how
-/// many/much", within three words ("which books", "what are the languages"), outside mentions.
-fn asked_noun(words: &[Word], in_mention: &dyn Fn(usize) -> bool) -> Option<usize> {
+/// many/much", within four words ("which books", "what are the languages", "what is the latest
+/// film"), superlatives skipped, not inside a mention.
+fn asked_noun(
+    words: &[Word],
+    in_mention: &dyn Fn(usize) -> bool,
+    superlative: &dyn Fn(usize) -> bool,
+) -> Option<usize> {
     let opener = words.iter().position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))?;
     let mut start = opener + 1;
     if words[opener].text == "how" {
@@ -498,8 +504,10 @@ fn asked_noun(words: &[Word], in_mention: &dyn Fn(usize) -> bool) -> Option<usiz
         }
         start += 1;
     }
-    (start..words.len().min(start + 3))
-        .find(|&i| !is_function_word(&words[i].text) && !NOT_RELATIONS.contains(&words[i].text.as_str()))
+    // Superlatives ("which is the *latest* film") are skipped, mentions end the search.
+    (start..words.len().min(start + 4))
+        .filter(|&i| !is_function_word(&words[i].text) && !NOT_RELATIONS.contains(&words[i].text.as_str()))
+        .find(|&i| !superlative(i))
         .filter(|&i| !in_mention(i))
 }
 

@@ -97,12 +97,10 @@ impl Agent for QueryPlanningAgent {
                 QuestionKind::Count if path.end == EndKind::Number => {
                     select(&[(anchor, path)], &Shape::List { distinct_only: true })?
                 }
-                QuestionKind::Count => select(
-                    &[(anchor, path)],
-                    &Shape::Count {
-                        exclude: if path.hops.len() > 1 { vec![anchor.to_owned()] } else { Vec::new() },
-                    },
-                )?,
+                // A path back through one relation leaves the anchor out by itself (`chain`);
+                // otherwise the anchor counts like any value ("directors Tom Hanks worked with"
+                // include Tom Hanks when he directed one of his films).
+                QuestionKind::Count => select(&[(anchor, path)], &Shape::Count { exclude: Vec::new() })?,
                 QuestionKind::List => match form.order {
                     Some(o) => superlative(ctx, &form, state, path, anchor, o).await?,
                     None => select(&[(anchor, path)], &Shape::List { distinct_only: false })?,
