@@ -59,7 +59,7 @@ pub struct StageTimings {
     pub understanding_ms: f64,
     /// Matching and path search: entity linking, relation paths.
     pub linking_ms: f64,
-    /// Query planning minus the time waiting for the graph: generation and predicate selection.
+    /// Query planning minus the time waiting for the graph: building the queries from the path.
     pub query_selection_ms: f64,
     /// Waiting for the graph to run the selected queries.
     pub execution_ms: f64,
