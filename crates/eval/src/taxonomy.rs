@@ -101,7 +101,7 @@ pub fn classify(
     if matches!(e.outcome, Outcome::NoQuery) || e.sparql.is_empty() {
         return Failure::NoPredicate;
     }
-    if let Some(chosen) = e.paths.get(e.path_choice.map_or(0, |c| c.index)) {
+    if let Some(chosen) = e.chosen_path() {
         let hops = chosen.path.hops.len();
         if let Some(gold) = item.tags.get("hops").and_then(|h| h.parse::<usize>().ok())
             && gold != hops

@@ -207,15 +207,12 @@ impl Agent for QueryPlanningAgent {
         label_values(ctx, &mut answer).await?;
         if kind == QuestionKind::Boolean && answer.values.iter().all(|v| v.kind != ValueKind::Boolean) {
             // One anchor: yes when a value the path reaches is named in the question.
-            let named = answer.values.iter().any(|v| named_in(v.display(), state.working_question()));
-            let provenance = answer
+            let named = answer
                 .values
                 .iter()
-                .find(|v| named_in(v.display(), state.working_question()))
-                .map(|v| v.provenance.clone())
-                .unwrap_or_default();
-            let mut value = AnswerValue::boolean(named);
-            value.provenance = provenance;
+                .find(|v| named_in(v.display(), state.working_question()));
+            let mut value = AnswerValue::boolean(named.is_some());
+            value.provenance = named.map(|v| v.provenance.clone()).unwrap_or_default();
             answer.values = vec![value];
             answer.truncated = false;
         }
