@@ -34,7 +34,18 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
     assert_eq!(kgs[0]["backend"], "embedded");
     assert_eq!(kgs[0]["default"], true);
 
-    let (status, session) = json_of(http().post(api("/api/sessions")).send().await.unwrap()).await;
+    // Creating a session takes JSON only (a page elsewhere can POST a form without asking).
+    let (status, error) = json_of(http().post(api("/api/sessions")).send().await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (415, Some("not_json")), "{error}");
+    let (status, session) = json_of(
+        http()
+            .post(api("/api/sessions"))
+            .header("Content-Type", "application/json")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, 201, "{session}");
     let id = session["session"].as_str().unwrap().to_owned();
     assert_eq!(id.len(), 32);
@@ -309,9 +320,17 @@ async fn api_keys_keep_sessions_apart() {
     assert_eq!(status, 401);
     assert_eq!(http().get(api("/health")).send().await.unwrap().status(), 200);
     assert!(tokio_tungstenite::connect_async(server.ws_url("")).await.is_err());
+    // A key in the URL counts on /ws only; blank keys are no keys.
+    let status = http().get(api("/api/kgs?api_key=alice-key")).send().await.unwrap().status();
+    assert_eq!(status, 401);
+    for blank in ["", " "] {
+        let status = http().get(api("/api/kgs")).header("X-API-Key", blank).send().await.unwrap().status();
+        assert_eq!(status, 401, "{blank:?}");
+    }
 
     let (_, session) = json_of(
         with(http().post(api("/api/sessions")), "alice-key")
+            .json(&json!({}))
             .send()
             .await
             .unwrap(),
@@ -492,4 +511,73 @@ fn the_web_page_chats_in_headless_chromium() {
     );
     assert!(output.status.success(), "{log}");
     assert!(log.contains("web page test passed"), "{log}");
+}
+
+/// The handshake status of a WebSocket opened with these extra headers.
+async fn ws_handshake(url: &str, headers: &[(&str, &str)]) -> u16 {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = url.into_client_request().unwrap();
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((_, response)) => response.status().as_u16(),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response.status().as_u16(),
+        Err(other) => panic!("{other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_of_other_sites_and_rebound_host_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "allowed_origins = [\"https://app.example.org\"]") else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let authority = server.url.trim_start_matches("http://").to_owned();
+
+    // A page on another site opening the WebSocket (browsers send its Origin): 403.
+    let evil = [("Origin", "https://evil.example")];
+    assert_eq!(ws_handshake(&server.ws_url(""), &evil).await, 403);
+    let (status, error) = json_of(http().get(api("/api/kgs")).header("Origin", "https://evil.example").send().await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (403, Some("forbidden_origin")), "{error}");
+    // The server's own page, a configured page, and programs (no Origin) are served.
+    let own = format!("http://{authority}");
+    assert_eq!(ws_handshake(&server.ws_url(""), &[("Origin", &own)]).await, 101);
+    assert_eq!(ws_handshake(&server.ws_url(""), &[("Origin", "https://app.example.org")]).await, 101);
+    assert_eq!(ws_handshake(&server.ws_url(""), &[]).await, 101);
+
+    // DNS rebinding: a page whose own name now resolves to 127.0.0.1 sends its name as Host: 421.
+    let port = authority.rsplit(':').next().unwrap();
+    let rebound = format!("evil.example:{port}");
+    let (status, error) = json_of(http().get(api("/api/kgs")).header("Host", &rebound).send().await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (421, Some("unknown_host")), "{error}");
+    let same_origin = format!("http://{rebound}");
+    let status = ws_handshake(&server.ws_url(""), &[("Host", &rebound), ("Origin", &same_origin)]).await;
+    assert_eq!(status, 421);
+    let localhost = format!("localhost:{port}");
+    assert_eq!(http().get(api("/api/kgs")).header("Host", &localhost).send().await.unwrap().status(), 200);
+
+    // Nothing refused reached a session: none was created.
+    let metrics = http().get(api("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert_eq!(metric(&metrics, "chattykg_sessions_created_total"), 0.0, "{metrics}");
+    assert_eq!(metric(&metrics, "chattykg_errors_total{kind=\"forbidden_origin\"}"), 2.0, "{metrics}");
+    assert_eq!(metric(&metrics, "chattykg_errors_total{kind=\"unknown_host\"}"), 2.0, "{metrics}");
+}
+
+#[test]
+fn a_blank_api_key_stops_the_server_from_starting() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[server]\nbind = \"0.0.0.0:0\"\napi_keys = [\" \"]\n").unwrap();
+    let output = chatty()
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("server.api_keys"), "{stderr}");
 }

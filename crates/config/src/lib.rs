@@ -38,6 +38,8 @@ pub enum ConfigError {
     UnknownKg { name: String, known: String },
     #[error("knowledge graph {name:?} must set exactly one of `store` and `endpoint`")]
     Backend { name: String },
+    #[error("invalid configuration: {field} {problem}")]
+    Value { field: String, problem: String },
     #[error("llm.backend = \"scripted\" needs llm.script, a script file (the scripted model is for tests)")]
     NoScript,
 }
@@ -101,6 +103,13 @@ pub struct ServerConfig {
     pub api_keys: Vec<String>,
     /// Start without API keys on a non-loopback address anyway (behind your own proxy).
     pub allow_unauthenticated: bool,
+    /// Host names (the `Host` header, without port) the server answers to besides IP addresses
+    /// and `localhost`; other names get 421, which stops DNS-rebinding pages. Empty with API keys
+    /// configured: any name. `"*"`: any name.
+    pub allowed_hosts: Vec<String>,
+    /// Web pages (`scheme://host[:port]`) allowed to call the server besides its own page; a
+    /// request with another `Origin` gets 403. `"*"`: any page.
+    pub allowed_origins: Vec<String>,
     /// Sessions untouched for this many hours are deleted; 0 keeps them forever.
     pub session_retention_hours: u64,
     /// Longest question accepted, in characters.
@@ -133,6 +142,8 @@ impl Default for ServerConfig {
             data_dir: None,
             api_keys: Vec::new(),
             allow_unauthenticated: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             session_retention_hours: 24 * 30,
             max_question_chars: 1000,
             max_message_bytes: 16 * 1024,
@@ -273,7 +284,70 @@ impl Config {
             })
             .split("__");
         figment = figment.merge(env);
-        figment.extract().map_err(|e| ConfigError::Invalid(Box::new(e)))
+        let config: Config = figment.extract().map_err(|e| ConfigError::Invalid(Box::new(e)))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Refuses values the program cannot work with (instead of panicking on them later): blank
+    /// API keys, infinite or absurd timeouts, row caps below what a query needs.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        const DAY: u64 = 24 * 3600;
+        let bad = |field: &str, problem: String| {
+            Err(ConfigError::Value {
+                field: field.into(),
+                problem,
+            })
+        };
+        let range = |field: &str, value: u64, min: u64, max: u64| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                bad(field, format!("is {value}; it must be between {min} and {max}"))
+            }
+        };
+        let seconds = |field: &str, value: f64| {
+            if value.is_finite() && value > 0.0 && value <= DAY as f64 {
+                Ok(())
+            } else {
+                bad(field, format!("is {value}; it must be a number of seconds above 0 and at most {DAY}"))
+            }
+        };
+        let server = &self.server;
+        if server.api_keys.iter().any(|k| k.trim().is_empty()) {
+            return bad("server.api_keys", "contains an empty key (it would match a request with none)".into());
+        }
+        if let Some(origin) = server
+            .allowed_origins
+            .iter()
+            .find(|o| o.trim() != "*" && !o.starts_with("http://") && !o.starts_with("https://"))
+        {
+            return bad("server.allowed_origins", format!("has {origin:?}; an origin is scheme://host[:port]"));
+        }
+        range("server.session_retention_hours", server.session_retention_hours, 0, 100 * 365 * 24)?;
+        range("server.answer_timeout_secs", server.answer_timeout_secs, 1, DAY)?;
+        range("server.shutdown_grace_secs", server.shutdown_grace_secs, 0, DAY)?;
+        range("server.ws_ping_secs", server.ws_ping_secs, 1, 3600)?;
+        range("server.ws_idle_timeout_secs", server.ws_idle_timeout_secs, 1, 30 * DAY)?;
+        range("server.max_concurrent_answers", server.max_concurrent_answers as u64, 1, 10_000)?;
+        range("server.max_question_chars", server.max_question_chars as u64, 1, 1 << 20)?;
+        range("server.max_message_bytes", server.max_message_bytes as u64, 1024, 1 << 30)?;
+        range(
+            "server.max_frame_bytes",
+            server.max_frame_bytes as u64,
+            server.max_message_bytes as u64,
+            1 << 30,
+        )?;
+        range("llm.openai.timeout_secs", self.llm.openai.timeout_secs, 1, DAY)?;
+        for (name, kg) in &self.kgs {
+            let field = |f: &str| format!("kgs.{name}.{f}");
+            range(&field("graph.max_rows"), kg.graph.max_rows as u64, 100, 100_000_000)?;
+            seconds(&field("graph.query_timeout_secs"), kg.graph.query_timeout_secs)?;
+            if let Some(endpoint) = &kg.endpoint {
+                seconds(&field("endpoint.timeout_secs"), endpoint.timeout_secs)?;
+            }
+        }
+        Ok(())
     }
 
     /// The models directory in use.
@@ -516,6 +590,29 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
         assert!(message.contains("theta"), "{message}");
         std::fs::write(&path, "[agents]\ntheat = 3\n").unwrap();
         assert!(Config::load(Some(&path)).is_err(), "unknown fields are refused");
+        // Values that would panic or disable a check later are refused when loaded, by name.
+        for (toml, field) in [
+            ("[server]\napi_keys = [\"\"]\n", "server.api_keys"),
+            ("[server]\napi_keys = [\"k\", \"  \"]\n", "server.api_keys"),
+            ("[server]\nallowed_origins = [\"evil.example\"]\n", "server.allowed_origins"),
+            ("[server]\nsession_retention_hours = 9223372036854775807\n", "server.session_retention_hours"),
+            ("[server]\nanswer_timeout_secs = 0\n", "server.answer_timeout_secs"),
+            ("[server]\nmax_concurrent_answers = 0\n", "server.max_concurrent_answers"),
+            ("[server]\nmax_frame_bytes = 10\n", "server.max_frame_bytes"),
+            ("[kgs.default.graph]\nmax_rows = 99\n", "kgs.default.graph.max_rows"),
+            ("[kgs.default.graph]\nquery_timeout_secs = inf\n", "kgs.default.graph.query_timeout_secs"),
+            ("[kgs.default.graph]\nquery_timeout_secs = nan\n", "kgs.default.graph.query_timeout_secs"),
+            (
+                "[kgs.remote.endpoint]\nurl = \"http://x/sparql\"\ntimeout_secs = -1.0\n",
+                "kgs.remote.endpoint.timeout_secs",
+            ),
+        ] {
+            std::fs::write(&path, toml).unwrap();
+            match Config::load(Some(&path)) {
+                Err(ConfigError::Value { field: f, .. }) => assert_eq!(f, field, "{toml}"),
+                other => panic!("{toml}: {other:?}"),
+            }
+        }
         assert!(matches!(
             Config::default().kg(Some("nope")),
             Err(ConfigError::UnknownKg { .. })

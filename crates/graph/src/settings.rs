@@ -60,7 +60,7 @@ impl Default for GraphSettings {
 
 impl GraphSettings {
     pub fn query_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.query_timeout_secs.max(0.001))
+        seconds(self.query_timeout_secs)
     }
 
     /// Whether relation linking must skip this predicate.
@@ -71,6 +71,13 @@ impl GraphSettings {
                 .iter()
                 .any(|p| predicate.contains(p.as_str()))
     }
+}
+
+/// A timeout in seconds as a duration: at least 1 ms, and a day for values that are not finite
+/// or too large (the configuration refuses those; this keeps code-built settings from panicking).
+pub(crate) fn seconds(secs: f64) -> Duration {
+    const DAY: f64 = 24.0 * 3600.0;
+    Duration::from_secs_f64(if secs.is_finite() { secs.clamp(0.001, DAY) } else { DAY })
 }
 
 /// How entity search runs on a remote endpoint (the embedded store always uses its label index).

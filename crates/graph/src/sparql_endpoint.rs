@@ -42,7 +42,7 @@ impl SparqlEndpoint {
             })?;
             headers.insert(name, value);
         }
-        let timeout = Duration::from_secs_f64(endpoint.timeout_secs.max(0.001)).min(settings.query_timeout());
+        let timeout = crate::settings::seconds(endpoint.timeout_secs).min(settings.query_timeout());
         let client = reqwest::Client::builder()
             .user_agent(concat!("chatty-kg/", env!("CARGO_PKG_VERSION")))
             .default_headers(headers)
@@ -201,7 +201,8 @@ impl KnowledgeGraph for SparqlEndpoint {
             return Ok(Vec::new());
         }
         // Fetch more than asked: the endpoint returns matches unranked.
-        let fetch = limit.saturating_mul(4).clamp(100, self.settings.max_rows.max(1));
+        let max_rows = self.settings.max_rows.max(1);
+        let fetch = limit.saturating_mul(4).clamp(100.min(max_rows), max_rows);
         let query =
             crate::query::entity_search_query(&words, &self.settings.label_predicates, self.endpoint.search, fetch)?;
         let QueryResults::Solutions(solutions) = self.query(&query).await? else {

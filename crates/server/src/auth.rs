@@ -1,8 +1,11 @@
 //! Optional API keys. A handler that takes a [`Caller`] is protected: with keys configured the
-//! request must carry one (`Authorization: Bearer KEY`, `X-API-Key: KEY`, or `?api_key=KEY` for
-//! a browser's WebSocket, which cannot set headers), and the caller's sessions are the ones
-//! created with the same key. Without keys everyone is the same anonymous caller, which
-//! [`crate::serve`] allows only on a loopback address.
+//! request must carry one (`Authorization: Bearer KEY`, `X-API-Key: KEY`, or `?api_key=KEY` on
+//! `/ws` only, for a browser's WebSocket, which cannot set headers), and the caller's sessions are
+//! the ones created with the same key. Without keys everyone is the same anonymous caller, which
+//! [`crate::Server::start`] allows only on a loopback address.
+//!
+//! Keys and presented keys are trimmed the same way; a blank key cannot be configured (it would
+//! count as "keys configured" and match an empty header), and a blank presented key is no key.
 
 use crate::error::ServerError;
 use crate::service::Caller;
@@ -20,10 +23,14 @@ pub struct ApiKeys {
 }
 
 impl ApiKeys {
-    pub fn new(keys: &[String]) -> Self {
-        Self {
-            owners: keys.iter().map(|k| Owner::of_api_key(k)).collect(),
+    /// The configured keys; a blank one is refused.
+    pub fn new(keys: &[String]) -> Result<Self, ServerError> {
+        if keys.iter().any(|k| k.trim().is_empty()) {
+            return Err(ServerError::Start("server.api_keys contains an empty key".into()));
         }
+        Ok(Self {
+            owners: keys.iter().map(|k| Owner::of_api_key(k.trim())).collect(),
+        })
     }
 
     pub fn required(&self) -> bool {
@@ -48,17 +55,22 @@ struct KeyQuery {
     api_key: Option<String>,
 }
 
+/// The key the request carries (trimmed; blank is none). The query parameter counts only on `/ws`:
+/// elsewhere a key in a URL ends up in logs and browser history for no reason.
 fn presented_key(req: &HttpRequest) -> Option<String> {
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    if let Some(token) = header("authorization").and_then(|v| v.strip_prefix("Bearer ")) {
-        return Some(token.trim().to_owned());
-    }
-    if let Some(key) = header("x-api-key") {
-        return Some(key.trim().to_owned());
-    }
-    web::Query::<KeyQuery>::from_query(req.query_string())
-        .ok()
-        .and_then(|q| q.into_inner().api_key)
+    let key = if let Some(token) = header("authorization").and_then(|v| v.strip_prefix("Bearer ")) {
+        Some(token.to_owned())
+    } else if let Some(key) = header("x-api-key") {
+        Some(key.to_owned())
+    } else if req.path() == "/ws" {
+        web::Query::<KeyQuery>::from_query(req.query_string())
+            .ok()
+            .and_then(|q| q.into_inner().api_key)
+    } else {
+        None
+    };
+    key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty())
 }
 
 impl FromRequest for Caller {
@@ -80,7 +92,7 @@ mod tests {
 
     #[test]
     fn keys_come_from_headers_or_the_query() {
-        let keys = ApiKeys::new(&["k1".into(), "k2".into()]);
+        let keys = ApiKeys::new(&["k1".into(), " k2 ".into()]).unwrap();
         let owner = |req: &HttpRequest| keys.caller(req).map(|c| c.owner);
         let bearer = TestRequest::default()
             .insert_header(("Authorization", "Bearer k1"))
@@ -101,13 +113,35 @@ mod tests {
                 .insert_header(("Authorization", "Basic k1"))
                 .to_http_request(),
             TestRequest::with_uri("/ws?api_key=").to_http_request(),
+            // The query parameter counts on /ws only.
+            TestRequest::with_uri("/api/kgs?api_key=k2").to_http_request(),
         ] {
             assert!(matches!(owner(&bad), Err(ServerError::Unauthorized)));
         }
-        let open = ApiKeys::new(&[]);
+        let trimmed = TestRequest::default()
+            .insert_header(("X-API-Key", "k2 "))
+            .to_http_request();
+        assert_eq!(owner(&trimmed).unwrap(), Some(Owner::of_api_key("k2")));
+        let open = ApiKeys::new(&[]).unwrap();
         assert_eq!(
             open.caller(&TestRequest::default().to_http_request()).unwrap().owner,
             None
         );
+    }
+
+    #[test]
+    fn a_blank_key_is_refused_and_an_empty_presented_key_matches_nothing() {
+        for blank in ["", "  ", "\t"] {
+            assert!(ApiKeys::new(&["k1".into(), blank.into()]).is_err(), "{blank:?}");
+        }
+        let keys = ApiKeys::new(&["k1".into()]).unwrap();
+        for empty in [
+            TestRequest::default().insert_header(("X-API-Key", "")).to_http_request(),
+            TestRequest::default().insert_header(("X-API-Key", "  ")).to_http_request(),
+            TestRequest::default().insert_header(("Authorization", "Bearer ")).to_http_request(),
+            TestRequest::with_uri("/ws?api_key=%20").to_http_request(),
+        ] {
+            assert!(matches!(keys.caller(&empty), Err(ServerError::Unauthorized)));
+        }
     }
 }

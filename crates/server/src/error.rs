@@ -15,6 +15,12 @@ pub enum ServerError {
     Unauthorized,
     #[error("no such session")]
     NoSuchSession,
+    #[error("requests from the page at {origin} are not accepted (add it to server.allowed_origins to allow it)")]
+    ForbiddenOrigin { origin: String },
+    #[error("this server does not answer to the host name {host:?} (add it to server.allowed_hosts, or use an API key)")]
+    UnknownHost { host: String },
+    #[error("send the request body as JSON (`Content-Type: application/json`)")]
+    NotJson,
     #[error("knowledge graph {name:?} is not configured (configured: {known})")]
     UnknownKg { name: String, known: String },
     #[error("the question is empty")]
@@ -58,6 +64,9 @@ impl ServerError {
         match self {
             ServerError::Unauthorized => "unauthorized",
             ServerError::NoSuchSession => "no_such_session",
+            ServerError::ForbiddenOrigin { .. } => "forbidden_origin",
+            ServerError::UnknownHost { .. } => "unknown_host",
+            ServerError::NotJson => "not_json",
             ServerError::UnknownKg { .. } => "unknown_kg",
             ServerError::EmptyQuestion => "empty_question",
             ServerError::QuestionTooLong { .. } => "question_too_long",
@@ -93,6 +102,9 @@ impl ResponseError for ServerError {
         match self {
             ServerError::Unauthorized => StatusCode::UNAUTHORIZED,
             ServerError::NoSuchSession => StatusCode::NOT_FOUND,
+            ServerError::ForbiddenOrigin { .. } => StatusCode::FORBIDDEN,
+            ServerError::UnknownHost { .. } => StatusCode::MISDIRECTED_REQUEST,
+            ServerError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ServerError::UnknownKg { .. }
             | ServerError::EmptyQuestion
             | ServerError::Agent(AgentError::EmptyQuestion)

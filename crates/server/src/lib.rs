@@ -12,6 +12,7 @@
 pub mod auth;
 pub mod error;
 pub mod metrics;
+pub mod origin;
 pub mod protocol;
 pub mod rest;
 pub mod service;
@@ -45,9 +46,9 @@ pub struct Server {
 }
 
 /// Refuses to serve without API keys on an address others can reach.
-fn check_exposure(config: &Config, addrs: &[SocketAddr]) -> Result<(), ServerError> {
+fn check_exposure(config: &Config, addrs: &[SocketAddr], keys: &ApiKeys) -> Result<(), ServerError> {
     let server = &config.server;
-    if server.api_keys.is_empty() && !server.allow_unauthenticated && addrs.iter().any(|a| !a.ip().is_loopback()) {
+    if !keys.required() && !server.allow_unauthenticated && addrs.iter().any(|a| !a.ip().is_loopback()) {
         return Err(ServerError::Start(format!(
             "{} is reachable from other machines and no API key is configured: set server.api_keys \
              (or CHATTY_KG_SERVER__API_KEYS='[\"...\"]'), bind 127.0.0.1, or set \
@@ -67,7 +68,8 @@ impl Server {
             .to_socket_addrs()
             .map_err(|e| ServerError::Start(format!("cannot resolve bind address {:?}: {e}", settings.bind)))?
             .collect();
-        check_exposure(config, &addrs)?;
+        let keys = ApiKeys::new(&settings.api_keys)?;
+        check_exposure(config, &addrs, &keys)?;
 
         let llm = config.chat_model()?;
         let embedder = config.embedder()?;
@@ -128,9 +130,14 @@ impl Server {
         let health = HealthInfo {
             version: env!("CARGO_PKG_VERSION"),
             llm: format!("{} ({})", info.model, info.backend),
-            api_keys_required: !settings.api_keys.is_empty(),
+            api_keys_required: keys.required(),
         };
-        let keys = actix::Data::new(ApiKeys::new(&settings.api_keys));
+        let origins = actix::Data::new(origin::Origins::new(
+            &settings.allowed_hosts,
+            &settings.allowed_origins,
+            keys.required(),
+        ));
+        let keys = actix::Data::new(keys);
         let data = actix::Data::from(service.clone());
         let (ws_data, shutdown_data, health) = (
             actix::Data::new(ws_settings),
@@ -140,6 +147,8 @@ impl Server {
         let json_limit = settings.max_message_bytes;
         let mut http = HttpServer::new(move || {
             App::new()
+                .wrap(actix_web::middleware::from_fn(origin::guard))
+                .app_data(origins.clone())
                 .app_data(data.clone())
                 .app_data(keys.clone())
                 .app_data(ws_data.clone())
@@ -241,13 +250,13 @@ mod tests {
         let mut config = Config::default();
         let loopback: Vec<SocketAddr> = vec!["127.0.0.1:1".parse().unwrap(), "[::1]:1".parse().unwrap()];
         let exposed: Vec<SocketAddr> = vec!["0.0.0.0:1".parse().unwrap()];
-        assert!(check_exposure(&config, &loopback).is_ok());
-        let refused = check_exposure(&config, &exposed).unwrap_err().to_string();
+        let none = ApiKeys::new(&[]).unwrap();
+        assert!(check_exposure(&config, &loopback, &none).is_ok());
+        let refused = check_exposure(&config, &exposed, &none).unwrap_err().to_string();
         assert!(refused.contains("api_keys"), "{refused}");
-        config.server.api_keys = vec!["k".into()];
-        assert!(check_exposure(&config, &exposed).is_ok());
-        config.server.api_keys.clear();
+        let keys = ApiKeys::new(&["k".into()]).unwrap();
+        assert!(check_exposure(&config, &exposed, &keys).is_ok());
         config.server.allow_unauthenticated = true;
-        assert!(check_exposure(&config, &exposed).is_ok());
+        assert!(check_exposure(&config, &exposed, &none).is_ok());
     }
 }

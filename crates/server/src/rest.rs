@@ -4,7 +4,7 @@
 //! |------------------------------------|-------------------------------------------------|
 //! | `GET /health`                      | liveness, version, KGs, model (no key needed)   |
 //! | `GET /api/kgs`                     | the configured knowledge graphs                 |
-//! | `POST /api/sessions`               | `{"kg"?}` → 201 a new session                   |
+//! | `POST /api/sessions`               | JSON `{"kg"?}` → 201 a new session              |
 //! | `GET /api/sessions/{id}`           | the session and its turns (history)             |
 //! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation  |
 //! | `DELETE /api/sessions/{id}`        | 204, the session and its turns are gone         |
@@ -98,9 +98,21 @@ impl SessionView {
 async fn create_session(
     caller: Caller,
     service: web::Data<ChatService>,
+    req: actix_web::HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ServerError> {
-    // No body means the default KG; a body that is not the expected JSON is an error, not a
+    // JSON only, even when empty: a page on another site can send a form or `text/plain` POST
+    // without asking first, but not `application/json`.
+    let json = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(ServerError::NotJson);
+    }
+    // An empty body means the default KG; a body that is not the expected JSON is an error, not a
     // silent default (`{"kgg": "dbpedia"}` must not open a session on another graph).
     let request: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
         CreateSession::default()
