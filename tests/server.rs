@@ -581,3 +581,36 @@ fn a_blank_api_key_stops_the_server_from_starting() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("server.api_keys"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn waiting_is_bounded_and_counts_in_the_answer_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = "max_concurrent_answers = 1\nmax_queued_answers = 1\nanswer_timeout_secs = 4";
+    let Some(server) = TestServer::start(dir.path(), limits) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let (status, session) = post_json(api("/api/sessions"), json!({})).await;
+        assert_eq!(status, 201, "{session}");
+        sessions.push(session["session"].as_str().unwrap().to_owned());
+    }
+    // Each answer takes 2.5 s (the model is slow on this question): the first is answered, the
+    // second waits 2.5 s for the one permit and then needs 2.5 s more, past the 4 s it has in
+    // all; the third finds the queue full.
+    let ask = |id: &str| post_json(api(&format!("/api/sessions/{id}/ask")), json!({"question": "When was Cast Awy released?"}));
+    let first = tokio::spawn(ask(&sessions[0]));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = tokio::spawn(ask(&sessions[1]));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, third) = ask(&sessions[2]).await;
+    assert_eq!((status, third["error"]["kind"].as_str()), (429, Some("overloaded")), "{third}");
+    let (status, first) = first.await.unwrap();
+    assert_eq!(status, 200, "{first}");
+    let (status, second) = second.await.unwrap();
+    assert_eq!((status, second["error"]["kind"].as_str()), (504, Some("answer_timeout")), "{second}");
+    // The server is free again.
+    let (status, again) = ask(&sessions[2]).await;
+    assert_eq!(status, 200, "{again}");
+}

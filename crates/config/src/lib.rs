@@ -127,7 +127,9 @@ pub struct ServerConfig {
     pub ws_idle_timeout_secs: u64,
     /// Questions answered at the same time; more wait their turn.
     pub max_concurrent_answers: usize,
-    /// An answer taking longer than this is abandoned with an error.
+    /// Questions that may wait for their turn; more get 429 `overloaded` at once.
+    pub max_queued_answers: usize,
+    /// An answer taking longer than this (waiting included) is abandoned with an error.
     pub answer_timeout_secs: u64,
     /// On SIGTERM/SIGINT, answers under way get this long to finish.
     pub shutdown_grace_secs: u64,
@@ -151,6 +153,7 @@ impl Default for ServerConfig {
             ws_ping_secs: 20,
             ws_idle_timeout_secs: 600,
             max_concurrent_answers: 4,
+            max_queued_answers: 64,
             answer_timeout_secs: 300,
             shutdown_grace_secs: 30,
             workers: 0,
@@ -330,6 +333,7 @@ impl Config {
         range("server.ws_ping_secs", server.ws_ping_secs, 1, 3600)?;
         range("server.ws_idle_timeout_secs", server.ws_idle_timeout_secs, 1, 30 * DAY)?;
         range("server.max_concurrent_answers", server.max_concurrent_answers as u64, 1, 10_000)?;
+        range("server.max_queued_answers", server.max_queued_answers as u64, 0, 100_000)?;
         range("server.max_question_chars", server.max_question_chars as u64, 1, 1 << 20)?;
         range("server.max_message_bytes", server.max_message_bytes as u64, 1024, 1 << 30)?;
         range(

@@ -21,6 +21,12 @@ const WORDS_TOKENIZER: &str = "chatty_words";
 /// Each tier fetches at least this many entries, so that the final ranking (which also weighs
 /// degree) chooses among equally good matches, not tantivy's arbitrary order of ties.
 const MIN_FETCH: usize = 64;
+/// At most this many matches per tier, whatever the caller asks (a `limit` of `usize::MAX` would
+/// otherwise allocate a heap of that size).
+pub const MAX_SEARCH_RESULTS: usize = 10_000;
+/// Words of the searched text used; a longer text keeps its first ones (tier 3 builds up to
+/// three clauses per word).
+pub const MAX_SEARCH_WORDS: usize = 16;
 
 /// One label of one entity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,9 +136,12 @@ impl LabelIndex {
         self.len() == 0
     }
 
-    /// Raw matches, unranked: up to `max(limit, 64)` per tier (see the module doc).
+    /// Raw matches, unranked: up to `max(limit, 64)` per tier (see the module doc), `limit`
+    /// clamped to [`MAX_SEARCH_RESULTS`] and the text to its first [`MAX_SEARCH_WORDS`] words.
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
-        let tokens = normalize_tokens(text);
+        let mut tokens = normalize_tokens(text);
+        tokens.truncate(MAX_SEARCH_WORDS);
+        let limit = limit.min(MAX_SEARCH_RESULTS);
         if tokens.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
@@ -267,6 +276,17 @@ mod tests {
         let mut iris: Vec<String> = index.search(q, limit).unwrap().into_iter().map(|e| e.iri).collect();
         iris.sort();
         iris
+    }
+
+    #[test]
+    fn huge_limits_and_long_texts_are_clamped() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path());
+        assert!(!index.search("tom", usize::MAX).unwrap().is_empty());
+        let long = "tom ".repeat(100_000);
+        assert!(!index.search(&long, usize::MAX).unwrap().is_empty());
+        let typos = (0..10_000).map(|i| format!("w{i}x")).collect::<Vec<_>>().join(" ");
+        assert!(index.search(&typos, 10).unwrap().is_empty());
     }
 
     #[test]

@@ -180,6 +180,7 @@ pub trait KnowledgeGraph: Send + Sync {
     /// ([`text::match_score`]), then shorter label, then IRI; entities at the top that share the
     /// same label are ordered by degree (the actor "Tom Hanks" before the tag "tom hanks").
     async fn search_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
+        let limit = limit.min(label_index::MAX_SEARCH_RESULTS);
         if limit == 0 {
             return Ok(Vec::new());
         }

@@ -22,6 +22,7 @@ use oxigraph::store::{StorageError, Store};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
@@ -68,9 +69,41 @@ pub struct EmbeddedStore {
     store: Store,
     labels: Arc<LabelIndex>,
     settings: GraphSettings,
+    /// Evaluations running on blocking threads.
+    running: Arc<AtomicUsize>,
+}
+
+/// Cancels an evaluation when the future waiting for it is dropped.
+struct CancelOnDrop(CancellationToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Counts a running evaluation while alive.
+struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    fn new(counter: &Arc<AtomicUsize>) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Self(counter.clone())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl EmbeddedStore {
+    /// Query evaluations running now (a cancelled one stops at its next check).
+    pub fn running_queries(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
     /// Opens a loaded store read-only (several processes may read while one loads).
     pub fn open(dir: &Path, settings: GraphSettings) -> Result<Self, GraphError> {
         let manifest = Manifest::read(dir)?.ok_or_else(|| GraphError::StoreNotFound {
@@ -96,6 +129,7 @@ impl EmbeddedStore {
             store,
             labels: Arc::new(labels),
             settings,
+            running: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -364,7 +398,13 @@ impl KnowledgeGraph for EmbeddedStore {
         let token = CancellationToken::new();
         let (store, query, max_rows) = (self.store.clone(), query.clone(), self.settings.max_rows);
         let worker_token = token.clone();
-        let task = tokio::task::spawn_blocking(move || evaluate(&store, &query, worker_token, max_rows));
+        // Dropping this future (an answer timeout above us) stops the evaluation too.
+        let _cancel_on_drop = CancelOnDrop(token.clone());
+        let running = Running::new(&self.running);
+        let task = tokio::task::spawn_blocking(move || {
+            let _running = running;
+            evaluate(&store, &query, worker_token, max_rows)
+        });
         match tokio::time::timeout(timeout, task).await {
             Ok(joined) => joined.map_err(|e| GraphError::Evaluation {
                 message: format!("query task failed: {e}"),

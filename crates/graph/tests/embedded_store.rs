@@ -198,6 +198,36 @@ async fn slow_queries_time_out() {
     assert!(matches!(result, Err(GraphError::Timeout { .. })), "{result:?}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_whose_caller_gives_up_stops_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut data = String::new();
+    for i in 0..3000 {
+        data.push_str(&format!("<http://e/s{i}> <http://e/p> <http://e/o{}> .\n", i % 7));
+    }
+    let file = write(tmp.path(), "big.nt", &data);
+    let store = tmp.path().join("store");
+    EmbeddedStore::load(&store, &[file], &GraphSettings::default(), false).unwrap();
+    // The store's own timeout is far away: only the caller's giving up can stop the query.
+    let settings = GraphSettings {
+        query_timeout_secs: 3600.0,
+        ..GraphSettings::default()
+    };
+    let kg = EmbeddedStore::open(&store, settings).unwrap();
+    // Joined on ?o: one index lookup per row, where the evaluator checks for cancellation. (A
+    // cross product of patterns sharing no variable is joined in memory, where spareval 0.2
+    // never checks: that one runs to its end, cancelled or not.)
+    let query = kg.query_text("SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?o . ?b ?p ?o . ?c ?p ?o }");
+    assert!(tokio::time::timeout(std::time::Duration::from_millis(300), query).await.is_err());
+    // Without cancellation the blocking thread would count 7 × 430³ rows for many minutes.
+    let mut waited = 0;
+    while kg.running_queries() > 0 && waited < 100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    assert_eq!(kg.running_queries(), 0, "the dropped query is still running after 10 s");
+}
+
 #[test]
 fn a_load_that_cannot_lock_the_store_changes_nothing() {
     let (tmp, store) = store_with_alpha();

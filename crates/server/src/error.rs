@@ -33,6 +33,10 @@ pub enum ServerError {
     TooLarge { bytes: usize, max: usize },
     #[error("a question is already being answered on this connection; wait for its answer")]
     Busy,
+    #[error("too many questions are waiting (at most {queued}); try again shortly")]
+    Overloaded { queued: usize },
+    #[error("the client went away before the question was answered")]
+    Abandoned,
     #[error("no answer within {secs} s; the question was abandoned")]
     AnswerTimeout { secs: u64 },
     #[error("the server is shutting down; the question was not answered")]
@@ -74,6 +78,8 @@ impl ServerError {
             ServerError::TooLarge { .. } => "too_large",
             ServerError::Busy => "busy",
             ServerError::AnswerTimeout { .. } => "answer_timeout",
+            ServerError::Overloaded { .. } => "overloaded",
+            ServerError::Abandoned => "abandoned",
             ServerError::ShuttingDown => "shutting_down",
             ServerError::Agent(AgentError::EmptyQuestion) => "empty_question",
             ServerError::Agent(e) => e.kind(),
@@ -111,6 +117,9 @@ impl ResponseError for ServerError {
             | ServerError::Malformed(_) => StatusCode::BAD_REQUEST,
             ServerError::QuestionTooLong { .. } | ServerError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ServerError::Busy => StatusCode::CONFLICT,
+            ServerError::Overloaded { .. } => StatusCode::TOO_MANY_REQUESTS,
+            // Nobody reads it (nginx's "client closed request").
+            ServerError::Abandoned => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
             ServerError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             ServerError::AnswerTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             // The model or the graph failed: an upstream of ours.

@@ -105,6 +105,7 @@ impl Server {
         let limits = Limits {
             max_question_chars: settings.max_question_chars,
             answer_timeout: Duration::from_secs(settings.answer_timeout_secs),
+            max_queued: settings.max_queued_answers,
             context_answers: config.agents.context_answers,
             context_turns: config.agents.context_turns,
         };

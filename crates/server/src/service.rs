@@ -6,6 +6,10 @@
 //! them) and are tracked, so a client that disconnects mid-answer does not cancel it (the turn is
 //! still recorded and shows up on resume), and shutdown can wait for the answers under way. A
 //! lock per session keeps a session's turns in order; a semaphore bounds answers at once.
+//!
+//! Waiting is bounded too: at most `max_queued` questions wait for a permit (more get 429
+//! `overloaded` at once), the wait counts in `answer_timeout`, and a question whose client went
+//! away before it got a permit is dropped instead of run.
 
 use crate::error::ServerError;
 use crate::metrics::Metrics;
@@ -14,9 +18,11 @@ use chatty_kg_agents::{AgentState, Mode, Pipeline, Turn};
 use chatty_kg_dialogue::{DialogueStore, Owner, SessionId, SessionInfo, TurnRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 /// A configured knowledge graph as `/api/kgs` lists it (no credentials).
@@ -38,7 +44,10 @@ pub struct KnowledgeGraphEntry {
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub max_question_chars: usize,
+    /// From the question's arrival to its answer, waiting included.
     pub answer_timeout: Duration,
+    /// Questions that may wait for an answer permit; more are refused.
+    pub max_queued: usize,
     /// Answers kept per turn for later questions' context (L).
     pub context_answers: usize,
     /// Turns of history given to the agents.
@@ -52,6 +61,8 @@ pub struct ChatService {
     pub metrics: Metrics,
     limits: Limits,
     permits: Semaphore,
+    /// Questions waiting for a permit.
+    queued: AtomicUsize,
     session_locks: Mutex<HashMap<SessionId, Weak<tokio::sync::Mutex<()>>>>,
     tasks: TaskTracker,
     runtime: tokio::runtime::Handle,
@@ -84,6 +95,7 @@ impl ChatService {
             metrics,
             limits,
             permits: Semaphore::new(max_concurrent_answers.max(1)),
+            queued: AtomicUsize::new(0),
             session_locks: Mutex::new(HashMap::new()),
             tasks: TaskTracker::new(),
             runtime: tokio::runtime::Handle::current(),
@@ -164,12 +176,50 @@ impl ChatService {
         }
         let service = self.clone();
         let question = question.to_owned();
+        let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
+        // Cancelled when this future is dropped (the client went away): a question still waiting
+        // for a permit is then dropped; one being answered finishes and is recorded.
+        let abandoned = CancellationToken::new();
+        let _abandon_on_drop = abandoned.clone().drop_guard();
         let task = self.tasks.spawn_on(
-            async move { service.answer(session, question, events).await },
+            async move { service.answer(session, question, events, deadline, abandoned).await },
             &self.runtime,
         );
         task.await
             .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
+    }
+
+    /// Waits for the session's turn and an answer permit, in the queue's bounds.
+    async fn wait_turn(
+        &self,
+        session: &SessionId,
+        deadline: tokio::time::Instant,
+        abandoned: &CancellationToken,
+    ) -> Result<(tokio::sync::OwnedMutexGuard<()>, tokio::sync::SemaphorePermit<'_>), ServerError> {
+        struct Queued<'a>(&'a AtomicUsize);
+        impl Drop for Queued<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        if self.queued.fetch_add(1, Ordering::SeqCst) >= self.limits.max_queued + self.permits.available_permits() {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+            return Err(ServerError::Overloaded {
+                queued: self.limits.max_queued,
+            });
+        }
+        let _queued = Queued(&self.queued);
+        let wait = async {
+            let in_order = self.session_lock(session).lock_owned().await;
+            let permit = self.permits.acquire().await.map_err(|_| ServerError::ShuttingDown)?;
+            Ok((in_order, permit))
+        };
+        tokio::select! {
+            waited = tokio::time::timeout_at(deadline, wait) => waited.map_err(|_| ServerError::AnswerTimeout {
+                secs: self.limits.answer_timeout.as_secs(),
+            })?,
+            () = abandoned.cancelled() => Err(ServerError::Abandoned),
+        }
     }
 
     async fn answer(
@@ -177,16 +227,16 @@ impl ChatService {
         session: SessionInfo,
         question: String,
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
+        deadline: tokio::time::Instant,
+        abandoned: CancellationToken,
     ) -> Result<TurnRecord, ServerError> {
         let entry = self.kgs.get(&session.kg).ok_or_else(|| ServerError::UnknownKg {
             name: session.kg.clone(),
             known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
         })?;
         tracing::debug!(session = %session.id, %question, "question received");
-        let lock = self.session_lock(&session.id);
-        let _in_order = lock.lock().await;
+        let (_in_order, _permit) = self.wait_turn(&session.id, deadline, &abandoned).await?;
         let history = self.store.history(&session.id, self.limits.context_turns)?;
-        let _permit = self.permits.acquire().await.map_err(|_| ServerError::ShuttingDown)?;
         self.metrics.answers_in_flight.inc();
         tracing::debug!(session = %session.id, "answering");
         let started = Instant::now();
@@ -202,8 +252,8 @@ impl ChatService {
                 });
             }
         };
-        let answered = tokio::time::timeout(
-            self.limits.answer_timeout,
+        let answered = tokio::time::timeout_at(
+            deadline,
             entry
                 .pipeline
                 .ask_observed(&question, Mode::MultiTurn, &history, &mut observer),
