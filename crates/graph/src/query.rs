@@ -1,17 +1,26 @@
-//! Read-only SPARQL: every query that leaves this crate is a parsed [`ReadQuery`] (SELECT or ASK,
-//! no SERVICE), and the queries we write ourselves are built from spargebra's algebra types, so user
-//! text only ever becomes an escaped literal, never query syntax.
+//! Read-only SPARQL: every query that leaves this crate is a parsed [`ReadQuery`], and the queries
+//! we write ourselves are built from spargebra's algebra types, so user text only ever becomes an
+//! escaped literal, never query syntax.
+//!
+//! A [`ReadQuery`] is a SELECT or ASK that reaches nothing but the graph it is sent to:
+//! - **no SERVICE**, anywhere: not in the WHERE clause, nor in an `EXISTS` inside a FILTER, BIND,
+//!   ORDER BY, GROUP BY, HAVING, aggregate argument or function argument, nor in a subquery. The
+//!   check is one walk over every pattern and every expression position; its matches are exhaustive
+//!   and name every field, so a variant or field spargebra adds later is a compile error here
+//!   rather than a hole in the guard.
 
 use crate::GraphError;
 use oxigraph::model::{Literal, NamedNode, Variable};
-use spargebra::algebra::{AggregateExpression, Expression, Function, GraphPattern};
+use spargebra::algebra::{AggregateExpression, Expression, Function, GraphPattern, OrderExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
 
-/// A query that is known to be read-only: SELECT or ASK, without SERVICE.
+/// A query that is known to be read-only: SELECT or ASK, without SERVICE (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadQuery(Query);
+
+pub(crate) const SERVICE: &str = "a federated query (SERVICE)";
 
 impl ReadQuery {
     /// Parses SPARQL text and refuses anything but SELECT/ASK (CONSTRUCT, DESCRIBE, updates, SERVICE).
@@ -38,11 +47,7 @@ impl ReadQuery {
             Query::Construct { .. } => return Err(GraphError::NotReadOnly { kind: "CONSTRUCT" }),
             Query::Describe { .. } => return Err(GraphError::NotReadOnly { kind: "DESCRIBE" }),
         };
-        if pattern_has_service(pattern) {
-            return Err(GraphError::NotReadOnly {
-                kind: "a federated query (SERVICE)",
-            });
-        }
+        check_pattern(pattern)?;
         Ok(Self(query))
     }
 
@@ -70,40 +75,98 @@ impl fmt::Display for ReadQuery {
     }
 }
 
-fn pattern_has_service(pattern: &GraphPattern) -> bool {
+// ----- the guard: one walk over every pattern and expression, refusing the first forbidden thing -----
+// No `_` arm and no `..` in these matches: a new spargebra variant or field must be looked at here.
+
+fn check_pattern(pattern: &GraphPattern) -> Result<(), GraphError> {
     match pattern {
-        GraphPattern::Service { .. } => true,
-        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => false,
+        GraphPattern::Service {
+            name: _,
+            inner: _,
+            silent: _,
+        } => Err(GraphError::NotReadOnly { kind: SERVICE }),
+        // Terms, property paths and inline values hold no pattern and no expression.
+        GraphPattern::Bgp { patterns: _ }
+        | GraphPattern::Path {
+            subject: _,
+            path: _,
+            object: _,
+        }
+        | GraphPattern::Values {
+            variables: _,
+            bindings: _,
+        } => Ok(()),
         GraphPattern::Join { left, right }
         | GraphPattern::Lateral { left, right }
         | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => pattern_has_service(left) || pattern_has_service(right),
+        | GraphPattern::Minus { left, right } => {
+            check_pattern(left)?;
+            check_pattern(right)
+        }
         GraphPattern::LeftJoin {
             left,
             right,
             expression,
         } => {
-            pattern_has_service(left)
-                || pattern_has_service(right)
-                || expression.as_ref().is_some_and(expression_has_service)
+            check_pattern(left)?;
+            check_pattern(right)?;
+            expression.iter().try_for_each(check_expression)
         }
-        GraphPattern::Filter { expr, inner } => expression_has_service(expr) || pattern_has_service(inner),
-        GraphPattern::Extend { inner, expression, .. } => {
-            expression_has_service(expression) || pattern_has_service(inner)
+        GraphPattern::Filter { expr, inner } => {
+            check_pattern(inner)?;
+            check_expression(expr)
         }
-        GraphPattern::Graph { inner, .. }
-        | GraphPattern::OrderBy { inner, .. }
-        | GraphPattern::Project { inner, .. }
+        GraphPattern::Extend {
+            inner,
+            variable: _,
+            expression,
+        } => {
+            check_pattern(inner)?;
+            check_expression(expression)
+        }
+        GraphPattern::OrderBy { inner, expression } => {
+            check_pattern(inner)?;
+            expression.iter().try_for_each(|order| {
+                let (OrderExpression::Asc(e) | OrderExpression::Desc(e)) = order;
+                check_expression(e)
+            })
+        }
+        GraphPattern::Group {
+            inner,
+            variables: _,
+            aggregates,
+        } => {
+            check_pattern(inner)?;
+            aggregates
+                .iter()
+                .try_for_each(|(_, aggregate)| check_aggregate(aggregate))
+        }
+        GraphPattern::Graph { name: _, inner }
+        | GraphPattern::Project { inner, variables: _ }
         | GraphPattern::Distinct { inner }
         | GraphPattern::Reduced { inner }
-        | GraphPattern::Slice { inner, .. }
-        | GraphPattern::Group { inner, .. } => pattern_has_service(inner),
+        | GraphPattern::Slice {
+            inner,
+            start: _,
+            length: _,
+        } => check_pattern(inner),
     }
 }
 
-fn expression_has_service(expression: &Expression) -> bool {
+fn check_aggregate(aggregate: &AggregateExpression) -> Result<(), GraphError> {
+    match aggregate {
+        AggregateExpression::CountSolutions { distinct: _ } => Ok(()),
+        AggregateExpression::FunctionCall {
+            name: _,
+            expr,
+            distinct: _,
+        } => check_expression(expr),
+    }
+}
+
+fn check_expression(expression: &Expression) -> Result<(), GraphError> {
     match expression {
-        Expression::Exists(pattern) => pattern_has_service(pattern),
+        Expression::Exists(pattern) => check_pattern(pattern),
         Expression::Or(a, b)
         | Expression::And(a, b)
         | Expression::Equal(a, b)
@@ -115,12 +178,22 @@ fn expression_has_service(expression: &Expression) -> bool {
         | Expression::Add(a, b)
         | Expression::Subtract(a, b)
         | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => expression_has_service(a) || expression_has_service(b),
-        Expression::In(a, list) => expression_has_service(a) || list.iter().any(expression_has_service),
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => expression_has_service(a),
-        Expression::If(a, b, c) => expression_has_service(a) || expression_has_service(b) || expression_has_service(c),
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().any(expression_has_service),
-        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => false,
+        | Expression::Divide(a, b) => {
+            check_expression(a)?;
+            check_expression(b)
+        }
+        Expression::In(a, list) => {
+            check_expression(a)?;
+            list.iter().try_for_each(check_expression)
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => check_expression(a),
+        Expression::If(a, b, c) => {
+            check_expression(a)?;
+            check_expression(b)?;
+            check_expression(c)
+        }
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().try_for_each(check_expression),
+        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => Ok(()),
     }
 }
 
@@ -395,6 +468,83 @@ fn regex_escape(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn refusal(result: Result<ReadQuery, GraphError>) -> String {
+        match result {
+            Err(GraphError::NotReadOnly { kind }) => kind.to_owned(),
+            other => panic!("not refused as a read-only violation: {other:?}"),
+        }
+    }
+
+    /// SERVICE in every place a pattern can hide: the WHERE clause, EXISTS in any expression,
+    /// aggregates, subqueries. The ones marked "missed before" passed the guard before it walked
+    /// ORDER BY and aggregate arguments.
+    #[test]
+    fn service_is_refused_wherever_it_hides() {
+        const S: &str = "SERVICE <http://e/s> { ?s ?p ?o }";
+        for text in [
+            // missed before: ORDER BY, aggregate arguments (also in HAVING/ORDER BY), subquery ORDER BY
+            format!("SELECT * WHERE {{ ?s ?p ?o }} ORDER BY (EXISTS {{ {S} }})"),
+            format!("SELECT * WHERE {{ ?s ?p ?o }} ORDER BY DESC(NOT EXISTS {{ {S} }}) LIMIT 3"),
+            format!("SELECT (COUNT(EXISTS {{ {S} }}) AS ?c) WHERE {{ ?s ?p ?o }}"),
+            format!("SELECT (MAX(COALESCE(?o, EXISTS {{ {S} }})) AS ?m) WHERE {{ ?s ?p ?o }}"),
+            format!(
+                "SELECT ?s (GROUP_CONCAT(DISTINCT STR(EXISTS {{ {S} }}); SEPARATOR=',') AS ?g) WHERE {{ ?s ?p ?o }} GROUP BY ?s"
+            ),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s HAVING (COUNT(EXISTS {{ {S} }}) > 0)"),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s ORDER BY (SUM(IF(EXISTS {{ {S} }}, 1, 0)))"),
+            format!("SELECT * WHERE {{ {{ SELECT ?s WHERE {{ ?s ?p ?o }} ORDER BY (EXISTS {{ {S} }}) LIMIT 1 }} }}"),
+            format!("ASK {{ {{ SELECT (SAMPLE(EXISTS {{ {S} }}) AS ?x) WHERE {{ ?s ?p ?o }} }} }}"),
+            // caught before too; kept so they stay caught
+            format!("SELECT * WHERE {{ {S} }}"),
+            "SELECT * WHERE { SERVICE SILENT ?endpoint { ?s ?p ?o } }".to_owned(),
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER EXISTS {{ {S} }} }}"),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s HAVING (EXISTS {{ {S} }})"),
+            format!("SELECT ?g WHERE {{ ?s ?p ?o }} GROUP BY (EXISTS {{ {S} }} AS ?g)"),
+            format!("SELECT * WHERE {{ ?s ?p ?o BIND(EXISTS {{ {S} }} AS ?b) }}"),
+            format!("SELECT * WHERE {{ {{ SELECT ?s WHERE {{ {S} }} }} }}"),
+            format!("SELECT * WHERE {{ VALUES ?s {{ <http://e/a> }} {S} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o OPTIONAL {{ ?o ?q ?r FILTER(EXISTS {{ {S} }}) }} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o LATERAL {{ {S} }} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o MINUS {{ {S} }} }}"),
+            format!("SELECT * WHERE {{ {{ ?s ?p ?o }} UNION {{ GRAPH ?g {{ {S} }} }} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER(STRLEN(STR(EXISTS {{ {S} }})) > 0) }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER(?o IN (1, EXISTS {{ {S} }})) }}"),
+            format!("ASK {{ ?s ?p ?o FILTER(-COALESCE(EXISTS {{ {S} }}) < 0) }}"),
+        ] {
+            assert_eq!(refusal(ReadQuery::parse(&text)), SERVICE, "{text}");
+        }
+    }
+
+    /// The same holes in algebra built by code, as `ReadQuery::new` gets it.
+    #[test]
+    fn service_in_built_algebra_is_refused() {
+        let service = GraphPattern::Service {
+            name: named_node("http://e/s").unwrap().into(),
+            inner: Box::new(bgp(vec![triple(var("s"), var("p"), var("o"))])),
+            silent: false,
+        };
+        let exists = Expression::Exists(Box::new(service.clone()));
+        let order = GraphPattern::OrderBy {
+            inner: Box::new(bgp(vec![])),
+            expression: vec![OrderExpression::Asc(exists.clone())],
+        };
+        let aggregate = GraphPattern::Group {
+            inner: Box::new(bgp(vec![])),
+            variables: vec![],
+            aggregates: vec![(
+                var("c"),
+                AggregateExpression::FunctionCall {
+                    name: spargebra::algebra::AggregateFunction::Count,
+                    expr: exists,
+                    distinct: true,
+                },
+            )],
+        };
+        for pattern in [service, order, aggregate] {
+            assert_eq!(refusal(ReadQuery::select(pattern.clone())), SERVICE, "{pattern:?}");
+        }
+    }
 
     #[test]
     fn only_select_and_ask_pass() {
