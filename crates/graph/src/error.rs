@@ -40,7 +40,7 @@ pub enum GraphError {
     #[error("invalid SPARQL query: {message}")]
     QueryParse { message: String },
 
-    #[error("refused: only SELECT and ASK queries run here, this one is {kind}")]
+    #[error("refused: {kind} cannot run here (only SELECT and ASK over the configured graph, without SERVICE or FROM)")]
     NotReadOnly { kind: &'static str },
 
     #[error("invalid IRI <{iri}>: {message}")]

@@ -2,12 +2,16 @@
 //! we write ourselves are built from spargebra's algebra types, so user text only ever becomes an
 //! escaped literal, never query syntax.
 //!
-//! A [`ReadQuery`] is a SELECT or ASK that reaches nothing but the graph it is sent to:
+//! A [`ReadQuery`] is a SELECT or ASK that reads the graph's own data and reaches nothing else:
 //! - **no SERVICE**, anywhere: not in the WHERE clause, nor in an `EXISTS` inside a FILTER, BIND,
 //!   ORDER BY, GROUP BY, HAVING, aggregate argument or function argument, nor in a subquery. The
 //!   check is one walk over every pattern and every expression position; its matches are exhaustive
 //!   and name every field, so a variant or field spargebra adds later is a compile error here
 //!   rather than a hole in the guard.
+//! - **no `FROM` / `FROM NAMED`**: a dataset clause names graphs by IRI, and some endpoints
+//!   (Virtuoso with its sponger) fetch an IRI they do not hold from the web. Nothing in chatty-kg
+//!   needs one: the queries it builds never set a dataset, and neither do the benchmarks' gold
+//!   queries. `GRAPH <iri> { … }` stays allowed: it only selects among the graphs already stored.
 
 use crate::GraphError;
 use oxigraph::model::{Literal, NamedNode, Variable};
@@ -16,14 +20,17 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
 
-/// A query that is known to be read-only: SELECT or ASK, without SERVICE (see the module docs).
+/// A query that is known to be read-only: SELECT or ASK, without SERVICE or a dataset clause (see
+/// the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadQuery(Query);
 
 pub(crate) const SERVICE: &str = "a federated query (SERVICE)";
+pub(crate) const DATASET: &str = "a FROM/FROM NAMED dataset clause";
 
 impl ReadQuery {
-    /// Parses SPARQL text and refuses anything but SELECT/ASK (CONSTRUCT, DESCRIBE, updates, SERVICE).
+    /// Parses SPARQL text and refuses anything but a read-only SELECT/ASK (CONSTRUCT, DESCRIBE,
+    /// updates, SERVICE, FROM; see the module docs).
     pub fn parse(text: &str) -> Result<Self, GraphError> {
         match SparqlParser::new().parse_query(text) {
             Ok(query) => Self::new(query),
@@ -42,11 +49,23 @@ impl ReadQuery {
 
     /// Checks an already built query.
     pub fn new(query: Query) -> Result<Self, GraphError> {
-        let pattern = match &query {
-            Query::Select { pattern, .. } | Query::Ask { pattern, .. } => pattern,
+        let (dataset, pattern) = match &query {
+            Query::Select {
+                dataset,
+                pattern,
+                base_iri: _,
+            }
+            | Query::Ask {
+                dataset,
+                pattern,
+                base_iri: _,
+            } => (dataset, pattern),
             Query::Construct { .. } => return Err(GraphError::NotReadOnly { kind: "CONSTRUCT" }),
             Query::Describe { .. } => return Err(GraphError::NotReadOnly { kind: "DESCRIBE" }),
         };
+        if dataset.is_some() {
+            return Err(GraphError::NotReadOnly { kind: DATASET });
+        }
         check_pattern(pattern)?;
         Ok(Self(query))
     }
@@ -544,6 +563,20 @@ mod tests {
         for pattern in [service, order, aggregate] {
             assert_eq!(refusal(ReadQuery::select(pattern.clone())), SERVICE, "{pattern:?}");
         }
+    }
+
+    /// FROM / FROM NAMED would let some endpoints fetch a remote graph (see the module docs).
+    #[test]
+    fn dataset_clauses_are_refused() {
+        for text in [
+            "SELECT * FROM <http://e/remote> WHERE { ?s ?p ?o }",
+            "SELECT * FROM NAMED <http://e/remote> WHERE { GRAPH ?g { ?s ?p ?o } }",
+            "ASK FROM <http://e/remote> { ?s ?p ?o }",
+        ] {
+            assert_eq!(refusal(ReadQuery::parse(text)), DATASET, "{text}");
+        }
+        // GRAPH only picks among the graphs the endpoint holds.
+        assert!(ReadQuery::parse("SELECT * WHERE { GRAPH <http://e/g> { ?s ?p ?o } }").is_ok());
     }
 
     #[test]
