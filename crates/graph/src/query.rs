@@ -12,25 +12,37 @@
 //!   (Virtuoso with its sponger) fetch an IRI they do not hold from the web. Nothing in chatty-kg
 //!   needs one: the queries it builds never set a dataset, and neither do the benchmarks' gold
 //!   queries. `GRAPH <iri> { … }` stays allowed: it only selects among the graphs already stored.
+//! - **no extension functions but an allow-list**: SPARQL's built-in functions are pure, but an
+//!   endpoint's own functions (`<iri>(…)`) can read files, fetch URLs or write. Allowed are the XSD
+//!   casts (`xsd:integer(?x)`, any name in the XSD namespace: they are all datatypes) and Virtuoso's
+//!   full-text `bif:contains`; the benchmarks' gold queries use `xsd:integer(…)` and `xsd:date(…)`.
+//!   Custom aggregates are refused for the same reason. (chatty-kg's own entity search uses
+//!   `bif:contains` as Virtuoso's magic predicate in a triple pattern, which is no call at all.)
 
 use crate::GraphError;
 use oxigraph::model::{Literal, NamedNode, Variable};
-use spargebra::algebra::{AggregateExpression, Expression, Function, GraphPattern, OrderExpression};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
 
-/// A query that is known to be read-only: SELECT or ASK, without SERVICE or a dataset clause (see
-/// the module docs).
+/// A query that is known to be read-only: SELECT or ASK, without SERVICE, dataset clause or
+/// extension functions outside the allow-list (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadQuery(Query);
 
 pub(crate) const SERVICE: &str = "a federated query (SERVICE)";
 pub(crate) const DATASET: &str = "a FROM/FROM NAMED dataset clause";
 
+/// The namespace of the XSD datatypes; `xsd:T(x)` is the cast of `x` to `T`.
+const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// Virtuoso's full-text search, the one endpoint-specific function allowed.
+const BIF_CONTAINS: &str = "bif:contains";
+
 impl ReadQuery {
     /// Parses SPARQL text and refuses anything but a read-only SELECT/ASK (CONSTRUCT, DESCRIBE,
-    /// updates, SERVICE, FROM; see the module docs).
+    /// updates, SERVICE, FROM, extension functions; see the module docs).
     pub fn parse(text: &str) -> Result<Self, GraphError> {
         match SparqlParser::new().parse_query(text) {
             Ok(query) => Self::new(query),
@@ -176,10 +188,26 @@ fn check_aggregate(aggregate: &AggregateExpression) -> Result<(), GraphError> {
     match aggregate {
         AggregateExpression::CountSolutions { distinct: _ } => Ok(()),
         AggregateExpression::FunctionCall {
-            name: _,
+            name,
             expr,
             distinct: _,
-        } => check_expression(expr),
+        } => {
+            match name {
+                AggregateFunction::Count
+                | AggregateFunction::Sum
+                | AggregateFunction::Avg
+                | AggregateFunction::Min
+                | AggregateFunction::Max
+                | AggregateFunction::GroupConcat { separator: _ }
+                | AggregateFunction::Sample => {}
+                AggregateFunction::Custom(iri) => {
+                    return Err(GraphError::FunctionNotAllowed {
+                        iri: iri.as_str().to_owned(),
+                    });
+                }
+            }
+            check_expression(expr)
+        }
     }
 }
 
@@ -211,8 +239,75 @@ fn check_expression(expression: &Expression) -> Result<(), GraphError> {
             check_expression(b)?;
             check_expression(c)
         }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().try_for_each(check_expression),
+        Expression::Coalesce(list) => list.iter().try_for_each(check_expression),
+        Expression::FunctionCall(function, arguments) => {
+            check_function(function)?;
+            arguments.iter().try_for_each(check_expression)
+        }
         Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => Ok(()),
+    }
+}
+
+fn check_function(function: &Function) -> Result<(), GraphError> {
+    match function {
+        Function::Custom(iri) => {
+            let iri = iri.as_str();
+            let xsd_cast = iri.strip_prefix(XSD).is_some_and(|name| !name.is_empty());
+            if xsd_cast || iri == BIF_CONTAINS {
+                Ok(())
+            } else {
+                Err(GraphError::FunctionNotAllowed { iri: iri.to_owned() })
+            }
+        }
+        // SPARQL's built-ins: functions of their arguments (and of the clock or a random source),
+        // evaluated by the endpoint without reaching anything else.
+        Function::Str
+        | Function::Lang
+        | Function::LangMatches
+        | Function::Datatype
+        | Function::Iri
+        | Function::BNode
+        | Function::Rand
+        | Function::Abs
+        | Function::Ceil
+        | Function::Floor
+        | Function::Round
+        | Function::Concat
+        | Function::SubStr
+        | Function::StrLen
+        | Function::Replace
+        | Function::UCase
+        | Function::LCase
+        | Function::EncodeForUri
+        | Function::Contains
+        | Function::StrStarts
+        | Function::StrEnds
+        | Function::StrBefore
+        | Function::StrAfter
+        | Function::Year
+        | Function::Month
+        | Function::Day
+        | Function::Hours
+        | Function::Minutes
+        | Function::Seconds
+        | Function::Timezone
+        | Function::Tz
+        | Function::Now
+        | Function::Uuid
+        | Function::StrUuid
+        | Function::Md5
+        | Function::Sha1
+        | Function::Sha256
+        | Function::Sha384
+        | Function::Sha512
+        | Function::StrLang
+        | Function::StrDt
+        | Function::IsIri
+        | Function::IsBlank
+        | Function::IsLiteral
+        | Function::IsNumeric
+        | Function::Regex
+        | Function::Adjust => Ok(()),
     }
 }
 
@@ -488,9 +583,12 @@ fn regex_escape(word: &str) -> String {
 mod tests {
     use super::*;
 
+    const EVIL: &str = "http://e/evil";
+
     fn refusal(result: Result<ReadQuery, GraphError>) -> String {
         match result {
             Err(GraphError::NotReadOnly { kind }) => kind.to_owned(),
+            Err(GraphError::FunctionNotAllowed { iri }) => format!("function <{iri}>"),
             other => panic!("not refused as a read-only violation: {other:?}"),
         }
     }
@@ -554,7 +652,7 @@ mod tests {
             aggregates: vec![(
                 var("c"),
                 AggregateExpression::FunctionCall {
-                    name: spargebra::algebra::AggregateFunction::Count,
+                    name: AggregateFunction::Count,
                     expr: exists,
                     distinct: true,
                 },
@@ -577,6 +675,68 @@ mod tests {
         }
         // GRAPH only picks among the graphs the endpoint holds.
         assert!(ReadQuery::parse("SELECT * WHERE { GRAPH <http://e/g> { ?s ?p ?o } }").is_ok());
+    }
+
+    #[test]
+    fn only_allowed_extension_functions_pass() {
+        for text in [
+            "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT * WHERE { ?s ?p ?o FILTER(xsd:integer(?o) > 3) }",
+            "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT (xsd:date(?o) AS ?d) WHERE { ?s ?p ?o }",
+            "PREFIX bif: <bif:> SELECT * WHERE { ?s ?p ?l FILTER(bif:contains(?l, '\"tom\"')) }",
+            "SELECT * WHERE { ?s ?p ?l . ?l <bif:contains> '\"tom\" AND \"hanks*\"' }",
+            "SELECT * WHERE { ?s ?p ?o FILTER(REGEX(LCASE(STR(?o)), 'x') && YEAR(NOW()) > 2000) }",
+        ] {
+            assert!(ReadQuery::parse(text).is_ok(), "{text}");
+        }
+        for (text, iri) in [
+            ("SELECT * WHERE { ?s ?p ?o FILTER(<http://e/evil>(?o)) }", EVIL),
+            ("SELECT * WHERE { ?s ?p ?o } ORDER BY (<http://e/evil>(?o))", EVIL),
+            ("SELECT * WHERE { ?s ?p ?o BIND(<http://e/evil>() AS ?x) }", EVIL),
+            ("SELECT (COUNT(<http://e/evil>(?o)) AS ?c) WHERE { ?s ?p ?o }", EVIL),
+            (
+                "PREFIX bif: <bif:> SELECT * WHERE { ?s ?p ?o FILTER(bif:sleep(1000)) }",
+                "bif:sleep",
+            ),
+            (
+                "PREFIX fn: <http://www.w3.org/2005/xpath-functions#> SELECT (fn:doc('http://e/x') AS ?d) WHERE {}",
+                "http://www.w3.org/2005/xpath-functions#doc",
+            ),
+            ("SELECT * WHERE { FILTER(<http://www.w3.org/2001/XMLSchema#>(1)) }", XSD),
+        ] {
+            assert_eq!(refusal(ReadQuery::parse(text)), format!("function <{iri}>"), "{text}");
+        }
+        // A custom aggregate (the parser only knows those it is told about, so built).
+        let custom_aggregate = GraphPattern::Group {
+            inner: Box::new(bgp(vec![])),
+            variables: vec![],
+            aggregates: vec![(
+                var("c"),
+                AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Custom(named_node(EVIL).unwrap()),
+                    expr: Expression::Variable(var("o")),
+                    distinct: false,
+                },
+            )],
+        };
+        assert_eq!(
+            refusal(ReadQuery::select(custom_aggregate)),
+            format!("function <{EVIL}>")
+        );
+    }
+
+    /// The Virtuoso entity search keeps working: `bif:contains` there is a predicate, not a call.
+    #[test]
+    fn bif_contains_entity_search_is_read_only() {
+        let words = vec!["tom".to_owned(), "hanks".to_owned()];
+        let built = entity_search_query(
+            &words,
+            &[crate::settings::RDFS_LABEL.into()],
+            crate::SearchStrategy::BifContains,
+            10,
+        )
+        .unwrap();
+        assert!(built.to_string().contains("<bif:contains>"), "{built}");
+        assert_eq!(ReadQuery::parse(&built.to_string()).unwrap(), built);
     }
 
     #[test]
