@@ -18,6 +18,9 @@
 //!   full-text `bif:contains`; the benchmarks' gold queries use `xsd:integer(…)` and `xsd:date(…)`.
 //!   Custom aggregates are refused for the same reason. (chatty-kg's own entity search uses
 //!   `bif:contains` as Virtuoso's magic predicate in a triple pattern, which is no call at all.)
+//!
+//! The tests check the guard on random queries too: `query/arbitrary.rs` builds spargebra algebra
+//! of every kind and puts a forbidden thing at a random position.
 
 use crate::GraphError;
 use oxigraph::model::{Literal, NamedNode, Variable};
@@ -25,6 +28,9 @@ use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Fun
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
+
+#[cfg(test)]
+pub(crate) mod arbitrary;
 
 /// A query that is known to be read-only: SELECT or ASK, without SERVICE, dataset clause or
 /// extension functions outside the allow-list (see the module docs).
@@ -581,7 +587,10 @@ fn regex_escape(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::arbitrary::{self, Forbidden};
     use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::Index;
 
     const EVIL: &str = "http://e/evil";
 
@@ -737,6 +746,61 @@ mod tests {
         .unwrap();
         assert!(built.to_string().contains("<bif:contains>"), "{built}");
         assert_eq!(ReadQuery::parse(&built.to_string()).unwrap(), built);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The generator's clean queries pass, and so does their text: so a refusal below is the
+        /// inserted thing's doing, and the text path sees the same query.
+        #[test]
+        fn clean_random_queries_pass(query in arbitrary::query()) {
+            let text = query.to_string();
+            prop_assert!(ReadQuery::new(query).is_ok());
+            let parsed = ReadQuery::parse(&text);
+            prop_assert!(parsed.is_ok(), "{text}\n{parsed:?}");
+        }
+
+        /// SERVICE at any pattern position, or under EXISTS at any expression position, of a random
+        /// query is refused, as algebra and as text.
+        #[test]
+        fn service_anywhere_is_refused(query in arbitrary::query(), at in any::<Index>(), silent in any::<bool>()) {
+            let forbidden = Forbidden::Service { endpoint: "http://e/s".into(), silent };
+            let query = arbitrary::insert(query, at, &forbidden);
+            let text = query.to_string();
+            prop_assert_eq!(refusal(ReadQuery::new(query)), SERVICE, "{}", text);
+            prop_assert_eq!(refusal(ReadQuery::parse(&text)), SERVICE, "{}", text);
+        }
+
+        /// A call to an extension function outside the allow-list anywhere is refused.
+        #[test]
+        fn custom_function_anywhere_is_refused(query in arbitrary::query(), at in any::<Index>()) {
+            let forbidden = Forbidden::Function { iri: EVIL.into() };
+            let query = arbitrary::insert(query, at, &forbidden);
+            let text = query.to_string();
+            let expected = format!("function <{EVIL}>");
+            prop_assert_eq!(refusal(ReadQuery::new(query)), expected.clone(), "{}", text);
+            prop_assert_eq!(refusal(ReadQuery::parse(&text)), expected, "{}", text);
+        }
+
+        /// Any query with a dataset clause is refused.
+        #[test]
+        fn dataset_on_any_query_is_refused(query in arbitrary::query(), named in any::<bool>()) {
+            let graphs = vec![named_node("http://e/remote").unwrap()];
+            let dataset = Some(if named {
+                spargebra::algebra::QueryDataset { default: vec![], named: Some(graphs) }
+            } else {
+                spargebra::algebra::QueryDataset { default: graphs, named: None }
+            });
+            let query = match query {
+                Query::Select { pattern, base_iri, .. } => Query::Select { dataset, pattern, base_iri },
+                Query::Ask { pattern, base_iri, .. } => Query::Ask { dataset, pattern, base_iri },
+                other => other,
+            };
+            let text = query.to_string();
+            prop_assert_eq!(refusal(ReadQuery::new(query)), DATASET, "{}", text);
+            prop_assert_eq!(refusal(ReadQuery::parse(&text)), DATASET, "{}", text);
+        }
     }
 
     #[test]
