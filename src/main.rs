@@ -51,7 +51,8 @@ enum Command {
         limit: Option<usize>,
         text: String,
     },
-    /// Run a SELECT or ASK query: prints SPARQL TSV results (or JSON with --json).
+    /// Run a SELECT or ASK query: prints SPARQL TSV results (or JSON with --json). SERVICE, FROM and
+    /// extension functions other than XSD casts and bif:contains are refused.
     Sparql {
         #[command(flatten)]
         target: Target,

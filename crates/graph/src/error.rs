@@ -40,8 +40,14 @@ pub enum GraphError {
     #[error("invalid SPARQL query: {message}")]
     QueryParse { message: String },
 
-    #[error("refused: only SELECT and ASK queries run here, this one is {kind}")]
+    #[error("refused: {kind} cannot run here (only SELECT and ASK over the configured graph, without SERVICE or FROM)")]
     NotReadOnly { kind: &'static str },
+
+    #[error(
+        "refused: the function <{iri}> is not allowed here (only SPARQL's built-ins, XSD casts such as \
+         xsd:integer(…) and Virtuoso's bif:contains: other extension functions may reach the network)"
+    )]
+    FunctionNotAllowed { iri: String },
 
     #[error("invalid IRI <{iri}>: {message}")]
     InvalidIri { iri: String, message: String },

@@ -205,7 +205,7 @@ pub trait KnowledgeGraph: Send + Sync {
         Ok(ranked)
     }
 
-    /// Parses and runs SPARQL text (refusing anything but SELECT/ASK).
+    /// Parses and runs SPARQL text, refusing anything but a read-only SELECT/ASK (see [`ReadQuery`]).
     async fn query_text(&self, text: &str) -> Result<QueryResults, GraphError> {
         self.query(&ReadQuery::parse(text)?).await
     }

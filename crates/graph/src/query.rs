@@ -1,20 +1,54 @@
-//! Read-only SPARQL: every query that leaves this crate is a parsed [`ReadQuery`] (SELECT or ASK,
-//! no SERVICE), and the queries we write ourselves are built from spargebra's algebra types, so user
-//! text only ever becomes an escaped literal, never query syntax.
+//! Read-only SPARQL: every query that leaves this crate is a parsed [`ReadQuery`], and the queries
+//! we write ourselves are built from spargebra's algebra types, so user text only ever becomes an
+//! escaped literal, never query syntax.
+//!
+//! A [`ReadQuery`] is a SELECT or ASK that reads the graph's own data and reaches nothing else:
+//! - **no SERVICE**, anywhere: not in the WHERE clause, nor in an `EXISTS` inside a FILTER, BIND,
+//!   ORDER BY, GROUP BY, HAVING, aggregate argument or function argument, nor in a subquery. The
+//!   check is one walk over every pattern and every expression position; its matches are exhaustive
+//!   and name every field, so a variant or field spargebra adds later is a compile error here
+//!   rather than a hole in the guard.
+//! - **no `FROM` / `FROM NAMED`**: a dataset clause names graphs by IRI, and some endpoints
+//!   (Virtuoso with its sponger) fetch an IRI they do not hold from the web. Nothing in chatty-kg
+//!   needs one: the queries it builds never set a dataset, and neither do the benchmarks' gold
+//!   queries. `GRAPH <iri> { … }` stays allowed: it only selects among the graphs already stored.
+//! - **no extension functions but an allow-list**: SPARQL's built-in functions are pure, but an
+//!   endpoint's own functions (`<iri>(…)`) can read files, fetch URLs or write. Allowed are the XSD
+//!   casts (`xsd:integer(?x)`, any name in the XSD namespace: they are all datatypes) and Virtuoso's
+//!   full-text `bif:contains`; the benchmarks' gold queries use `xsd:integer(…)` and `xsd:date(…)`.
+//!   Custom aggregates are refused for the same reason. (chatty-kg's own entity search uses
+//!   `bif:contains` as Virtuoso's magic predicate in a triple pattern, which is no call at all.)
+//!
+//! The tests check the guard on random queries too: `query/arbitrary.rs` builds spargebra algebra
+//! of every kind and puts a forbidden thing at a random position.
 
 use crate::GraphError;
 use oxigraph::model::{Literal, NamedNode, Variable};
-use spargebra::algebra::{AggregateExpression, Expression, Function, GraphPattern};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
 
-/// A query that is known to be read-only: SELECT or ASK, without SERVICE.
+#[cfg(test)]
+pub(crate) mod arbitrary;
+
+/// A query that is known to be read-only: SELECT or ASK, without SERVICE, dataset clause or
+/// extension functions outside the allow-list (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadQuery(Query);
 
+pub(crate) const SERVICE: &str = "a federated query (SERVICE)";
+pub(crate) const DATASET: &str = "a FROM/FROM NAMED dataset clause";
+
+/// The namespace of the XSD datatypes; `xsd:T(x)` is the cast of `x` to `T`.
+const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// Virtuoso's full-text search, the one endpoint-specific function allowed.
+const BIF_CONTAINS: &str = "bif:contains";
+
 impl ReadQuery {
-    /// Parses SPARQL text and refuses anything but SELECT/ASK (CONSTRUCT, DESCRIBE, updates, SERVICE).
+    /// Parses SPARQL text and refuses anything but a read-only SELECT/ASK (CONSTRUCT, DESCRIBE,
+    /// updates, SERVICE, FROM, extension functions; see the module docs).
     pub fn parse(text: &str) -> Result<Self, GraphError> {
         match SparqlParser::new().parse_query(text) {
             Ok(query) => Self::new(query),
@@ -33,16 +67,24 @@ impl ReadQuery {
 
     /// Checks an already built query.
     pub fn new(query: Query) -> Result<Self, GraphError> {
-        let pattern = match &query {
-            Query::Select { pattern, .. } | Query::Ask { pattern, .. } => pattern,
+        let (dataset, pattern) = match &query {
+            Query::Select {
+                dataset,
+                pattern,
+                base_iri: _,
+            }
+            | Query::Ask {
+                dataset,
+                pattern,
+                base_iri: _,
+            } => (dataset, pattern),
             Query::Construct { .. } => return Err(GraphError::NotReadOnly { kind: "CONSTRUCT" }),
             Query::Describe { .. } => return Err(GraphError::NotReadOnly { kind: "DESCRIBE" }),
         };
-        if pattern_has_service(pattern) {
-            return Err(GraphError::NotReadOnly {
-                kind: "a federated query (SERVICE)",
-            });
+        if dataset.is_some() {
+            return Err(GraphError::NotReadOnly { kind: DATASET });
         }
+        check_pattern(pattern)?;
         Ok(Self(query))
     }
 
@@ -70,40 +112,114 @@ impl fmt::Display for ReadQuery {
     }
 }
 
-fn pattern_has_service(pattern: &GraphPattern) -> bool {
+// ----- the guard: one walk over every pattern and expression, refusing the first forbidden thing -----
+// No `_` arm and no `..` in these matches: a new spargebra variant or field must be looked at here.
+
+fn check_pattern(pattern: &GraphPattern) -> Result<(), GraphError> {
     match pattern {
-        GraphPattern::Service { .. } => true,
-        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => false,
+        GraphPattern::Service {
+            name: _,
+            inner: _,
+            silent: _,
+        } => Err(GraphError::NotReadOnly { kind: SERVICE }),
+        // Terms, property paths and inline values hold no pattern and no expression.
+        GraphPattern::Bgp { patterns: _ }
+        | GraphPattern::Path {
+            subject: _,
+            path: _,
+            object: _,
+        }
+        | GraphPattern::Values {
+            variables: _,
+            bindings: _,
+        } => Ok(()),
         GraphPattern::Join { left, right }
         | GraphPattern::Lateral { left, right }
         | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => pattern_has_service(left) || pattern_has_service(right),
+        | GraphPattern::Minus { left, right } => {
+            check_pattern(left)?;
+            check_pattern(right)
+        }
         GraphPattern::LeftJoin {
             left,
             right,
             expression,
         } => {
-            pattern_has_service(left)
-                || pattern_has_service(right)
-                || expression.as_ref().is_some_and(expression_has_service)
+            check_pattern(left)?;
+            check_pattern(right)?;
+            expression.iter().try_for_each(check_expression)
         }
-        GraphPattern::Filter { expr, inner } => expression_has_service(expr) || pattern_has_service(inner),
-        GraphPattern::Extend { inner, expression, .. } => {
-            expression_has_service(expression) || pattern_has_service(inner)
+        GraphPattern::Filter { expr, inner } => {
+            check_pattern(inner)?;
+            check_expression(expr)
         }
-        GraphPattern::Graph { inner, .. }
-        | GraphPattern::OrderBy { inner, .. }
-        | GraphPattern::Project { inner, .. }
+        GraphPattern::Extend {
+            inner,
+            variable: _,
+            expression,
+        } => {
+            check_pattern(inner)?;
+            check_expression(expression)
+        }
+        GraphPattern::OrderBy { inner, expression } => {
+            check_pattern(inner)?;
+            expression.iter().try_for_each(|order| {
+                let (OrderExpression::Asc(e) | OrderExpression::Desc(e)) = order;
+                check_expression(e)
+            })
+        }
+        GraphPattern::Group {
+            inner,
+            variables: _,
+            aggregates,
+        } => {
+            check_pattern(inner)?;
+            aggregates
+                .iter()
+                .try_for_each(|(_, aggregate)| check_aggregate(aggregate))
+        }
+        GraphPattern::Graph { name: _, inner }
+        | GraphPattern::Project { inner, variables: _ }
         | GraphPattern::Distinct { inner }
         | GraphPattern::Reduced { inner }
-        | GraphPattern::Slice { inner, .. }
-        | GraphPattern::Group { inner, .. } => pattern_has_service(inner),
+        | GraphPattern::Slice {
+            inner,
+            start: _,
+            length: _,
+        } => check_pattern(inner),
     }
 }
 
-fn expression_has_service(expression: &Expression) -> bool {
+fn check_aggregate(aggregate: &AggregateExpression) -> Result<(), GraphError> {
+    match aggregate {
+        AggregateExpression::CountSolutions { distinct: _ } => Ok(()),
+        AggregateExpression::FunctionCall {
+            name,
+            expr,
+            distinct: _,
+        } => {
+            match name {
+                AggregateFunction::Count
+                | AggregateFunction::Sum
+                | AggregateFunction::Avg
+                | AggregateFunction::Min
+                | AggregateFunction::Max
+                | AggregateFunction::GroupConcat { separator: _ }
+                | AggregateFunction::Sample => {}
+                AggregateFunction::Custom(iri) => {
+                    return Err(GraphError::FunctionNotAllowed {
+                        iri: iri.as_str().to_owned(),
+                    });
+                }
+            }
+            check_expression(expr)
+        }
+    }
+}
+
+fn check_expression(expression: &Expression) -> Result<(), GraphError> {
     match expression {
-        Expression::Exists(pattern) => pattern_has_service(pattern),
+        Expression::Exists(pattern) => check_pattern(pattern),
         Expression::Or(a, b)
         | Expression::And(a, b)
         | Expression::Equal(a, b)
@@ -115,12 +231,89 @@ fn expression_has_service(expression: &Expression) -> bool {
         | Expression::Add(a, b)
         | Expression::Subtract(a, b)
         | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => expression_has_service(a) || expression_has_service(b),
-        Expression::In(a, list) => expression_has_service(a) || list.iter().any(expression_has_service),
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => expression_has_service(a),
-        Expression::If(a, b, c) => expression_has_service(a) || expression_has_service(b) || expression_has_service(c),
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().any(expression_has_service),
-        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => false,
+        | Expression::Divide(a, b) => {
+            check_expression(a)?;
+            check_expression(b)
+        }
+        Expression::In(a, list) => {
+            check_expression(a)?;
+            list.iter().try_for_each(check_expression)
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => check_expression(a),
+        Expression::If(a, b, c) => {
+            check_expression(a)?;
+            check_expression(b)?;
+            check_expression(c)
+        }
+        Expression::Coalesce(list) => list.iter().try_for_each(check_expression),
+        Expression::FunctionCall(function, arguments) => {
+            check_function(function)?;
+            arguments.iter().try_for_each(check_expression)
+        }
+        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => Ok(()),
+    }
+}
+
+fn check_function(function: &Function) -> Result<(), GraphError> {
+    match function {
+        Function::Custom(iri) => {
+            let iri = iri.as_str();
+            let xsd_cast = iri.strip_prefix(XSD).is_some_and(|name| !name.is_empty());
+            if xsd_cast || iri == BIF_CONTAINS {
+                Ok(())
+            } else {
+                Err(GraphError::FunctionNotAllowed { iri: iri.to_owned() })
+            }
+        }
+        // SPARQL's built-ins: functions of their arguments (and of the clock or a random source),
+        // evaluated by the endpoint without reaching anything else.
+        Function::Str
+        | Function::Lang
+        | Function::LangMatches
+        | Function::Datatype
+        | Function::Iri
+        | Function::BNode
+        | Function::Rand
+        | Function::Abs
+        | Function::Ceil
+        | Function::Floor
+        | Function::Round
+        | Function::Concat
+        | Function::SubStr
+        | Function::StrLen
+        | Function::Replace
+        | Function::UCase
+        | Function::LCase
+        | Function::EncodeForUri
+        | Function::Contains
+        | Function::StrStarts
+        | Function::StrEnds
+        | Function::StrBefore
+        | Function::StrAfter
+        | Function::Year
+        | Function::Month
+        | Function::Day
+        | Function::Hours
+        | Function::Minutes
+        | Function::Seconds
+        | Function::Timezone
+        | Function::Tz
+        | Function::Now
+        | Function::Uuid
+        | Function::StrUuid
+        | Function::Md5
+        | Function::Sha1
+        | Function::Sha256
+        | Function::Sha384
+        | Function::Sha512
+        | Function::StrLang
+        | Function::StrDt
+        | Function::IsIri
+        | Function::IsBlank
+        | Function::IsLiteral
+        | Function::IsNumeric
+        | Function::Regex
+        | Function::Adjust => Ok(()),
     }
 }
 
@@ -394,7 +587,221 @@ fn regex_escape(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::arbitrary::{self, Forbidden};
     use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    const EVIL: &str = "http://e/evil";
+
+    fn refusal(result: Result<ReadQuery, GraphError>) -> String {
+        match result {
+            Err(GraphError::NotReadOnly { kind }) => kind.to_owned(),
+            Err(GraphError::FunctionNotAllowed { iri }) => format!("function <{iri}>"),
+            other => panic!("not refused as a read-only violation: {other:?}"),
+        }
+    }
+
+    /// SERVICE in every place a pattern can hide: the WHERE clause, EXISTS in any expression,
+    /// aggregates, subqueries. The ones marked "missed before" passed the guard before it walked
+    /// ORDER BY and aggregate arguments.
+    #[test]
+    fn service_is_refused_wherever_it_hides() {
+        const S: &str = "SERVICE <http://e/s> { ?s ?p ?o }";
+        for text in [
+            // missed before: ORDER BY, aggregate arguments (also in HAVING/ORDER BY), subquery ORDER BY
+            format!("SELECT * WHERE {{ ?s ?p ?o }} ORDER BY (EXISTS {{ {S} }})"),
+            format!("SELECT * WHERE {{ ?s ?p ?o }} ORDER BY DESC(NOT EXISTS {{ {S} }}) LIMIT 3"),
+            format!("SELECT (COUNT(EXISTS {{ {S} }}) AS ?c) WHERE {{ ?s ?p ?o }}"),
+            format!("SELECT (MAX(COALESCE(?o, EXISTS {{ {S} }})) AS ?m) WHERE {{ ?s ?p ?o }}"),
+            format!(
+                "SELECT ?s (GROUP_CONCAT(DISTINCT STR(EXISTS {{ {S} }}); SEPARATOR=',') AS ?g) WHERE {{ ?s ?p ?o }} GROUP BY ?s"
+            ),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s HAVING (COUNT(EXISTS {{ {S} }}) > 0)"),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s ORDER BY (SUM(IF(EXISTS {{ {S} }}, 1, 0)))"),
+            format!("SELECT * WHERE {{ {{ SELECT ?s WHERE {{ ?s ?p ?o }} ORDER BY (EXISTS {{ {S} }}) LIMIT 1 }} }}"),
+            format!("ASK {{ {{ SELECT (SAMPLE(EXISTS {{ {S} }}) AS ?x) WHERE {{ ?s ?p ?o }} }} }}"),
+            // caught before too; kept so they stay caught
+            format!("SELECT * WHERE {{ {S} }}"),
+            "SELECT * WHERE { SERVICE SILENT ?endpoint { ?s ?p ?o } }".to_owned(),
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER EXISTS {{ {S} }} }}"),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s HAVING (EXISTS {{ {S} }})"),
+            format!("SELECT ?g WHERE {{ ?s ?p ?o }} GROUP BY (EXISTS {{ {S} }} AS ?g)"),
+            format!("SELECT * WHERE {{ ?s ?p ?o BIND(EXISTS {{ {S} }} AS ?b) }}"),
+            format!("SELECT * WHERE {{ {{ SELECT ?s WHERE {{ {S} }} }} }}"),
+            format!("SELECT * WHERE {{ VALUES ?s {{ <http://e/a> }} {S} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o OPTIONAL {{ ?o ?q ?r FILTER(EXISTS {{ {S} }}) }} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o LATERAL {{ {S} }} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o MINUS {{ {S} }} }}"),
+            format!("SELECT * WHERE {{ {{ ?s ?p ?o }} UNION {{ GRAPH ?g {{ {S} }} }} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER(STRLEN(STR(EXISTS {{ {S} }})) > 0) }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER(?o IN (1, EXISTS {{ {S} }})) }}"),
+            format!("ASK {{ ?s ?p ?o FILTER(-COALESCE(EXISTS {{ {S} }}) < 0) }}"),
+        ] {
+            assert_eq!(refusal(ReadQuery::parse(&text)), SERVICE, "{text}");
+        }
+    }
+
+    /// The same holes in algebra built by code, as `ReadQuery::new` gets it.
+    #[test]
+    fn service_in_built_algebra_is_refused() {
+        let service = GraphPattern::Service {
+            name: named_node("http://e/s").unwrap().into(),
+            inner: Box::new(bgp(vec![triple(var("s"), var("p"), var("o"))])),
+            silent: false,
+        };
+        let exists = Expression::Exists(Box::new(service.clone()));
+        let order = GraphPattern::OrderBy {
+            inner: Box::new(bgp(vec![])),
+            expression: vec![OrderExpression::Asc(exists.clone())],
+        };
+        let aggregate = GraphPattern::Group {
+            inner: Box::new(bgp(vec![])),
+            variables: vec![],
+            aggregates: vec![(
+                var("c"),
+                AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Count,
+                    expr: exists,
+                    distinct: true,
+                },
+            )],
+        };
+        for pattern in [service, order, aggregate] {
+            assert_eq!(refusal(ReadQuery::select(pattern.clone())), SERVICE, "{pattern:?}");
+        }
+    }
+
+    /// FROM / FROM NAMED would let some endpoints fetch a remote graph (see the module docs).
+    #[test]
+    fn dataset_clauses_are_refused() {
+        for text in [
+            "SELECT * FROM <http://e/remote> WHERE { ?s ?p ?o }",
+            "SELECT * FROM NAMED <http://e/remote> WHERE { GRAPH ?g { ?s ?p ?o } }",
+            "ASK FROM <http://e/remote> { ?s ?p ?o }",
+        ] {
+            assert_eq!(refusal(ReadQuery::parse(text)), DATASET, "{text}");
+        }
+        // GRAPH only picks among the graphs the endpoint holds.
+        assert!(ReadQuery::parse("SELECT * WHERE { GRAPH <http://e/g> { ?s ?p ?o } }").is_ok());
+    }
+
+    #[test]
+    fn only_allowed_extension_functions_pass() {
+        for text in [
+            "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT * WHERE { ?s ?p ?o FILTER(xsd:integer(?o) > 3) }",
+            "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT (xsd:date(?o) AS ?d) WHERE { ?s ?p ?o }",
+            "PREFIX bif: <bif:> SELECT * WHERE { ?s ?p ?l FILTER(bif:contains(?l, '\"tom\"')) }",
+            "SELECT * WHERE { ?s ?p ?l . ?l <bif:contains> '\"tom\" AND \"hanks*\"' }",
+            "SELECT * WHERE { ?s ?p ?o FILTER(REGEX(LCASE(STR(?o)), 'x') && YEAR(NOW()) > 2000) }",
+        ] {
+            assert!(ReadQuery::parse(text).is_ok(), "{text}");
+        }
+        for (text, iri) in [
+            ("SELECT * WHERE { ?s ?p ?o FILTER(<http://e/evil>(?o)) }", EVIL),
+            ("SELECT * WHERE { ?s ?p ?o } ORDER BY (<http://e/evil>(?o))", EVIL),
+            ("SELECT * WHERE { ?s ?p ?o BIND(<http://e/evil>() AS ?x) }", EVIL),
+            ("SELECT (COUNT(<http://e/evil>(?o)) AS ?c) WHERE { ?s ?p ?o }", EVIL),
+            (
+                "PREFIX bif: <bif:> SELECT * WHERE { ?s ?p ?o FILTER(bif:sleep(1000)) }",
+                "bif:sleep",
+            ),
+            (
+                "PREFIX fn: <http://www.w3.org/2005/xpath-functions#> SELECT (fn:doc('http://e/x') AS ?d) WHERE {}",
+                "http://www.w3.org/2005/xpath-functions#doc",
+            ),
+            ("SELECT * WHERE { FILTER(<http://www.w3.org/2001/XMLSchema#>(1)) }", XSD),
+        ] {
+            assert_eq!(refusal(ReadQuery::parse(text)), format!("function <{iri}>"), "{text}");
+        }
+        // A custom aggregate (the parser only knows those it is told about, so built).
+        let custom_aggregate = GraphPattern::Group {
+            inner: Box::new(bgp(vec![])),
+            variables: vec![],
+            aggregates: vec![(
+                var("c"),
+                AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Custom(named_node(EVIL).unwrap()),
+                    expr: Expression::Variable(var("o")),
+                    distinct: false,
+                },
+            )],
+        };
+        assert_eq!(
+            refusal(ReadQuery::select(custom_aggregate)),
+            format!("function <{EVIL}>")
+        );
+    }
+
+    /// The Virtuoso entity search keeps working: `bif:contains` there is a predicate, not a call.
+    #[test]
+    fn bif_contains_entity_search_is_read_only() {
+        let words = vec!["tom".to_owned(), "hanks".to_owned()];
+        let built = entity_search_query(
+            &words,
+            &[crate::settings::RDFS_LABEL.into()],
+            crate::SearchStrategy::BifContains,
+            10,
+        )
+        .unwrap();
+        assert!(built.to_string().contains("<bif:contains>"), "{built}");
+        assert_eq!(ReadQuery::parse(&built.to_string()).unwrap(), built);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The generator's clean queries pass, and so does their text: so a refusal below is the
+        /// inserted thing's doing, and the text path sees the same query.
+        #[test]
+        fn clean_random_queries_pass(query in arbitrary::query()) {
+            let text = query.to_string();
+            prop_assert!(ReadQuery::new(query).is_ok());
+            let parsed = ReadQuery::parse(&text);
+            prop_assert!(parsed.is_ok(), "{text}\n{parsed:?}");
+        }
+
+        /// SERVICE at any pattern position, or under EXISTS at any expression position, of a random
+        /// query is refused, as algebra and as text.
+        #[test]
+        fn service_anywhere_is_refused(query in arbitrary::query(), at in any::<Index>(), silent in any::<bool>()) {
+            let forbidden = Forbidden::Service { endpoint: "http://e/s".into(), silent };
+            let query = arbitrary::insert(query, at, &forbidden);
+            let text = query.to_string();
+            prop_assert_eq!(refusal(ReadQuery::new(query)), SERVICE, "{}", text);
+            prop_assert_eq!(refusal(ReadQuery::parse(&text)), SERVICE, "{}", text);
+        }
+
+        /// A call to an extension function outside the allow-list anywhere is refused.
+        #[test]
+        fn custom_function_anywhere_is_refused(query in arbitrary::query(), at in any::<Index>()) {
+            let forbidden = Forbidden::Function { iri: EVIL.into() };
+            let query = arbitrary::insert(query, at, &forbidden);
+            let text = query.to_string();
+            let expected = format!("function <{EVIL}>");
+            prop_assert_eq!(refusal(ReadQuery::new(query)), expected.clone(), "{}", text);
+            prop_assert_eq!(refusal(ReadQuery::parse(&text)), expected, "{}", text);
+        }
+
+        /// Any query with a dataset clause is refused.
+        #[test]
+        fn dataset_on_any_query_is_refused(query in arbitrary::query(), named in any::<bool>()) {
+            let graphs = vec![named_node("http://e/remote").unwrap()];
+            let dataset = Some(if named {
+                spargebra::algebra::QueryDataset { default: vec![], named: Some(graphs) }
+            } else {
+                spargebra::algebra::QueryDataset { default: graphs, named: None }
+            });
+            let query = match query {
+                Query::Select { pattern, base_iri, .. } => Query::Select { dataset, pattern, base_iri },
+                Query::Ask { pattern, base_iri, .. } => Query::Ask { dataset, pattern, base_iri },
+                other => other,
+            };
+            let text = query.to_string();
+            prop_assert_eq!(refusal(ReadQuery::new(query)), DATASET, "{}", text);
+            prop_assert_eq!(refusal(ReadQuery::parse(&text)), DATASET, "{}", text);
+        }
+    }
 
     #[test]
     fn only_select_and_ask_pass() {

@@ -214,3 +214,90 @@ impl KnowledgeGraph for SparqlEndpoint {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::arbitrary::{self, Forbidden};
+    use crate::query::{DATASET, SERVICE};
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    fn sample<T: std::fmt::Debug>(strategy: impl Strategy<Value = T>, runner: &mut TestRunner) -> T {
+        strategy.new_tree(runner).unwrap().current()
+    }
+
+    /// A query naming another server (SERVICE, FROM, an extension function) is refused before
+    /// anything goes out: neither the configured endpoint nor the named server hears a thing.
+    /// The last, clean query shows the endpoint would have been asked.
+    #[tokio::test]
+    async fn refused_queries_send_no_request() {
+        let ok = ResponseTemplate::new(200).set_body_raw(
+            r#"{"head":{"vars":["s"]},"results":{"bindings":[]}}"#,
+            "application/sparql-results+json",
+        );
+        let endpoint = MockServer::start().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(ok.clone())
+            .mount(&endpoint)
+            .await;
+        let remote = MockServer::start().await;
+        Mock::given(wiremock::matchers::any())
+            .respond_with(ok)
+            .mount(&remote)
+            .await;
+        let kg = SparqlEndpoint::new(
+            EndpointSettings::new(format!("{}/sparql", endpoint.uri())),
+            GraphSettings::default(),
+        )
+        .unwrap();
+        let remote_url = format!("{}/sparql", remote.uri());
+        let service = format!("SERVICE <{remote_url}> {{ ?s ?p ?o }}");
+
+        let mut refused: Vec<(String, String)> = [
+            format!("SELECT * WHERE {{ {service} }}"),
+            format!("SELECT * WHERE {{ ?s ?p ?o }} ORDER BY (EXISTS {{ {service} }})"),
+            format!("SELECT (COUNT(EXISTS {{ {service} }}) AS ?c) WHERE {{ ?s ?p ?o }}"),
+            format!("SELECT ?s WHERE {{ ?s ?p ?o }} GROUP BY ?s HAVING (SUM(IF(EXISTS {{ {service} }}, 1, 0)) > 0)"),
+        ]
+        .into_iter()
+        .map(|text| (text, SERVICE.to_owned()))
+        .collect();
+        refused.push((
+            format!("SELECT * FROM <{remote_url}> WHERE {{ ?s ?p ?o }}"),
+            DATASET.to_owned(),
+        ));
+        refused.push((
+            format!("SELECT * WHERE {{ ?s ?p ?o FILTER(<{remote_url}>(?o)) }}"),
+            format!("function <{remote_url}>"),
+        ));
+        let mut runner = TestRunner::deterministic();
+        for i in 0..64 {
+            let query = sample(arbitrary::query(), &mut runner);
+            let at = sample(any::<Index>(), &mut runner);
+            let service = Forbidden::Service {
+                endpoint: remote_url.clone(),
+                silent: i % 2 == 0,
+            };
+            refused.push((arbitrary::insert(query, at, &service).to_string(), SERVICE.to_owned()));
+        }
+
+        for (text, expected) in &refused {
+            let refusal = match kg.query_text(text).await {
+                Err(GraphError::NotReadOnly { kind }) => kind.to_owned(),
+                Err(GraphError::FunctionNotAllowed { iri }) => format!("function <{iri}>"),
+                other => panic!("{text} was not refused: {other:?}"),
+            };
+            assert_eq!(&refusal, expected, "{text}");
+        }
+        assert_eq!(endpoint.received_requests().await.unwrap().len(), 0);
+        assert_eq!(remote.received_requests().await.unwrap().len(), 0);
+
+        kg.query_text("SELECT ?s WHERE { ?s ?p ?o }").await.unwrap();
+        assert_eq!(endpoint.received_requests().await.unwrap().len(), 1);
+        assert_eq!(remote.received_requests().await.unwrap().len(), 0);
+    }
+}
