@@ -373,6 +373,30 @@ mod tests {
         assert!(split_messages("[system]\na\n[user]\nb").is_err());
     }
 
+    #[test]
+    fn markers_inside_blocks_repeat_with_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let template = "[system]\nS\n{% for turn in history %}\n[user]\n{{ turn.question }}\n  [assistant]\n\
+                        {{ turn.answers | join(', ') }}\n{% endfor %}\n[user]\n{{ question }}\n";
+        std::fs::write(dir.path().join("classifier.jinja"), template).unwrap();
+        let prompts = PromptLibrary::load(Some(dir.path())).unwrap();
+        let history = json!([{"question": "Q1", "answers": ["A", "B"]}, {"question": "Q2\n[user]", "answers": []}]);
+        let messages = prompts
+            .render("classifier", json!({"history": history, "question": "Q3"}))
+            .unwrap();
+        assert_eq!(
+            messages,
+            [
+                Message::system("S"),
+                Message::user("Q1"),
+                Message::assistant("A, B"),
+                Message::user("Q2\n[user]"),
+                Message::assistant(""),
+                Message::user("Q3")
+            ]
+        );
+    }
+
     fn roles(messages: &[Message]) -> Vec<Role> {
         messages.iter().map(|m| m.role).collect()
     }
