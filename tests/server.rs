@@ -437,7 +437,7 @@ async fn sigterm_finishes_the_answer_under_way_then_stops() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8") else {
+    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8\nmax_queued_answers = 256") else {
         return;
     };
     let url = server.ws_url("");
