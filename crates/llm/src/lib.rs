@@ -188,6 +188,11 @@ pub struct ModelInfo {
 #[async_trait::async_trait]
 pub trait ChatModel: Send + Sync {
     fn info(&self) -> ModelInfo;
+    /// Whether the model can still answer (an in-process model whose worker died cannot).
+    /// Remote models say yes: an unreachable server is an error of each call, not of health.
+    fn health(&self) -> Result<(), String> {
+        Ok(())
+    }
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
 }
 

@@ -85,6 +85,7 @@ struct Job {
 /// The embedded model. Cheap to share behind an `Arc`; all calls go to one worker thread.
 pub struct LlamaChatModel {
     jobs: mpsc::Sender<Job>,
+    worker: std::thread::JoinHandle<()>,
     name: String,
 }
 
@@ -114,7 +115,7 @@ impl LlamaChatModel {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LlmError>>();
         let path_buf = path.to_path_buf();
         let settings_for_worker = settings.clone();
-        std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name("llama-worker".into())
             .spawn(move || worker(backend, path_buf, settings_for_worker, queue, ready_tx))
             .map_err(|e| LlmError::ModelLoad {
@@ -124,6 +125,7 @@ impl LlamaChatModel {
         ready_rx.recv().map_err(|_| LlmError::WorkerGone)??;
         Ok(Self {
             jobs,
+            worker,
             name: path
                 .file_stem()
                 .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned()),
@@ -138,6 +140,14 @@ impl ChatModel for LlamaChatModel {
             backend: "llama".into(),
             model: self.name.clone(),
         }
+    }
+
+    fn health(&self) -> Result<(), String> {
+        // The worker returns only when every sender is gone, and `self` holds one.
+        if self.worker.is_finished() {
+            return Err("the llama.cpp worker thread has stopped; restart the server".into());
+        }
+        Ok(())
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {

@@ -120,7 +120,8 @@ impl ResponseError for ServerError {
             ServerError::Overloaded { .. } => StatusCode::TOO_MANY_REQUESTS,
             // Nobody reads it (nginx's "client closed request").
             ServerError::Abandoned => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
-            ServerError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            // The session store refuses writes (a full disk): the turn was not recorded.
+            ServerError::ShuttingDown | ServerError::Dialogue(_) => StatusCode::SERVICE_UNAVAILABLE,
             ServerError::AnswerTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             // The model or the graph failed: an upstream of ours.
             ServerError::Agent(AgentError::Llm { .. } | AgentError::RetriesExhausted { .. } | AgentError::Graph(_)) => {

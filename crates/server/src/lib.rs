@@ -132,6 +132,7 @@ impl Server {
             version: env!("CARGO_PKG_VERSION"),
             llm: format!("{} ({})", info.model, info.backend),
             api_keys_required: keys.required(),
+            model: llm.clone(),
         };
         let origins = actix::Data::new(origin::Origins::new(
             &settings.allowed_hosts,

@@ -4,7 +4,8 @@
 
 use chatty_kg_agents::{Explanation, Outcome};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 pub struct Metrics {
@@ -19,6 +20,8 @@ pub struct Metrics {
     pub sessions_created: IntCounter,
     pub ws_connections: IntGauge,
     pub answers_in_flight: IntGauge,
+    /// 1 when a component works, 0 when not (`llm`, `sessions`), as of the last `/health`.
+    pub up: IntGaugeVec,
 }
 
 /// From 5 ms (a scripted model) to 5 minutes (a slow CPU model retrying).
@@ -56,6 +59,10 @@ impl Metrics {
             sessions_created: IntCounter::new("sessions_created_total", "Sessions created")?,
             ws_connections: IntGauge::new("websocket_connections", "Open WebSocket connections")?,
             answers_in_flight: IntGauge::new("answers_in_flight", "Questions being answered now")?,
+            up: IntGaugeVec::new(
+                Opts::new("up", "Whether a component works (1) or not (0), as of the last /health"),
+                &["component"],
+            )?,
             registry,
         };
         let r = &metrics.registry;
@@ -69,6 +76,7 @@ impl Metrics {
         r.register(Box::new(metrics.sessions_created.clone()))?;
         r.register(Box::new(metrics.ws_connections.clone()))?;
         r.register(Box::new(metrics.answers_in_flight.clone()))?;
+        r.register(Box::new(metrics.up.clone()))?;
         Ok(metrics)
     }
 

@@ -28,21 +28,46 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// Server and model facts for `/health`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Clone)]
 pub struct HealthInfo {
     pub version: &'static str,
     pub llm: String,
     pub api_keys_required: bool,
+    /// The chat model, asked whether it can still answer.
+    pub model: Arc<dyn chatty_kg_llm::ChatModel>,
 }
 
+/// 200 when the server can answer and record answers; 503 `degraded` (with `problems`) when the
+/// model cannot answer or the session store refuses writes (a full disk); `shutting_down` too.
 async fn health(service: web::Data<ChatService>, info: web::Data<HealthInfo>) -> HttpResponse {
+    let llm = info.model.health();
+    let sessions = service.store_health().await;
+    let mut problems = serde_json::Map::new();
+    for (component, result) in [("llm", &llm), ("sessions", &sessions)] {
+        service
+            .metrics
+            .up
+            .with_label_values(&[component])
+            .set(i64::from(result.is_ok()));
+        if let Err(problem) = result {
+            problems.insert(component.into(), problem.clone().into());
+        }
+    }
     let status = if service.is_shutting_down() {
         "shutting_down"
+    } else if !problems.is_empty() {
+        "degraded"
     } else {
         "ok"
     };
-    HttpResponse::Ok().json(serde_json::json!({
+    let mut response = if status == "ok" {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::ServiceUnavailable()
+    };
+    response.json(serde_json::json!({
         "status": status,
+        "problems": problems,
         "version": info.version,
         "llm": info.llm,
         "api_keys_required": info.api_keys_required,

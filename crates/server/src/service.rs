@@ -66,6 +66,8 @@ pub struct ChatService {
     session_locks: Mutex<HashMap<SessionId, Weak<tokio::sync::Mutex<()>>>>,
     tasks: TaskTracker,
     runtime: tokio::runtime::Handle,
+    /// The last probe of the session store: when, and what it said.
+    store_probe: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
 }
 
 /// Who is asking: the owner recorded on the sessions they create (None without API keys).
@@ -99,6 +101,7 @@ impl ChatService {
             session_locks: Mutex::new(HashMap::new()),
             tasks: TaskTracker::new(),
             runtime: tokio::runtime::Handle::current(),
+            store_probe: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -300,6 +303,24 @@ impl ChatService {
             return self.tasks.len();
         }
         0
+    }
+
+    /// Whether the session store takes writes: a probe write, at most one per 5 s (`/health`
+    /// needs no key, so it must not cost a sync per request).
+    pub async fn store_health(&self) -> Result<(), String> {
+        const FRESH: Duration = Duration::from_secs(5);
+        let mut last = self.store_probe.lock().await;
+        if let Some((at, result)) = last.as_ref().filter(|(at, _)| at.elapsed() < FRESH) {
+            let _ = at;
+            return result.clone();
+        }
+        let result = match tokio::time::timeout(FRESH, self.store.check()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(format!("the session store refuses writes: {error}")),
+            Err(_) => Err("the session store did not complete a write within 5 s".to_owned()),
+        };
+        *last = Some((Instant::now(), result.clone()));
+        result
     }
 
     pub fn is_shutting_down(&self) -> bool {
