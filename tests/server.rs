@@ -437,7 +437,7 @@ async fn sigterm_finishes_the_answer_under_way_then_stops() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8\nmax_queued_answers = 256") else {
+    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8\nmax_queued_answers = 256\nmax_questions_per_minute_per_key = 0") else {
         return;
     };
     let url = server.ws_url("");
@@ -711,4 +711,49 @@ async fn role_markers_and_control_tokens_in_a_question_are_only_text() {
         assert_eq!(status, 200, "{question:?}: {answer}");
         assert_eq!(answers(&answer["explanation"]), ["Tom Hanks"], "{question:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_key_has_its_own_rate_and_stored_answers_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "api_keys = [\"alice-key\", \"bob-key\"]\nmax_questions_per_minute_per_key = 3\n\
+                 max_sessions_per_hour_per_key = 1\nmax_stored_answers = 1";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let create = |key: &'static str| http().post(api("/api/sessions")).bearer_auth(key).json(&json!({})).send();
+    let (status, alice) = json_of(create("alice-key").await.unwrap()).await;
+    assert_eq!(status, 201, "{alice}");
+    let response = create("alice-key").await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert!(response.headers().contains_key("retry-after"));
+    let (_, error) = json_of(response).await;
+    assert_eq!(error["error"]["kind"], "rate_limited", "{error}");
+    let (status, bob) = json_of(create("bob-key").await.unwrap()).await;
+    assert_eq!(status, 201, "{bob}");
+
+    let ask = |key: &'static str, id: String, q: &'static str| {
+        http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .bearer_auth(key)
+            .json(&json!({"question": q}))
+            .send()
+    };
+    let alice = alice["session"].as_str().unwrap().to_owned();
+    let (status, first) = json_of(ask("alice-key", alice.clone(), "Who directed Forrest Gump?").await.unwrap()).await;
+    assert_eq!(status, 200, "{first}");
+    // Two films by him: one is kept, and the turn says it was cut.
+    let (status, second) = json_of(ask("alice-key", alice.clone(), "What else did he direct?").await.unwrap()).await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(answers(&second["explanation"]).len(), 1, "{second}");
+    assert_eq!(second["explanation"]["truncated"], true);
+    let (status, _) = json_of(ask("alice-key", alice.clone(), "Who starred in Big?").await.unwrap()).await;
+    assert_eq!(status, 200);
+    let (status, error) = json_of(ask("alice-key", alice.clone(), "Who starred in Big?").await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (429, Some("rate_limited")), "{error}");
+    // Bob's minute is his own.
+    let bob = bob["session"].as_str().unwrap().to_owned();
+    let (status, answer) = json_of(ask("bob-key", bob, "Who starred in Big?").await.unwrap()).await;
+    assert_eq!(status, 200, "{answer}");
 }

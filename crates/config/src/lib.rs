@@ -129,6 +129,13 @@ pub struct ServerConfig {
     pub max_concurrent_answers: usize,
     /// Questions that may wait for their turn; more get 429 `overloaded` at once.
     pub max_queued_answers: usize,
+    /// Answer values kept in a stored turn (and sent); more are cut and the answer is marked
+    /// truncated.
+    pub max_stored_answers: usize,
+    /// Sessions one API key (or, without keys, everyone) may create per hour; 0 = unlimited.
+    pub max_sessions_per_hour_per_key: u32,
+    /// Questions one API key (or, without keys, everyone) may ask per minute; 0 = unlimited.
+    pub max_questions_per_minute_per_key: u32,
     /// An answer taking longer than this (waiting included) is abandoned with an error.
     pub answer_timeout_secs: u64,
     /// On SIGTERM/SIGINT, answers under way get this long to finish.
@@ -154,6 +161,9 @@ impl Default for ServerConfig {
             ws_idle_timeout_secs: 600,
             max_concurrent_answers: 4,
             max_queued_answers: 64,
+            max_stored_answers: 1000,
+            max_sessions_per_hour_per_key: 1000,
+            max_questions_per_minute_per_key: 120,
             answer_timeout_secs: 300,
             shutdown_grace_secs: 30,
             workers: 0,
@@ -334,6 +344,7 @@ impl Config {
         range("server.ws_idle_timeout_secs", server.ws_idle_timeout_secs, 1, 30 * DAY)?;
         range("server.max_concurrent_answers", server.max_concurrent_answers as u64, 1, 10_000)?;
         range("server.max_queued_answers", server.max_queued_answers as u64, 0, 100_000)?;
+        range("server.max_stored_answers", server.max_stored_answers as u64, 1, 1_000_000)?;
         range("server.max_question_chars", server.max_question_chars as u64, 1, 1 << 20)?;
         range("server.max_message_bytes", server.max_message_bytes as u64, 1024, 1 << 30)?;
         range(

@@ -33,6 +33,12 @@ pub enum ServerError {
     TooLarge { bytes: usize, max: usize },
     #[error("a question is already being answered on this connection; wait for its answer")]
     Busy,
+    #[error("at most {limit} {what} per API key; try again in {retry_after_secs} s")]
+    RateLimited {
+        what: &'static str,
+        limit: u32,
+        retry_after_secs: u64,
+    },
     #[error("too many questions are waiting (at most {queued}); try again shortly")]
     Overloaded { queued: usize },
     #[error("the client went away before the question was answered")]
@@ -79,6 +85,7 @@ impl ServerError {
             ServerError::Busy => "busy",
             ServerError::AnswerTimeout { .. } => "answer_timeout",
             ServerError::Overloaded { .. } => "overloaded",
+            ServerError::RateLimited { .. } => "rate_limited",
             ServerError::Abandoned => "abandoned",
             ServerError::ShuttingDown => "shutting_down",
             ServerError::Agent(AgentError::EmptyQuestion) => "empty_question",
@@ -117,7 +124,7 @@ impl ResponseError for ServerError {
             | ServerError::Malformed(_) => StatusCode::BAD_REQUEST,
             ServerError::QuestionTooLong { .. } | ServerError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ServerError::Busy => StatusCode::CONFLICT,
-            ServerError::Overloaded { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ServerError::Overloaded { .. } | ServerError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             // Nobody reads it (nginx's "client closed request").
             ServerError::Abandoned => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
             // The session store refuses writes (a full disk): the turn was not recorded.
@@ -135,6 +142,9 @@ impl ResponseError for ServerError {
         let mut response = HttpResponse::build(self.status_code());
         if matches!(self, ServerError::Unauthorized) {
             response.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        if let ServerError::RateLimited { retry_after_secs, .. } = self {
+            response.insert_header(("Retry-After", retry_after_secs.to_string()));
         }
         response.json(serde_json::json!({ "error": self.body() }))
     }

@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod limits;
 pub mod metrics;
 pub mod origin;
 pub mod protocol;
@@ -106,6 +107,11 @@ impl Server {
             max_question_chars: settings.max_question_chars,
             answer_timeout: Duration::from_secs(settings.answer_timeout_secs),
             max_queued: settings.max_queued_answers,
+            max_stored_answers: settings.max_stored_answers,
+            rate: limits::RateLimits {
+                sessions_per_hour: settings.max_sessions_per_hour_per_key,
+                questions_per_minute: settings.max_questions_per_minute_per_key,
+            },
             context_answers: config.agents.context_answers,
             context_turns: config.agents.context_turns,
         };

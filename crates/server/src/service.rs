@@ -48,6 +48,10 @@ pub struct Limits {
     pub answer_timeout: Duration,
     /// Questions that may wait for an answer permit; more are refused.
     pub max_queued: usize,
+    /// Answer values kept in a stored turn (and sent); more are cut and the turn says so.
+    pub max_stored_answers: usize,
+    /// Sessions and questions per caller and window.
+    pub rate: crate::limits::RateLimits,
     /// Answers kept per turn for later questions' context (L).
     pub context_answers: usize,
     /// Turns of history given to the agents.
@@ -61,6 +65,7 @@ pub struct ChatService {
     pub metrics: Metrics,
     limits: Limits,
     permits: Semaphore,
+    rate: crate::limits::RateLimiter,
     /// Questions waiting for a permit.
     queued: AtomicUsize,
     session_locks: Mutex<HashMap<SessionId, Weak<tokio::sync::Mutex<()>>>>,
@@ -90,6 +95,7 @@ impl ChatService {
                 "the default knowledge graph {default_kg:?} is not configured"
             )));
         }
+        let rate = limits.rate;
         Ok(Self {
             kgs,
             default_kg,
@@ -97,6 +103,7 @@ impl ChatService {
             metrics,
             limits,
             permits: Semaphore::new(max_concurrent_answers.max(1)),
+            rate: crate::limits::RateLimiter::new(rate),
             queued: AtomicUsize::new(0),
             session_locks: Mutex::new(HashMap::new()),
             tasks: TaskTracker::new(),
@@ -122,6 +129,7 @@ impl ChatService {
                 known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
             });
         }
+        self.rate.create_session(caller.owner.as_ref())?;
         let info = self.store.create(kg, caller.owner.clone()).await?;
         self.metrics.sessions_created.inc();
         Ok(info)
@@ -174,6 +182,7 @@ impl ChatService {
             });
         }
         let session = self.session(caller, id)?;
+        self.rate.ask(caller.owner.as_ref())?;
         if self.tasks.is_closed() {
             return Err(ServerError::ShuttingDown);
         }
@@ -271,6 +280,11 @@ impl ChatService {
             }
             Ok(result) => result?,
         };
+        let mut explanation = explanation;
+        if explanation.answers.len() > self.limits.max_stored_answers {
+            explanation.answers.truncate(self.limits.max_stored_answers);
+            explanation.truncated = true;
+        }
         let context = Turn::answered(&explanation, self.limits.context_answers);
         let record = self.store.append(&session.id, context, explanation).await?;
         self.metrics.answered(&session.kg, &record.explanation);
