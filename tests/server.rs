@@ -81,6 +81,18 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
     let turns = history["turns"].as_array().unwrap();
     assert_eq!(turns[1]["context"]["question"], "What else did Robert Zemeckis direct?");
     assert_eq!(turns[0]["context"]["answers"], json!(["Robert Zemeckis"]));
+    // History comes in pages: `from` a turn index, at most `limit` turns.
+    let (status, page) = get_json(api(&format!("/api/sessions/{id}?from=1&limit=1"))).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!((page["from"].as_u64(), page["turns"].as_array().map(Vec::len)), (Some(1), Some(1)));
+    assert_eq!(page["turns"][0]["index"], 1);
+    let (status, page) = get_json(api(&format!("/api/sessions/{id}?limit=1"))).await;
+    assert_eq!((status, page["from"].as_u64()), (200, Some(1)), "the last page by default: {page}");
+    let mut ws = server.ws().await;
+    send(&mut ws, json!({"type": "resume", "session": id, "from": 0, "limit": 1})).await;
+    let resumed = next(&mut ws).await;
+    assert_eq!((resumed["turn_count"].as_u64(), resumed["from"].as_u64()), (Some(2), Some(0)), "{resumed}");
+    assert_eq!(resumed["turns"].as_array().map(Vec::len), Some(1), "{resumed}");
 
     // Bad requests: each a clear error with a stable kind, and the session is untouched.
     let (status, error) = json_of(ask("").await.unwrap()).await;

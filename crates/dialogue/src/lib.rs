@@ -278,6 +278,20 @@ impl DialogueStore {
         Ok(turns)
     }
 
+    /// Up to `limit` readable turns of a session from turn `from` on, in order.
+    pub fn turns_page(&self, id: &SessionId, from: u32, limit: usize) -> Result<Vec<TurnRecord>, DialogueError> {
+        let mut turns = Vec::new();
+        for value in self.turns.range(id.turn_key(from)..=id.turn_key(u32::MAX)).values() {
+            if turns.len() == limit {
+                break;
+            }
+            if let Some(turn) = readable(&value?, id) {
+                turns.push(turn);
+            }
+        }
+        Ok(turns)
+    }
+
     /// What the agents see of the dialogue: the last `last` turns' standalone questions and
     /// answers, oldest first.
     pub fn history(&self, id: &SessionId, last: usize) -> Result<Vec<Turn>, DialogueError> {
@@ -462,6 +476,10 @@ mod tests {
         let turns = store.turns(&id).unwrap();
         let questions: Vec<_> = turns.iter().map(|t| t.context.question.as_str()).collect();
         assert_eq!(questions, ["question 0", "question 1", "question 2"]);
+        let page: Vec<_> = store.turns_page(&id, 1, 1).unwrap().into_iter().map(|t| t.index).collect();
+        assert_eq!(page, [1]);
+        assert_eq!(store.turns_page(&id, 1, 10).unwrap().len(), 2);
+        assert!(store.turns_page(&id, 3, 10).unwrap().is_empty());
         assert_eq!(turns[2].explanation.outcome, Outcome::Answered);
         let last_two = store.history(&id, 2).unwrap();
         assert_eq!(last_two, [turn("question 1", "a"), turn("question 2", "a")]);

@@ -16,8 +16,15 @@ pub enum ClientMessage {
         #[serde(default)]
         kg: Option<String>,
     },
-    /// Continue an existing session; the reply carries its history.
-    Resume { session: String },
+    /// Continue an existing session; the reply carries a page of its history (default: the
+    /// last 100 turns; `from`, `limit` as in REST).
+    Resume {
+        session: String,
+        #[serde(default)]
+        from: Option<u32>,
+        #[serde(default)]
+        limit: Option<usize>,
+    },
     /// Ask in the current session (one is opened on the default KG if none is).
     Ask { question: String },
 }
@@ -32,7 +39,11 @@ pub enum ServerMessage {
         kg: String,
         /// True when the session was created just now.
         created: bool,
-        /// Earlier turns, oldest first (empty for a new session).
+        /// Turns in the session.
+        turn_count: u32,
+        /// Index of the first turn in `turns`.
+        from: u32,
+        /// Earlier turns, oldest first (empty for a new session; a page, see `resume`).
         turns: Vec<TurnRecord>,
     },
     /// Progress while the agents work.
@@ -55,11 +66,13 @@ pub enum ServerMessage {
 }
 
 impl ServerMessage {
-    pub fn session(info: &SessionInfo, created: bool, turns: Vec<TurnRecord>) -> Self {
+    pub fn session(info: &SessionInfo, created: bool, from: u32, turns: Vec<TurnRecord>) -> Self {
         ServerMessage::Session {
             session: info.id.to_string(),
             kg: info.kg.clone(),
             created,
+            turn_count: info.turns,
+            from,
             turns,
         }
     }

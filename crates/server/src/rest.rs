@@ -5,7 +5,7 @@
 //! | `GET /health`                      | liveness, version, KGs, model (no key needed)   |
 //! | `GET /api/kgs`                     | the configured knowledge graphs                 |
 //! | `POST /api/sessions`               | JSON `{"kg"?}` → 201 a new session              |
-//! | `GET /api/sessions/{id}`           | the session and its turns (history)             |
+//! | `GET /api/sessions/{id}`           | the session and a page of its turns (`?from&limit`) |
 //! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation  |
 //! | `DELETE /api/sessions/{id}`        | 204, the session and its turns are gone         |
 //! | `GET /metrics`                     | Prometheus text format                          |
@@ -103,13 +103,25 @@ struct SessionView {
     created_at: u64,
     updated_at: u64,
     turn_count: u32,
+    /// Index of the first turn in `turns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     turns: Option<Vec<TurnRecord>>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Page {
+    from: Option<u32>,
+    limit: Option<usize>,
+}
+
 impl SessionView {
-    fn new(info: SessionInfo, turns: Option<Vec<TurnRecord>>) -> Self {
+    fn new(info: SessionInfo, page: Option<(u32, Vec<TurnRecord>)>) -> Self {
+        let (from, turns) = page.map_or((None, None), |(from, turns)| (Some(from), Some(turns)));
         Self {
+            from,
             session: info.id.to_string(),
             kg: info.kg,
             created_at: info.created_at,
@@ -152,10 +164,11 @@ async fn get_session(
     caller: Caller,
     service: web::Data<ChatService>,
     id: web::Path<String>,
+    page: web::Query<Page>,
 ) -> Result<HttpResponse, ServerError> {
     let info = service.session(&caller, &id)?;
-    let turns = service.turns(&info)?;
-    Ok(HttpResponse::Ok().json(SessionView::new(info, Some(turns))))
+    let page = service.turns(&info, page.from, page.limit)?;
+    Ok(HttpResponse::Ok().json(SessionView::new(info, Some(page))))
 }
 
 async fn delete_session(

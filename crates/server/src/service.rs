@@ -25,6 +25,9 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+/// Turns returned at once by the history of REST and of WebSocket `resume`.
+pub const HISTORY_PAGE: usize = 100;
+
 /// A configured knowledge graph as `/api/kgs` lists it (no credentials).
 #[derive(Debug, Clone, Serialize)]
 pub struct KgInfo {
@@ -139,8 +142,17 @@ impl ChatService {
         Ok(self.store.get(id, caller.owner.as_ref())?)
     }
 
-    pub fn turns(&self, session: &SessionInfo) -> Result<Vec<TurnRecord>, ServerError> {
-        Ok(self.store.turns(&session.id)?)
+    /// A page of a session's turns: from turn `from` (default: the last [`HISTORY_PAGE`]
+    /// turns), at most `limit` (default and most: [`HISTORY_PAGE`]). Returns the first index.
+    pub fn turns(
+        &self,
+        session: &SessionInfo,
+        from: Option<u32>,
+        limit: Option<usize>,
+    ) -> Result<(u32, Vec<TurnRecord>), ServerError> {
+        let limit = limit.unwrap_or(HISTORY_PAGE).min(HISTORY_PAGE);
+        let from = from.unwrap_or_else(|| session.turns.saturating_sub(limit as u32));
+        Ok((from, self.store.turns_page(&session.id, from, limit)?))
     }
 
     pub async fn delete_session(&self, caller: &Caller, id: &str) -> Result<(), ServerError> {

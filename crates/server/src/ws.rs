@@ -228,12 +228,12 @@ impl Connection {
         match message {
             ClientMessage::Open { kg } => {
                 let info = self.service.create_session(&self.caller, kg.as_deref()).await?;
-                self.enter(info, true, Vec::new()).await;
+                self.enter(info, true, 0, Vec::new()).await;
             }
-            ClientMessage::Resume { session } => {
+            ClientMessage::Resume { session, from, limit } => {
                 let info = self.service.session(&self.caller, &session)?;
-                let turns = self.service.turns(&info)?;
-                self.enter(info, false, turns).await;
+                let (from, turns) = self.service.turns(&info, from, limit)?;
+                self.enter(info, false, from, turns).await;
             }
             ClientMessage::Ask { question } => {
                 let session = match &self.current {
@@ -241,7 +241,7 @@ impl Connection {
                     None => {
                         let info = self.service.create_session(&self.caller, None).await?;
                         let id = info.id.to_string();
-                        self.enter(info, true, Vec::new()).await;
+                        self.enter(info, true, 0, Vec::new()).await;
                         id
                     }
                 };
@@ -254,8 +254,8 @@ impl Connection {
         Ok(())
     }
 
-    async fn enter(&mut self, info: SessionInfo, created: bool, turns: Vec<TurnRecord>) {
-        let message = ServerMessage::session(&info, created, turns);
+    async fn enter(&mut self, info: SessionInfo, created: bool, from: u32, turns: Vec<TurnRecord>) {
+        let message = ServerMessage::session(&info, created, from, turns);
         self.current = Some(info);
         // A closed connection shows up at the next read.
         let _ = self.send(&message).await;
