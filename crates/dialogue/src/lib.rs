@@ -24,7 +24,6 @@
 //! future version) costs only itself: a session's turns and the dialogue history skip an
 //! unreadable turn, and the expiry sweep skips an unreadable session record, each with a warning.
 
-use chatty_kg_agents::{Explanation, Turn};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sled::Transactional;
@@ -141,17 +140,39 @@ pub struct SessionInfo {
     pub owner: Option<Owner>,
 }
 
+/// The stored turn format this version writes. Records without a `format` field were written
+/// before it existed and have the same shape as format 1.
+pub const TURN_FORMAT: u32 = 1;
+
+fn first_format() -> u32 {
+    1
+}
+
+/// What later questions see of a turn: its standalone question and up to L answers as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnContext {
+    pub question: String,
+    pub answers: Vec<String>,
+}
+
 /// One answered question, as stored and as the history endpoint returns it.
+///
+/// The store owns this format (versioned by `format`); the explanation inside is the agents'
+/// and is kept as JSON the store does not interpret, so its shape can change without making
+/// stored sessions unreadable, and this crate does not depend on the agents (nor compile the
+/// graph store and the models they need).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {
+    #[serde(default = "first_format")]
+    pub format: u32,
     /// 0 for the first turn.
     pub index: u32,
     /// Milliseconds since the Unix epoch.
     pub asked_at: u64,
-    /// What later questions see: the standalone question and up to L answers.
-    pub context: Turn,
-    /// Everything about how the answer was found.
-    pub explanation: Explanation,
+    /// What later questions see.
+    pub context: TurnContext,
+    /// Everything about how the answer was found (the agents' `Explanation`, as JSON).
+    pub explanation: serde_json::Value,
 }
 
 /// A stored turn, or `None` (logged) when it no longer decodes.
@@ -294,7 +315,7 @@ impl DialogueStore {
 
     /// What the agents see of the dialogue: the last `last` turns' standalone questions and
     /// answers, oldest first.
-    pub fn history(&self, id: &SessionId, last: usize) -> Result<Vec<Turn>, DialogueError> {
+    pub fn history(&self, id: &SessionId, last: usize) -> Result<Vec<TurnContext>, DialogueError> {
         let mut turns = Vec::new();
         for value in self.turns.scan_prefix(id.as_str()).values().rev() {
             if turns.len() == last {
@@ -314,8 +335,8 @@ impl DialogueStore {
     pub async fn append(
         &self,
         id: &SessionId,
-        context: Turn,
-        explanation: Explanation,
+        context: TurnContext,
+        explanation: serde_json::Value,
     ) -> Result<TurnRecord, DialogueError> {
         let asked_at = now_ms();
         let record = (&self.sessions, &self.turns).transaction(|(sessions, turns)| {
@@ -323,6 +344,7 @@ impl DialogueStore {
             let bytes = sessions.get(id.as_str())?.ok_or(abort(DialogueError::NotFound))?;
             let mut info: SessionInfo = decode(&bytes).map_err(abort)?;
             let record = TurnRecord {
+                format: TURN_FORMAT,
                 index: info.turns,
                 asked_at,
                 context: context.clone(),
@@ -435,22 +457,13 @@ impl DialogueStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chatty_kg_agents::Outcome;
-    use chatty_kg_agents::explanation::StageTimings;
 
-    fn explanation(question: &str) -> Explanation {
-        serde_json::from_value(serde_json::json!({
-            "question": question, "text": "Lynne Ramsay", "outcome": {"status": "answered"},
-            "answers": [], "answer_kind": null, "truncated": false, "resolved_question": question,
-            "classification": null, "language": null, "qir": null, "entities": [], "relations": [],
-            "sparql": [], "timings": StageTimings::default(),
-            "llm": {"calls": 0, "failed": 0, "input_tokens": 0, "output_tokens": 0, "by_agent": {}}
-        }))
-        .unwrap()
+    fn explanation(question: &str) -> serde_json::Value {
+        serde_json::json!({"question": question, "text": "Lynne Ramsay", "outcome": {"status": "answered"}})
     }
 
-    fn turn(question: &str, answer: &str) -> Turn {
-        Turn {
+    fn turn(question: &str, answer: &str) -> TurnContext {
+        TurnContext {
             question: question.into(),
             answers: vec![answer.into()],
         }
@@ -480,7 +493,8 @@ mod tests {
         assert_eq!(page, [1]);
         assert_eq!(store.turns_page(&id, 1, 10).unwrap().len(), 2);
         assert!(store.turns_page(&id, 3, 10).unwrap().is_empty());
-        assert_eq!(turns[2].explanation.outcome, Outcome::Answered);
+        assert_eq!(turns[2].explanation["outcome"]["status"], "answered");
+        assert_eq!(turns[2].format, TURN_FORMAT);
         let last_two = store.history(&id, 2).unwrap();
         assert_eq!(last_two, [turn("question 1", "a"), turn("question 2", "a")]);
     }

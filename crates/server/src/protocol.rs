@@ -2,7 +2,7 @@
 //! agents' state as each one finishes. Frames are JSON text with a `type` tag.
 
 use crate::error::ServerError;
-use chatty_kg_agents::{AgentState, Explanation};
+use chatty_kg_agents::AgentState;
 use chatty_kg_dialogue::{SessionInfo, TurnRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -59,7 +59,8 @@ pub enum ServerMessage {
     Answer {
         session: String,
         turn: u32,
-        explanation: Box<Explanation>,
+        /// The agents' explanation, as stored with the turn.
+        explanation: Value,
     },
     /// Something went wrong with one message or question; the connection and session stay.
     Error { kind: String, message: String },
@@ -81,7 +82,7 @@ impl ServerMessage {
         ServerMessage::Answer {
             session: session.to_owned(),
             turn: record.index,
-            explanation: Box::new(record.explanation),
+            explanation: record.explanation,
         }
     }
 

@@ -15,7 +15,7 @@ use crate::error::ServerError;
 use crate::metrics::Metrics;
 use crate::protocol::{ServerMessage, stage_events};
 use chatty_kg_agents::{AgentState, Mode, Pipeline, Turn};
-use chatty_kg_dialogue::{DialogueStore, Owner, SessionId, SessionInfo, TurnRecord};
+use chatty_kg_dialogue::{DialogueStore, Owner, SessionId, SessionInfo, TurnContext, TurnRecord};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -260,7 +260,15 @@ impl ChatService {
         })?;
         tracing::debug!(session = %session.id, %question, "question received");
         let (_in_order, _permit) = self.wait_turn(&session.id, deadline, &abandoned).await?;
-        let history = self.store.history(&session.id, self.limits.context_turns)?;
+        let history: Vec<Turn> = self
+            .store
+            .history(&session.id, self.limits.context_turns)?
+            .into_iter()
+            .map(|turn| Turn {
+                question: turn.question,
+                answers: turn.answers,
+            })
+            .collect();
         self.metrics.answers_in_flight.inc();
         tracing::debug!(session = %session.id, "answering");
         let started = Instant::now();
@@ -297,9 +305,12 @@ impl ChatService {
             explanation.answers.truncate(self.limits.max_stored_answers);
             explanation.truncated = true;
         }
-        let context = Turn::answered(&explanation, self.limits.context_answers);
+        let Turn { question, answers } = Turn::answered(&explanation, self.limits.context_answers);
+        let context = TurnContext { question, answers };
+        self.metrics.answered(&session.kg, &explanation);
+        let explanation =
+            serde_json::to_value(&explanation).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
         let record = self.store.append(&session.id, context, explanation).await?;
-        self.metrics.answered(&session.kg, &record.explanation);
         tracing::debug!(session = %session.id, turn = record.index, "answered and stored");
         Ok(record)
     }
