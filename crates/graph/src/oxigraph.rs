@@ -4,6 +4,7 @@
 //! <dir>/rdf/            RocksDB files (Oxigraph)
 //! <dir>/labels/         tantivy label index (rebuilt after every load)
 //! <dir>/manifest.json   what was loaded, and whether the last load finished
+//! <dir>/lock            readers lock it shared, `load` and `index` exclusive (see `lock.rs`)
 //! ```
 //!
 //! Loads are atomic: Oxigraph's bulk loader only writes at `commit`, so a syntax error in the third
@@ -11,6 +12,7 @@
 
 use crate::label_index::{LabelEntry, LabelIndex};
 use crate::load::{LoadReport, RdfFile};
+use crate::lock::StoreLock;
 use crate::query::named_node;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
@@ -71,6 +73,9 @@ pub struct EmbeddedStore {
     settings: GraphSettings,
     /// Evaluations running on blocking threads.
     running: Arc<AtomicUsize>,
+    /// The shared lock that keeps `load` and `index` out while the store (or a query on it, which
+    /// holds a clone) is in use.
+    lock: Arc<StoreLock>,
 }
 
 /// Cancels an evaluation when the future waiting for it is dropped.
@@ -104,11 +109,19 @@ impl EmbeddedStore {
         self.running.load(Ordering::SeqCst)
     }
 
-    /// Opens a loaded store read-only (several processes may read while one loads).
+    /// Opens a loaded store read-only. Several processes may read a store at once; while any of
+    /// them has it open, `load` and `index` refuse to write it, and while one of those writes it,
+    /// this fails with [`GraphError::StoreBeingWritten`].
     pub fn open(dir: &Path, settings: GraphSettings) -> Result<Self, GraphError> {
-        let manifest = Manifest::read(dir)?.ok_or_else(|| GraphError::StoreNotFound {
+        let not_found = || GraphError::StoreNotFound {
             path: dir.to_path_buf(),
-        })?;
+        };
+        // Checked first so that opening a wrong directory creates no lock file in it.
+        if !dir.join(MANIFEST).is_file() {
+            return Err(not_found());
+        }
+        let lock = StoreLock::shared(dir)?;
+        let manifest = Manifest::read(dir)?.ok_or_else(not_found)?;
         if !manifest.loading.is_empty() {
             return Err(GraphError::StoreIncomplete {
                 path: dir.to_path_buf(),
@@ -124,17 +137,20 @@ impl EmbeddedStore {
         }
         let store = Store::open_read_only(dir.join("rdf")).map_err(|e| GraphError::storage(dir, e))?;
         let labels = LabelIndex::open(&dir.join("labels"))?;
+        tracing::debug!(store = %dir.display(), "store open: `load` and `index` refuse it until it is closed");
         Ok(Self {
             dir: dir.to_path_buf(),
             store,
             labels: Arc::new(labels),
             settings,
             running: Arc::new(AtomicUsize::new(0)),
+            lock: Arc::new(lock),
         })
     }
 
     /// Bulk-loads `files` into the store at `dir` (created if missing), then rebuilds the label
-    /// index. Blocking; shows a progress bar on stderr when `show_progress` is set.
+    /// index. Blocking; shows a progress bar on stderr when `show_progress` is set. Fails at once
+    /// with [`GraphError::StoreInUse`] while another process (a server) has the store open.
     pub fn load(
         dir: &Path,
         files: &[RdfFile],
@@ -150,6 +166,7 @@ impl EmbeddedStore {
             path: dir.to_path_buf(),
             source,
         })?;
+        let _lock = StoreLock::exclusive(dir)?;
         let previous = Manifest::read(dir)?;
         let mut manifest = previous.clone().unwrap_or_default();
         manifest.loading = files.iter().map(|f| f.path.clone()).collect();
@@ -194,11 +211,17 @@ impl EmbeddedStore {
         Ok(report)
     }
 
-    /// Rebuilds the label index of an existing store (after changing the label predicates).
+    /// Rebuilds the label index of an existing store (after changing the label predicates). Fails
+    /// at once with [`GraphError::StoreInUse`] while another process has the store open.
     pub fn reindex(dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
-        let mut manifest = Manifest::read(dir)?.ok_or_else(|| GraphError::StoreNotFound {
+        let not_found = || GraphError::StoreNotFound {
             path: dir.to_path_buf(),
-        })?;
+        };
+        if !dir.join(MANIFEST).is_file() {
+            return Err(not_found());
+        }
+        let _lock = StoreLock::exclusive(dir)?;
+        let mut manifest = Manifest::read(dir)?.ok_or_else(not_found)?;
         let store = open_for_writing(dir)?;
         let labels = build_label_index(&store, dir, settings)?;
         manifest.label_predicates = settings.label_predicates.clone();
@@ -397,12 +420,14 @@ impl KnowledgeGraph for EmbeddedStore {
         let timeout = self.settings.query_timeout();
         let token = CancellationToken::new();
         let (store, query, max_rows) = (self.store.clone(), query.clone(), self.settings.max_rows);
+        // A cancelled evaluation may outlive this store handle: it keeps the lock until it ends.
+        let lock = Arc::clone(&self.lock);
         let worker_token = token.clone();
         // Dropping this future (an answer timeout above us) stops the evaluation too.
         let _cancel_on_drop = CancelOnDrop(token.clone());
         let running = Running::new(&self.running);
         let task = tokio::task::spawn_blocking(move || {
-            let _running = running;
+            let (_running, _lock) = (running, lock);
             evaluate(&store, &query, worker_token, max_rows)
         });
         match tokio::time::timeout(timeout, task).await {
