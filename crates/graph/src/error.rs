@@ -14,6 +14,12 @@ pub enum GraphError {
     StoreIncomplete { path: PathBuf, detail: String },
 
     #[error(
+        "the label index of the store at {path} is incomplete: the last `chatty-kg index` did not finish; \
+         run `chatty-kg index --store {path}` again"
+    )]
+    IndexIncomplete { path: PathBuf },
+
+    #[error(
         "the store at {path} is in use by another chatty-kg process (a `chatty-kg serve`, or a command reading \
          or loading it): stop `chatty-kg serve` (or wait for the other command) and try again"
     )]

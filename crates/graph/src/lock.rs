@@ -8,6 +8,9 @@
 //! to wait fails at once and says why. The lock belongs to the open file, so the kernel releases
 //! it when the process ends however it ends (SIGKILL, a crash, a power cut): a lock is never stale.
 //! Being per open file, it also separates two opens of one store inside a single process.
+//!
+//! Also here: [`sync_dir`], which the atomic replacements of a store's files (manifest, label
+//! index) need to be durable.
 
 use crate::GraphError;
 use std::fs::{File, OpenOptions, TryLockError};
@@ -71,3 +74,12 @@ fn open_lock_file(dir: &Path) -> Result<File, GraphError> {
         .map_err(|source| GraphError::Io { path, source })
 }
 
+/// Makes the entries of `dir` (files created, renamed or removed in it) durable. A rename is
+/// atomic but only durable once its directory is synced. A no-op where directories cannot be
+/// opened as files (Windows).
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    if cfg!(unix) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}

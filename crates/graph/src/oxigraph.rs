@@ -3,16 +3,18 @@
 //! ```text
 //! <dir>/rdf/            RocksDB files (Oxigraph)
 //! <dir>/labels/         tantivy label index (rebuilt after every load)
-//! <dir>/manifest.json   what was loaded, and whether the last load finished
+//! <dir>/manifest.json   what was loaded, and whether the last load or index rebuild finished
 //! <dir>/lock            readers lock it shared, `load` and `index` exclusive (see `lock.rs`)
 //! ```
 //!
 //! Loads are atomic: Oxigraph's bulk loader only writes at `commit`, so a syntax error in the third
 //! file leaves the store as it was, and the manifest is the only place that calls a load complete.
+//! The manifest is replaced atomically (temporary file, fsync, rename, fsync of the directory), and
+//! so is the label index (built aside, synced, renamed into place).
 
 use crate::label_index::{LabelEntry, LabelIndex};
 use crate::load::{LoadReport, RdfFile};
-use crate::lock::StoreLock;
+use crate::lock::{StoreLock, sync_dir};
 use crate::query::named_node;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
@@ -28,6 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
+const MANIFEST_STAGING: &str = "manifest.json.tmp";
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 struct Manifest {
@@ -39,6 +42,9 @@ struct Manifest {
     /// The label predicates the label index was built with.
     #[serde(default)]
     label_predicates: Vec<String>,
+    /// Set while `index` rebuilds the label index; left set by an interrupted rebuild.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    indexing: bool,
 }
 
 impl Manifest {
@@ -53,13 +59,20 @@ impl Manifest {
         }
     }
 
-    /// Written to a temporary file, then renamed: a crash leaves the old or the new manifest.
+    /// Written to a temporary file in the same directory, synced, renamed over the old one, and
+    /// the directory synced: a crash (even a power cut) leaves the old or the new manifest whole.
     fn write(&self, dir: &Path) -> Result<(), GraphError> {
         let path = dir.join(MANIFEST);
-        let staging = dir.join("manifest.json.tmp");
+        let staging = dir.join(MANIFEST_STAGING);
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| GraphError::storage(&path, e))?;
-        std::fs::write(&staging, bytes)
+        let write_staging = || -> std::io::Result<()> {
+            let mut file = std::fs::File::create(&staging)?;
+            std::io::Write::write_all(&mut file, &bytes)?;
+            file.sync_all()
+        };
+        write_staging()
             .and_then(|()| std::fs::rename(&staging, &path))
+            .and_then(|()| sync_dir(dir))
             .map_err(|source| GraphError::Io { path, source })
     }
 }
@@ -126,6 +139,11 @@ impl EmbeddedStore {
             return Err(GraphError::StoreIncomplete {
                 path: dir.to_path_buf(),
                 detail: format!("{:?}", manifest.loading),
+            });
+        }
+        if manifest.indexing {
+            return Err(GraphError::IndexIncomplete {
+                path: dir.to_path_buf(),
             });
         }
         if manifest.label_predicates != settings.label_predicates {
@@ -205,6 +223,7 @@ impl EmbeddedStore {
             index_seconds,
         };
         manifest.loading.clear();
+        manifest.indexing = false; // the label index was rebuilt, whatever an old `index` left
         manifest.loads.push(report.clone());
         manifest.label_predicates = settings.label_predicates.clone();
         manifest.write(dir)?;
@@ -212,7 +231,9 @@ impl EmbeddedStore {
     }
 
     /// Rebuilds the label index of an existing store (after changing the label predicates). Fails
-    /// at once with [`GraphError::StoreInUse`] while another process has the store open.
+    /// at once with [`GraphError::StoreInUse`] while another process has the store open. The
+    /// manifest says `indexing` until the new index is in place, so that an interrupted rebuild
+    /// makes the store refuse to open instead of serving a stale or missing index.
     pub fn reindex(dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
         let not_found = || GraphError::StoreNotFound {
             path: dir.to_path_buf(),
@@ -223,7 +244,20 @@ impl EmbeddedStore {
         let _lock = StoreLock::exclusive(dir)?;
         let mut manifest = Manifest::read(dir)?.ok_or_else(not_found)?;
         let store = open_for_writing(dir)?;
-        let labels = build_label_index(&store, dir, settings)?;
+        manifest.indexing = true;
+        manifest.write(dir)?;
+        let labels = match build_label_index(&store, dir, settings) {
+            Ok(labels) => labels,
+            Err(error) => {
+                // Failed before the swap (a bad predicate, a full disk): the old index is intact.
+                if dir.join("labels").is_dir() && !dir.join("labels.old").exists() {
+                    manifest.indexing = false;
+                    manifest.write(dir)?;
+                }
+                return Err(error);
+            }
+        };
+        manifest.indexing = false;
         manifest.label_predicates = settings.label_predicates.clone();
         manifest.write(dir)?;
         Ok(labels)
@@ -449,5 +483,62 @@ impl KnowledgeGraph for EmbeddedStore {
             .await
             .map_err(|e| GraphError::index(&self.dir, e))??;
         Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(predicate: &str) -> Manifest {
+        Manifest {
+            label_predicates: vec![predicate.to_owned()],
+            ..Manifest::default()
+        }
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_manifest_write_replaces_the_old_one_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        manifest("old").write(dir.path()).unwrap();
+        manifest("new").write(dir.path()).unwrap();
+        assert_eq!(entries(dir.path()), [MANIFEST]);
+        let read = Manifest::read(dir.path()).unwrap().unwrap();
+        assert_eq!(read.label_predicates, ["new"]);
+    }
+
+    #[test]
+    fn a_crash_before_the_rename_leaves_the_old_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        manifest("old").write(dir.path()).unwrap();
+        // What a crash part-way through writing the next manifest leaves: a cut temporary file.
+        std::fs::write(dir.path().join(MANIFEST_STAGING), br#"{"loading": ["/data/h"#).unwrap();
+        let read = Manifest::read(dir.path()).unwrap().unwrap();
+        assert_eq!(read.label_predicates, ["old"]);
+        // The next write goes over the leftover.
+        manifest("new").write(dir.path()).unwrap();
+        assert_eq!(entries(dir.path()), [MANIFEST]);
+        assert_eq!(Manifest::read(dir.path()).unwrap().unwrap().label_predicates, ["new"]);
+    }
+
+    #[test]
+    fn the_indexing_marker_is_written_only_while_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = manifest("p");
+        m.write(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+        assert!(!text.contains("indexing"), "{text}");
+        m.indexing = true;
+        m.write(dir.path()).unwrap();
+        assert!(Manifest::read(dir.path()).unwrap().unwrap().indexing);
     }
 }

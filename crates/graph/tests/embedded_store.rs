@@ -290,3 +290,43 @@ fn a_store_being_written_is_not_opened() {
     drop(writer);
     EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
 }
+
+#[tokio::test]
+async fn an_interrupted_index_is_reported_not_served() {
+    let (_tmp, store) = store_with_alpha();
+    // What an `index` killed between its two renames leaves behind: the marker, the old index
+    // set aside and none in place.
+    let manifest = std::fs::read_to_string(store.join("manifest.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    value["indexing"] = serde_json::json!(true);
+    std::fs::write(store.join("manifest.json"), value.to_string()).unwrap();
+    std::fs::rename(store.join("labels"), store.join("labels.old")).unwrap();
+
+    let error = EmbeddedStore::open(&store, GraphSettings::default()).err().unwrap();
+    assert!(matches!(error, GraphError::IndexIncomplete { .. }), "{error}");
+    assert!(error.to_string().contains("chatty-kg index"), "{error}");
+
+    // Running `index` again repairs it, and leaves nothing aside.
+    assert_eq!(EmbeddedStore::reindex(&store, &GraphSettings::default()).unwrap(), 1);
+    let mut names: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["labels", "lock", "manifest.json", "rdf"]);
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_index_that_fails_before_replacing_anything_keeps_the_store_serving() {
+    let (_tmp, store) = store_with_alpha();
+    let bad = GraphSettings {
+        label_predicates: vec!["not an IRI".into()],
+        ..GraphSettings::default()
+    };
+    let error = EmbeddedStore::reindex(&store, &bad).unwrap_err();
+    assert!(matches!(error, GraphError::InvalidIri { .. }), "{error}");
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
+}
