@@ -142,7 +142,8 @@ fn load_refuses_a_store_another_command_has_open() {
     let mut line = String::new();
     while !line.contains("store open") {
         line.clear();
-        assert_ne!(std::io::BufRead::read_line(&mut log, &mut line).unwrap(), 0, "the reader exited");
+        let read = std::io::BufRead::read_line(&mut log, &mut line).unwrap();
+        assert_ne!(read, 0, "the reader exited");
     }
 
     let output = chatty(&["load", "--store", store, movies]);

@@ -256,8 +256,7 @@ fn a_load_or_index_while_the_store_is_open_fails_and_changes_nothing() {
     let before = std::fs::read(store.join("manifest.json")).unwrap();
 
     let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
-    let error = EmbeddedStore::load(&store, std::slice::from_ref(&more), &GraphSettings::default(), false)
-        .unwrap_err();
+    let error = EmbeddedStore::load(&store, std::slice::from_ref(&more), &GraphSettings::default(), false).unwrap_err();
     assert!(matches!(error, GraphError::StoreInUse { .. }), "{error}");
     assert!(error.to_string().contains(&store.display().to_string()), "{error}");
     assert!(error.to_string().contains("stop `chatty-kg serve`"), "{error}");
@@ -286,7 +285,11 @@ fn a_store_being_written_is_not_opened() {
     writer.try_lock().unwrap();
     let error = EmbeddedStore::open(&store, GraphSettings::default()).err().unwrap();
     assert!(matches!(error, GraphError::StoreBeingWritten { .. }), "{error}");
-    assert!(error.to_string().contains("`chatty-kg load` or `chatty-kg index` is in progress"), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("`chatty-kg load` or `chatty-kg index` is in progress"),
+        "{error}"
+    );
     drop(writer);
     EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
 }
