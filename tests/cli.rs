@@ -120,6 +120,45 @@ fn errors_are_one_clear_line() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("unreachable"));
 }
 
+/// A process reading a store (here `sparql` waiting for its query on stdin, as a server would
+/// for questions) keeps `load` out, and `load` says what to do; once the reader is gone it works.
+#[test]
+fn load_refuses_a_store_another_command_has_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let store = store.to_str().unwrap();
+    let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/movies.ttl");
+    let movies = movies.to_str().unwrap();
+    stdout(&chatty(&["load", "--store", store, movies]));
+
+    let mut reader = command(&["sparql", "--store", store, "-"])
+        .env("CHATTY_KG_LOG", "chatty_kg_graph=debug")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = std::io::BufReader::new(reader.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("store open") {
+        line.clear();
+        let read = std::io::BufRead::read_line(&mut log, &mut line).unwrap();
+        assert_ne!(read, 0, "the reader exited");
+    }
+
+    let output = chatty(&["load", "--store", store, movies]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(err.contains("in use by another chatty-kg process"), "{err}");
+    assert!(err.contains("stop `chatty-kg serve`"), "{err}");
+    let output = chatty(&["index", "--store", store]);
+    assert!(!output.status.success());
+
+    drop(reader.stdin.take());
+    reader.wait().unwrap();
+    stdout(&chatty(&["load", "--store", store, movies]));
+}
+
 /// The real models (SmolLM2 for speed, MiniLM) answer from the bundled KB, and the JSON
 /// explanation has every documented field. The entity is a label in the question and one path
 /// fits clearly, so the chat model is loaded but not asked.

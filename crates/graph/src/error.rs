@@ -13,6 +13,24 @@ pub enum GraphError {
     #[error("the store at {path} is incomplete: its last load ({detail}) did not finish; run `chatty-kg load` again")]
     StoreIncomplete { path: PathBuf, detail: String },
 
+    #[error(
+        "the label index of the store at {path} is incomplete: the last `chatty-kg index` did not finish; \
+         run `chatty-kg index --store {path}` again"
+    )]
+    IndexIncomplete { path: PathBuf },
+
+    #[error(
+        "the store at {path} is in use by another chatty-kg process (a `chatty-kg serve`, or a command reading \
+         or loading it): stop `chatty-kg serve` (or wait for the other command) and try again"
+    )]
+    StoreInUse { path: PathBuf },
+
+    #[error(
+        "the store at {path} is being written: a `chatty-kg load` or `chatty-kg index` is in progress; \
+         wait for it to finish and try again"
+    )]
+    StoreBeingWritten { path: PathBuf },
+
     #[error("storage error in {path}: {message}")]
     Storage { path: PathBuf, message: String },
 

@@ -8,6 +8,7 @@
 //! The final order is decided by `KnowledgeGraph::search_entities`, the same for every backend.
 
 use crate::GraphError;
+use crate::lock::sync_dir;
 use crate::text::normalize_tokens;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -59,6 +60,40 @@ fn schema() -> (Schema, Fields) {
     (builder.build(), fields)
 }
 
+/// Syncs every file of the freshly built index directory `dir`, then the directory itself.
+fn sync_tree(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::File::open(entry.path())?.sync_all()?;
+        }
+    }
+    sync_dir(dir)
+}
+
+/// Replaces the index at `path` by the complete one at `staging`: the old one is renamed aside,
+/// the new one renamed in, and the old one removed only then. A crash in between leaves the old
+/// index at `<path>.old` and no index at `path`, which `EmbeddedStore::open` reports (its manifest
+/// still says `indexing`), never a half-built index.
+fn swap_into_place(staging: &Path, path: &Path) -> std::io::Result<()> {
+    let old = path.with_extension("old");
+    if old.exists() {
+        std::fs::remove_dir_all(&old)?;
+    }
+    let had_old = path.exists();
+    if had_old {
+        std::fs::rename(path, &old)?;
+    }
+    std::fs::rename(staging, path)?;
+    if let Some(parent) = path.parent() {
+        sync_dir(parent)?;
+    }
+    if had_old {
+        std::fs::remove_dir_all(&old)?;
+    }
+    Ok(())
+}
+
 /// A persisted, read-only label index.
 pub struct LabelIndex {
     path: PathBuf,
@@ -67,8 +102,8 @@ pub struct LabelIndex {
 }
 
 impl LabelIndex {
-    /// Builds a fresh index at `path` from `entries`, replacing any previous one only once the new
-    /// one is complete. Returns the number of labels indexed.
+    /// Builds a fresh index at `path` from `entries` in `<path>.building`, syncs it to disk, and
+    /// only then swaps it in for any previous one. Returns the number of labels indexed.
     pub fn build(
         path: &Path,
         entries: impl IntoIterator<Item = Result<LabelEntry, GraphError>>,
@@ -104,10 +139,9 @@ impl LabelIndex {
         writer
             .wait_merging_threads()
             .map_err(|e| GraphError::index(&staging, e))?;
-        if path.exists() {
-            std::fs::remove_dir_all(path).map_err(|e| GraphError::index(path, e))?;
-        }
-        std::fs::rename(&staging, path).map_err(|e| GraphError::index(path, e))?;
+        drop(index);
+        sync_tree(&staging).map_err(|e| GraphError::index(&staging, e))?;
+        swap_into_place(&staging, path).map_err(|e| GraphError::index(path, e))?;
         Ok(count)
     }
 

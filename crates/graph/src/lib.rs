@@ -18,6 +18,7 @@
 mod error;
 mod label_index;
 mod load;
+mod lock;
 mod oxigraph;
 mod query;
 mod settings;

@@ -3,14 +3,18 @@
 //! ```text
 //! <dir>/rdf/            RocksDB files (Oxigraph)
 //! <dir>/labels/         tantivy label index (rebuilt after every load)
-//! <dir>/manifest.json   what was loaded, and whether the last load finished
+//! <dir>/manifest.json   what was loaded, and whether the last load or index rebuild finished
+//! <dir>/lock            readers lock it shared, `load` and `index` exclusive (see `lock.rs`)
 //! ```
 //!
 //! Loads are atomic: Oxigraph's bulk loader only writes at `commit`, so a syntax error in the third
 //! file leaves the store as it was, and the manifest is the only place that calls a load complete.
+//! The manifest is replaced atomically (temporary file, fsync, rename, fsync of the directory), and
+//! so is the label index (built aside, synced, renamed into place).
 
 use crate::label_index::{LabelEntry, LabelIndex};
 use crate::load::{LoadReport, RdfFile};
+use crate::lock::{StoreLock, sync_dir};
 use crate::query::named_node;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
@@ -26,6 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
+const MANIFEST_STAGING: &str = "manifest.json.tmp";
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 struct Manifest {
@@ -37,6 +42,9 @@ struct Manifest {
     /// The label predicates the label index was built with.
     #[serde(default)]
     label_predicates: Vec<String>,
+    /// Set while `index` rebuilds the label index; left set by an interrupted rebuild.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    indexing: bool,
 }
 
 impl Manifest {
@@ -51,13 +59,20 @@ impl Manifest {
         }
     }
 
-    /// Written to a temporary file, then renamed: a crash leaves the old or the new manifest.
+    /// Written to a temporary file in the same directory, synced, renamed over the old one, and
+    /// the directory synced: a crash (even a power cut) leaves the old or the new manifest whole.
     fn write(&self, dir: &Path) -> Result<(), GraphError> {
         let path = dir.join(MANIFEST);
-        let staging = dir.join("manifest.json.tmp");
+        let staging = dir.join(MANIFEST_STAGING);
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| GraphError::storage(&path, e))?;
-        std::fs::write(&staging, bytes)
+        let write_staging = || -> std::io::Result<()> {
+            let mut file = std::fs::File::create(&staging)?;
+            std::io::Write::write_all(&mut file, &bytes)?;
+            file.sync_all()
+        };
+        write_staging()
             .and_then(|()| std::fs::rename(&staging, &path))
+            .and_then(|()| sync_dir(dir))
             .map_err(|source| GraphError::Io { path, source })
     }
 }
@@ -71,6 +86,9 @@ pub struct EmbeddedStore {
     settings: GraphSettings,
     /// Evaluations running on blocking threads.
     running: Arc<AtomicUsize>,
+    /// The shared lock that keeps `load` and `index` out while the store (or a query on it, which
+    /// holds a clone) is in use.
+    lock: Arc<StoreLock>,
 }
 
 /// Cancels an evaluation when the future waiting for it is dropped.
@@ -104,15 +122,28 @@ impl EmbeddedStore {
         self.running.load(Ordering::SeqCst)
     }
 
-    /// Opens a loaded store read-only (several processes may read while one loads).
+    /// Opens a loaded store read-only. Several processes may read a store at once; while any of
+    /// them has it open, `load` and `index` refuse to write it, and while one of those writes it,
+    /// this fails with [`GraphError::StoreBeingWritten`].
     pub fn open(dir: &Path, settings: GraphSettings) -> Result<Self, GraphError> {
-        let manifest = Manifest::read(dir)?.ok_or_else(|| GraphError::StoreNotFound {
+        let not_found = || GraphError::StoreNotFound {
             path: dir.to_path_buf(),
-        })?;
+        };
+        // Checked first so that opening a wrong directory creates no lock file in it.
+        if !dir.join(MANIFEST).is_file() {
+            return Err(not_found());
+        }
+        let lock = StoreLock::shared(dir)?;
+        let manifest = Manifest::read(dir)?.ok_or_else(not_found)?;
         if !manifest.loading.is_empty() {
             return Err(GraphError::StoreIncomplete {
                 path: dir.to_path_buf(),
                 detail: format!("{:?}", manifest.loading),
+            });
+        }
+        if manifest.indexing {
+            return Err(GraphError::IndexIncomplete {
+                path: dir.to_path_buf(),
             });
         }
         if manifest.label_predicates != settings.label_predicates {
@@ -124,17 +155,20 @@ impl EmbeddedStore {
         }
         let store = Store::open_read_only(dir.join("rdf")).map_err(|e| GraphError::storage(dir, e))?;
         let labels = LabelIndex::open(&dir.join("labels"))?;
+        tracing::debug!(store = %dir.display(), "store open: `load` and `index` refuse it until it is closed");
         Ok(Self {
             dir: dir.to_path_buf(),
             store,
             labels: Arc::new(labels),
             settings,
             running: Arc::new(AtomicUsize::new(0)),
+            lock: Arc::new(lock),
         })
     }
 
     /// Bulk-loads `files` into the store at `dir` (created if missing), then rebuilds the label
-    /// index. Blocking; shows a progress bar on stderr when `show_progress` is set.
+    /// index. Blocking; shows a progress bar on stderr when `show_progress` is set. Fails at once
+    /// with [`GraphError::StoreInUse`] while another process (a server) has the store open.
     pub fn load(
         dir: &Path,
         files: &[RdfFile],
@@ -150,6 +184,7 @@ impl EmbeddedStore {
             path: dir.to_path_buf(),
             source,
         })?;
+        let _lock = StoreLock::exclusive(dir)?;
         let previous = Manifest::read(dir)?;
         let mut manifest = previous.clone().unwrap_or_default();
         manifest.loading = files.iter().map(|f| f.path.clone()).collect();
@@ -188,19 +223,41 @@ impl EmbeddedStore {
             index_seconds,
         };
         manifest.loading.clear();
+        manifest.indexing = false; // the label index was rebuilt, whatever an old `index` left
         manifest.loads.push(report.clone());
         manifest.label_predicates = settings.label_predicates.clone();
         manifest.write(dir)?;
         Ok(report)
     }
 
-    /// Rebuilds the label index of an existing store (after changing the label predicates).
+    /// Rebuilds the label index of an existing store (after changing the label predicates). Fails
+    /// at once with [`GraphError::StoreInUse`] while another process has the store open. The
+    /// manifest says `indexing` until the new index is in place, so that an interrupted rebuild
+    /// makes the store refuse to open instead of serving a stale or missing index.
     pub fn reindex(dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
-        let mut manifest = Manifest::read(dir)?.ok_or_else(|| GraphError::StoreNotFound {
+        let not_found = || GraphError::StoreNotFound {
             path: dir.to_path_buf(),
-        })?;
+        };
+        if !dir.join(MANIFEST).is_file() {
+            return Err(not_found());
+        }
+        let _lock = StoreLock::exclusive(dir)?;
+        let mut manifest = Manifest::read(dir)?.ok_or_else(not_found)?;
         let store = open_for_writing(dir)?;
-        let labels = build_label_index(&store, dir, settings)?;
+        manifest.indexing = true;
+        manifest.write(dir)?;
+        let labels = match build_label_index(&store, dir, settings) {
+            Ok(labels) => labels,
+            Err(error) => {
+                // Failed before the swap (a bad predicate, a full disk): the old index is intact.
+                if dir.join("labels").is_dir() && !dir.join("labels.old").exists() {
+                    manifest.indexing = false;
+                    manifest.write(dir)?;
+                }
+                return Err(error);
+            }
+        };
+        manifest.indexing = false;
         manifest.label_predicates = settings.label_predicates.clone();
         manifest.write(dir)?;
         Ok(labels)
@@ -397,12 +454,14 @@ impl KnowledgeGraph for EmbeddedStore {
         let timeout = self.settings.query_timeout();
         let token = CancellationToken::new();
         let (store, query, max_rows) = (self.store.clone(), query.clone(), self.settings.max_rows);
+        // A cancelled evaluation may outlive this store handle: it keeps the lock until it ends.
+        let lock = Arc::clone(&self.lock);
         let worker_token = token.clone();
         // Dropping this future (an answer timeout above us) stops the evaluation too.
         let _cancel_on_drop = CancelOnDrop(token.clone());
         let running = Running::new(&self.running);
         let task = tokio::task::spawn_blocking(move || {
-            let _running = running;
+            let (_running, _lock) = (running, lock);
             evaluate(&store, &query, worker_token, max_rows)
         });
         match tokio::time::timeout(timeout, task).await {
@@ -424,5 +483,62 @@ impl KnowledgeGraph for EmbeddedStore {
             .await
             .map_err(|e| GraphError::index(&self.dir, e))??;
         Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(predicate: &str) -> Manifest {
+        Manifest {
+            label_predicates: vec![predicate.to_owned()],
+            ..Manifest::default()
+        }
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_manifest_write_replaces_the_old_one_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        manifest("old").write(dir.path()).unwrap();
+        manifest("new").write(dir.path()).unwrap();
+        assert_eq!(entries(dir.path()), [MANIFEST]);
+        let read = Manifest::read(dir.path()).unwrap().unwrap();
+        assert_eq!(read.label_predicates, ["new"]);
+    }
+
+    #[test]
+    fn a_crash_before_the_rename_leaves_the_old_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        manifest("old").write(dir.path()).unwrap();
+        // What a crash part-way through writing the next manifest leaves: a cut temporary file.
+        std::fs::write(dir.path().join(MANIFEST_STAGING), br#"{"loading": ["/data/h"#).unwrap();
+        let read = Manifest::read(dir.path()).unwrap().unwrap();
+        assert_eq!(read.label_predicates, ["old"]);
+        // The next write goes over the leftover.
+        manifest("new").write(dir.path()).unwrap();
+        assert_eq!(entries(dir.path()), [MANIFEST]);
+        assert_eq!(Manifest::read(dir.path()).unwrap().unwrap().label_predicates, ["new"]);
+    }
+
+    #[test]
+    fn the_indexing_marker_is_written_only_while_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = manifest("p");
+        m.write(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+        assert!(!text.contains("indexing"), "{text}");
+        m.indexing = true;
+        m.write(dir.path()).unwrap();
+        assert!(Manifest::read(dir.path()).unwrap().unwrap().indexing);
     }
 }

@@ -231,7 +231,7 @@ async fn a_query_whose_caller_gives_up_stops_running() {
 #[test]
 fn a_load_that_cannot_lock_the_store_changes_nothing() {
     let (tmp, store) = store_with_alpha();
-    // Another writer (as a running server would be) holds the RocksDB lock.
+    // A writer that does not take chatty-kg's lock (another Oxigraph program) holds RocksDB's.
     let writer = oxigraph::store::Store::open(store.join("rdf")).unwrap();
     let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
     let error = EmbeddedStore::load(&store, &[more], &GraphSettings::default(), false).unwrap_err();
@@ -240,4 +240,96 @@ fn a_load_that_cannot_lock_the_store_changes_nothing() {
     // The failed attempt left no "loading" marker behind.
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
     assert_eq!(kg.len().unwrap(), 1);
+}
+
+/// What `lock.rs` promises: readers share a store, a writer has it alone, and nobody waits.
+#[test]
+fn a_load_or_index_while_the_store_is_open_fails_and_changes_nothing() {
+    let (tmp, store) = store_with_alpha();
+    let reader = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    // A second reader (another `serve`, an `ask`) is welcome.
+    let second = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    drop(second);
+    // A clone keeps the lock after the original is dropped.
+    let clone = reader.clone();
+    drop(reader);
+    let before = std::fs::read(store.join("manifest.json")).unwrap();
+
+    let more = write(tmp.path(), "more.nt", &format!("<http://e/b> {LABEL} \"Beta\" .\n"));
+    let error = EmbeddedStore::load(&store, std::slice::from_ref(&more), &GraphSettings::default(), false).unwrap_err();
+    assert!(matches!(error, GraphError::StoreInUse { .. }), "{error}");
+    assert!(error.to_string().contains(&store.display().to_string()), "{error}");
+    assert!(error.to_string().contains("stop `chatty-kg serve`"), "{error}");
+    let error = EmbeddedStore::reindex(&store, &GraphSettings::default()).unwrap_err();
+    assert!(matches!(error, GraphError::StoreInUse { .. }), "{error}");
+    assert_eq!(std::fs::read(store.join("manifest.json")).unwrap(), before);
+    assert_eq!(clone.len().unwrap(), 1);
+
+    drop(clone);
+    EmbeddedStore::load(&store, &[more], &GraphSettings::default(), false).unwrap();
+    assert_eq!(EmbeddedStore::reindex(&store, &GraphSettings::default()).unwrap(), 2);
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.len().unwrap(), 2);
+}
+
+#[test]
+fn a_store_being_written_is_not_opened() {
+    let (_tmp, store) = store_with_alpha();
+    // What a running `load` or `index` holds.
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(store.join("lock"))
+        .unwrap();
+    writer.try_lock().unwrap();
+    let error = EmbeddedStore::open(&store, GraphSettings::default()).err().unwrap();
+    assert!(matches!(error, GraphError::StoreBeingWritten { .. }), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("`chatty-kg load` or `chatty-kg index` is in progress"),
+        "{error}"
+    );
+    drop(writer);
+    EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+}
+
+#[tokio::test]
+async fn an_interrupted_index_is_reported_not_served() {
+    let (_tmp, store) = store_with_alpha();
+    // What an `index` killed between its two renames leaves behind: the marker, the old index
+    // set aside and none in place.
+    let manifest = std::fs::read_to_string(store.join("manifest.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    value["indexing"] = serde_json::json!(true);
+    std::fs::write(store.join("manifest.json"), value.to_string()).unwrap();
+    std::fs::rename(store.join("labels"), store.join("labels.old")).unwrap();
+
+    let error = EmbeddedStore::open(&store, GraphSettings::default()).err().unwrap();
+    assert!(matches!(error, GraphError::IndexIncomplete { .. }), "{error}");
+    assert!(error.to_string().contains("chatty-kg index"), "{error}");
+
+    // Running `index` again repairs it, and leaves nothing aside.
+    assert_eq!(EmbeddedStore::reindex(&store, &GraphSettings::default()).unwrap(), 1);
+    let mut names: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["labels", "lock", "manifest.json", "rdf"]);
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_index_that_fails_before_replacing_anything_keeps_the_store_serving() {
+    let (_tmp, store) = store_with_alpha();
+    let bad = GraphSettings {
+        label_predicates: vec!["not an IRI".into()],
+        ..GraphSettings::default()
+    };
+    let error = EmbeddedStore::reindex(&store, &bad).unwrap_err();
+    assert!(matches!(error, GraphError::InvalidIri { .. }), "{error}");
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
 }

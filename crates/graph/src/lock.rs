@@ -1,0 +1,85 @@
+//! Who may use an embedded store directory at the same time: any number of readers (`serve`,
+//! `ask`, `chat`, `sparql`, `entities`, `eval`) or one writer (`load`, `index`), never both, as
+//! RocksDB opened read-only while another process writes it is undefined behaviour in Oxigraph.
+//!
+//! The file `<store>/lock` carries an advisory lock (`flock(2)` on Unix, `LockFileEx` on Windows,
+//! through `std::fs::File`): readers hold it shared for as long as the store is open, writers hold
+//! it exclusive for the whole load or index rebuild. Both only *try*: a command that would have
+//! to wait fails at once and says why. The lock belongs to the open file, so the kernel releases
+//! it when the process ends however it ends (SIGKILL, a crash, a power cut): a lock is never stale.
+//! Being per open file, it also separates two opens of one store inside a single process.
+//!
+//! Also here: [`sync_dir`], which the atomic replacements of a store's files (manifest, label
+//! index) need to be durable.
+
+use crate::GraphError;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::Path;
+
+/// The lock file's name inside a store directory.
+pub(crate) const LOCK_FILE: &str = "lock";
+
+/// A held lock on a store directory; released when dropped.
+#[derive(Debug)]
+pub(crate) struct StoreLock {
+    _file: File,
+}
+
+impl StoreLock {
+    /// A reader's lock: fails with [`GraphError::StoreBeingWritten`] while a writer holds the store.
+    pub(crate) fn shared(dir: &Path) -> Result<Self, GraphError> {
+        let file = open_lock_file(dir)?;
+        match file.try_lock_shared() {
+            Ok(()) => Ok(Self { _file: file }),
+            Err(TryLockError::WouldBlock) => Err(GraphError::StoreBeingWritten {
+                path: dir.to_path_buf(),
+            }),
+            Err(TryLockError::Error(source)) => Err(GraphError::Io {
+                path: dir.join(LOCK_FILE),
+                source,
+            }),
+        }
+    }
+
+    /// A writer's lock: fails with [`GraphError::StoreInUse`] while anyone else has the store open.
+    pub(crate) fn exclusive(dir: &Path) -> Result<Self, GraphError> {
+        let file = open_lock_file(dir)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Self { _file: file }),
+            Err(TryLockError::WouldBlock) => Err(GraphError::StoreInUse {
+                path: dir.to_path_buf(),
+            }),
+            Err(TryLockError::Error(source)) => Err(GraphError::Io {
+                path: dir.join(LOCK_FILE),
+                source,
+            }),
+        }
+    }
+}
+
+/// Opens (creating if needed) the lock file; read-only when the store directory is not writable,
+/// as readers may serve a store from a read-only mount (a lock needs no write access).
+fn open_lock_file(dir: &Path) -> Result<File, GraphError> {
+    let path = dir.join(LOCK_FILE);
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .or_else(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => Err(error),
+            _ => File::open(&path).map_err(|_| error),
+        })
+        .map_err(|source| GraphError::Io { path, source })
+}
+
+/// Makes the entries of `dir` (files created, renamed or removed in it) durable. A rename is
+/// atomic but only durable once its directory is synced. A no-op where directories cannot be
+/// opened as files (Windows).
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    if cfg!(unix) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
