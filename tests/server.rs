@@ -769,3 +769,64 @@ async fn each_key_has_its_own_rate_and_stored_answers_are_capped() {
     let (status, answer) = json_of(ask("bob-key", bob, "Who starred in Big?").await.unwrap()).await;
     assert_eq!(status, 200, "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_during_a_hundred_concurrent_answers_loses_no_acknowledged_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "max_concurrent_answers = 16\nmax_queued_answers = 200\n\
+                 max_sessions_per_hour_per_key = 0\nmax_questions_per_minute_per_key = 0";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let url = server.url.clone();
+    let mut sessions = Vec::new();
+    for _ in 0..100 {
+        let (status, session) = post_json(format!("{url}/api/sessions"), json!({})).await;
+        assert_eq!(status, 201, "{session}");
+        sessions.push(session["session"].as_str().unwrap().to_owned());
+    }
+    let acknowledged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let asks: Vec<_> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let (url, id, acknowledged) = (url.clone(), id.clone(), acknowledged.clone());
+            tokio::spawn(async move {
+                let (question, _, _, _) = QUESTIONS[i % QUESTIONS.len()];
+                let response = http()
+                    .post(format!("{url}/api/sessions/{id}/ask"))
+                    .json(&json!({"question": question}))
+                    .send()
+                    .await;
+                if let Ok(response) = response
+                    && response.status() == 200
+                    && response.json::<serde_json::Value>().await.is_ok()
+                {
+                    acknowledged.lock().unwrap().push((id, question));
+                }
+            })
+        })
+        .collect();
+    // Kill once some answers are acknowledged and others are still under way.
+    let waited = std::time::Instant::now();
+    while acknowledged.lock().unwrap().len() < 10 && waited.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let server = server.kill_and_restart();
+    for ask in asks {
+        ask.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(acknowledged.len() >= 10, "{} acknowledged", acknowledged.len());
+    for (id, question) in &acknowledged {
+        let (status, history) = get_json(format!("{}/api/sessions/{id}", server.url)).await;
+        assert_eq!(status, 200, "{history}");
+        assert_eq!(history["turn_count"], 1, "an acknowledged turn was lost: {history}");
+        assert_eq!(history["turns"][0]["explanation"]["question"], *question);
+    }
+    // Every session, answered or not, is still readable.
+    for id in &sessions {
+        assert_eq!(get_json(format!("{}/api/sessions/{id}", server.url)).await.0, 200);
+    }
+    eprintln!("{} of 100 answers were acknowledged before SIGKILL; all are on disk", acknowledged.len());
+}

@@ -31,10 +31,14 @@ pub struct ScriptRule {
     pub delay_ms: u64,
 }
 
+/// Requests a [`ScriptedChatModel`] remembers for inspection.
+pub const KEPT_REQUESTS: usize = 1000;
+
 #[derive(Debug, Default)]
 pub struct ScriptedChatModel {
     rules: Mutex<Vec<(ScriptRule, usize)>>,
-    requests: Mutex<Vec<ChatRequest>>,
+    /// The last [`KEPT_REQUESTS`] requests (a server on this model for hours must not grow).
+    requests: Mutex<std::collections::VecDeque<ChatRequest>>,
 }
 
 impl ScriptedChatModel {
@@ -83,12 +87,14 @@ impl ScriptedChatModel {
         self.lock_rules().push((rule, 0));
     }
 
-    /// Every request received so far, in order.
+    /// The requests received so far, in order (the last [`KEPT_REQUESTS`]).
     pub fn requests(&self) -> Vec<ChatRequest> {
         self.requests
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+            .iter()
+            .cloned()
+            .collect()
     }
 
     fn lock_rules(&self) -> std::sync::MutexGuard<'_, Vec<(ScriptRule, usize)>> {
@@ -110,10 +116,13 @@ impl ChatModel for ScriptedChatModel {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.requests
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(request.clone());
+        {
+            let mut requests = self.requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if requests.len() == KEPT_REQUESTS {
+                requests.pop_front();
+            }
+            requests.push_back(request.clone());
+        }
         let prompt = request.last_user_message().to_lowercase();
         let (text, delay_ms) = {
             let mut rules = self.lock_rules();
