@@ -396,7 +396,9 @@ impl KnowledgeGraph for EmbeddedStore {
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
         let timeout = self.settings.query_timeout();
         let token = CancellationToken::new();
-        let (store, query, max_rows) = (self.store.clone(), query.clone(), self.settings.max_rows);
+        let max_rows = self.settings.max_rows;
+        // The LIMIT lets the evaluator stop early (a top-k ORDER BY instead of a full sort).
+        let (store, query) = (self.store.clone(), query.capped(max_rows));
         let worker_token = token.clone();
         // Dropping this future (an answer timeout above us) stops the evaluation too.
         let _cancel_on_drop = CancelOnDrop(token.clone());

@@ -166,7 +166,8 @@ impl KnowledgeGraph for SparqlEndpoint {
     }
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
-        let text = query.to_string();
+        // One row more than kept tells that there were more.
+        let text = query.capped(self.settings.max_rows).to_string();
         let response = self.request(&text).send().await.map_err(|e| self.transport_error(e))?;
         let status = response.status();
         let content_type = response

@@ -207,3 +207,48 @@ async fn refused_queries_never_reach_the_network() {
         Err(GraphError::NotReadOnly { .. })
     ));
 }
+
+/// The query text as the endpoint received it (GET parameter or POST form field).
+fn sent_query(request: &wiremock::Request) -> String {
+    let from_url = request
+        .url
+        .query_pairs()
+        .find(|(k, _)| k == "query")
+        .map(|(_, v)| v.into_owned());
+    from_url.unwrap_or_else(|| {
+        url::form_urlencoded::parse(&request.body)
+            .find(|(k, _)| k == "query")
+            .map(|(_, v)| v.into_owned())
+            .unwrap()
+    })
+}
+
+/// A SELECT without LIMIT goes out with `LIMIT max_rows+1` (one more than kept, so truncation
+/// shows); a smaller LIMIT and an OFFSET are kept; ASK is sent as written.
+#[tokio::test]
+async fn select_goes_out_with_a_limit() {
+    let server = serve_get(one_row()).await;
+    let settings = GraphSettings {
+        max_rows: 100,
+        ..GraphSettings::default()
+    };
+    let kg = SparqlEndpoint::new(EndpointSettings::new(server.uri()), settings).unwrap();
+    for text in [
+        "SELECT ?x WHERE { ?x ?p ?o }",
+        "SELECT ?x WHERE { ?x ?p ?o } LIMIT 5",
+        "SELECT ?x WHERE { ?x ?p ?o } LIMIT 100000 OFFSET 20",
+    ] {
+        kg.query_text(text).await.unwrap();
+    }
+    let sent: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(sent_query)
+        .collect();
+    assert!(sent[0].trim_end().ends_with("LIMIT 101"), "{}", sent[0]);
+    assert!(sent[1].trim_end().ends_with("LIMIT 5"), "{}", sent[1]);
+    assert!(!sent[1].contains("101"), "{}", sent[1]);
+    assert!(sent[2].trim_end().ends_with("OFFSET 20 LIMIT 101"), "{}", sent[2]);
+}
