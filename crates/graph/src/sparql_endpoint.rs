@@ -113,6 +113,45 @@ impl SparqlEndpoint {
         }
     }
 
+    /// Sends one query and reads its results, bounded (see the module docs).
+    async fn run(&self, text: &str) -> Result<QueryResults, GraphError> {
+        let response = self.request(text).send().await.map_err(|e| self.transport_error(e))?;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if !status.is_success() {
+            let (body, _) = self.read_body(response, MAX_ERROR_BODY).await?;
+            let text = String::from_utf8_lossy(&body);
+            let mut excerpt: String = text.trim().chars().take(500).collect();
+            if text.trim().chars().count() > 500 {
+                excerpt.push('…');
+            }
+            return Err(GraphError::Http {
+                endpoint: self.endpoint.url.clone(),
+                status: status.as_u16(),
+                body: excerpt,
+            });
+        }
+        let max = self.settings.max_result_bytes;
+        if let Some(bytes) = response.content_length().filter(|n| *n > max as u64) {
+            // Announced larger than allowed: refused before reading any of it.
+            return Err(GraphError::ResultTooLarge {
+                endpoint: self.endpoint.url.clone(),
+                bytes: Some(bytes),
+                max,
+            });
+        }
+        let (body, cut) = self.read_body(response, max).await?;
+        if cut {
+            tracing::warn!(endpoint = %self.endpoint.url, max, "SPARQL results cut at max_result_bytes");
+        }
+        self.parse_results(&content_type, &body, cut)
+    }
+
     /// Reads the body as it streams in, at most `max` bytes, and says whether there was more.
     /// The buffer never grows past `max`: the rest stays unread and the connection is dropped.
     async fn read_body(&self, mut response: reqwest::Response, max: usize) -> Result<(Vec<u8>, bool), GraphError> {
@@ -225,42 +264,22 @@ impl KnowledgeGraph for SparqlEndpoint {
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
         // One row more than kept tells that there were more.
-        let text = query.capped(self.settings.max_rows).to_string();
-        let response = self.request(&text).send().await.map_err(|e| self.transport_error(e))?;
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        if !status.is_success() {
-            let (body, _) = self.read_body(response, MAX_ERROR_BODY).await?;
-            let text = String::from_utf8_lossy(&body);
-            let mut excerpt: String = text.trim().chars().take(500).collect();
-            if text.trim().chars().count() > 500 {
-                excerpt.push('…');
+        let capped = query.capped(self.settings.max_rows);
+        match self.run(&capped.to_string()).await {
+            // Some endpoints refuse the LIMIT itself: Virtuoso sorts at most MaxSortedTopRows
+            // (10000 by default) for ORDER BY … LIMIT, yet answers the same query without a
+            // LIMIT (cut to its ResultSetMaxRows). Ask once more as written: the byte cap still
+            // bounds what comes back.
+            Err(GraphError::Http {
+                status: 500..=599,
+                body,
+                ..
+            }) if capped != *query => {
+                tracing::warn!(endpoint = %self.endpoint.url, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
+                self.run(&query.to_string()).await
             }
-            return Err(GraphError::Http {
-                endpoint: self.endpoint.url.clone(),
-                status: status.as_u16(),
-                body: excerpt,
-            });
+            other => other,
         }
-        let max = self.settings.max_result_bytes;
-        if let Some(bytes) = response.content_length().filter(|n| *n > max as u64) {
-            // Announced larger than allowed: refused before reading any of it.
-            return Err(GraphError::ResultTooLarge {
-                endpoint: self.endpoint.url.clone(),
-                bytes: Some(bytes),
-                max,
-            });
-        }
-        let (body, cut) = self.read_body(response, max).await?;
-        if cut {
-            tracing::warn!(endpoint = %self.endpoint.url, max, "SPARQL results cut at max_result_bytes");
-        }
-        self.parse_results(&content_type, &body, cut)
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {

@@ -426,3 +426,39 @@ async fn an_announced_huge_body_is_refused_unread() {
     assert!(message.contains("209715200") && message.contains("max_result_bytes"), "{message}");
     assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
 }
+
+/// An endpoint that refuses the pushed-down LIMIT with a server error (Virtuoso's SR353 for
+/// ORDER BY … LIMIT over MaxSortedTopRows) is asked once more with the query as written; a
+/// query it refuses as written is not retried.
+#[tokio::test]
+async fn a_refused_pushed_down_limit_is_retried_as_written() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(query_param_contains("query", "LIMIT 10001"))
+        .respond_with(ResponseTemplate::new(500).set_body_string(
+            "Virtuoso 22023 Error SR353: Sorted TOP clause specifies more then 10001 rows to sort.",
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET")).respond_with(one_row()).mount(&server).await;
+    let kg = endpoint(server.uri(), |_| {});
+    let QueryResults::Solutions(s) = kg
+        .query_text("SELECT ?x WHERE { ?x ?p ?o } ORDER BY ?x")
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(s.rows.len(), 1);
+    let sent: Vec<String> = server.received_requests().await.unwrap().iter().map(sent_query).collect();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[0].ends_with("LIMIT 10001") && !sent[1].contains("LIMIT"), "{sent:?}");
+
+    // Written with that LIMIT: the same error, asked once.
+    let error = kg
+        .query_text("SELECT ?x WHERE { ?x ?p ?o } LIMIT 10001")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, GraphError::Http { status: 500, .. }), "{error}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
