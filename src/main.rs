@@ -524,7 +524,7 @@ fn print_results(results: &QueryResults, json: bool) -> Result<()> {
             writer.finish()?;
             if solutions.truncated {
                 eprintln!(
-                    "warning: results truncated to {} rows (graph.max_rows)",
+                    "warning: results truncated to {} rows (graph.max_rows or graph.max_result_bytes)",
                     solutions.rows.len()
                 );
             }

@@ -357,6 +357,7 @@ impl Config {
         for (name, kg) in &self.kgs {
             let field = |f: &str| format!("kgs.{name}.{f}");
             range(&field("graph.max_rows"), kg.graph.max_rows as u64, 100, 100_000_000)?;
+            range(&field("graph.max_result_bytes"), kg.graph.max_result_bytes as u64, 1024, 1 << 40)?;
             seconds(&field("graph.query_timeout_secs"), kg.graph.query_timeout_secs)?;
             if let Some(endpoint) = &kg.endpoint {
                 seconds(&field("endpoint.timeout_secs"), endpoint.timeout_secs)?;
@@ -615,6 +616,7 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
             ("[server]\nmax_concurrent_answers = 0\n", "server.max_concurrent_answers"),
             ("[server]\nmax_frame_bytes = 10\n", "server.max_frame_bytes"),
             ("[kgs.default.graph]\nmax_rows = 99\n", "kgs.default.graph.max_rows"),
+            ("[kgs.default.graph]\nmax_result_bytes = 10\n", "kgs.default.graph.max_result_bytes"),
             ("[kgs.default.graph]\nquery_timeout_secs = inf\n", "kgs.default.graph.query_timeout_secs"),
             ("[kgs.default.graph]\nquery_timeout_secs = nan\n", "kgs.default.graph.query_timeout_secs"),
             (

@@ -96,8 +96,26 @@ pub enum GraphError {
         message: String,
     },
 
+    #[error(
+        "SPARQL endpoint {endpoint} {}: ask for fewer or shorter rows, or raise max_result_bytes",
+        too_large(*.bytes, *.max)
+    )]
+    ResultTooLarge {
+        endpoint: String,
+        /// The announced size (Content-Length), when the endpoint sent one.
+        bytes: Option<u64>,
+        max: usize,
+    },
+
     #[error("invalid endpoint configuration: {message}")]
     Config { message: String },
+}
+
+fn too_large(bytes: Option<u64>, max: usize) -> String {
+    match bytes {
+        Some(bytes) => format!("announced {bytes} bytes of results, more than the {max} allowed (not read)"),
+        None => format!("sent more than the {max} bytes of results allowed, without one complete row in them"),
+    }
 }
 
 impl GraphError {

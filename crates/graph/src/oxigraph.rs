@@ -453,7 +453,9 @@ impl KnowledgeGraph for EmbeddedStore {
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
         let timeout = self.settings.query_timeout();
         let token = CancellationToken::new();
-        let (store, query, max_rows) = (self.store.clone(), query.clone(), self.settings.max_rows);
+        let max_rows = self.settings.max_rows;
+        // The LIMIT lets the evaluator stop early (a top-k ORDER BY instead of a full sort).
+        let (store, query) = (self.store.clone(), query.capped(max_rows));
         // A cancelled evaluation may outlive this store handle: it keeps the lock until it ends.
         let lock = Arc::clone(&self.lock);
         let worker_token = token.clone();

@@ -96,6 +96,33 @@ impl ReadQuery {
         &self.0
     }
 
+    /// The same query returning at most `max_rows + 1` rows, so a backend can keep `max_rows` and
+    /// still tell that there were more (one row over is what sets `truncated`).
+    ///
+    /// The query's own `LIMIT`/`OFFSET` (the slice among the solution modifiers at the top) keeps
+    /// its offset and gets the cap as its length if it has none or a larger one; a smaller limit
+    /// is left alone. Without one the pattern is wrapped in a slice, which prints as a plain
+    /// trailing `LIMIT max_rows+1`. ASK is returned unchanged.
+    pub fn capped(&self, max_rows: usize) -> Self {
+        let cap = max_rows.saturating_add(1);
+        let mut query = self.0.clone();
+        if let Query::Select { pattern, .. } = &mut query {
+            match top_slice_length(pattern, false, false) {
+                Some(length) => *length = Some(length.map_or(cap, |l| l.min(cap))),
+                None => {
+                    let inner = std::mem::replace(pattern, GraphPattern::Bgp { patterns: Vec::new() });
+                    *pattern = GraphPattern::Slice {
+                        inner: Box::new(inner),
+                        start: 0,
+                        length: Some(cap),
+                    };
+                }
+            }
+        }
+        // Only solution modifiers changed: the guard's verdict on the original still holds.
+        Self(query)
+    }
+
     /// Builds a SELECT from a graph pattern (which must already project the variables it returns).
     pub fn select(pattern: GraphPattern) -> Result<Self, GraphError> {
         Self::new(Query::Select {
@@ -109,6 +136,26 @@ impl ReadQuery {
 impl fmt::Display for ReadQuery {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
+    }
+}
+
+/// The length of the query's own `LIMIT`/`OFFSET`: the first slice below nothing but solution
+/// modifiers that keep or drop rows (ORDER BY, the projection, DISTINCT, REDUCED, BIND). Lowering
+/// that one keeps the first rows of the result and changes nothing else.
+///
+/// Past a BIND the walk stops at DISTINCT/REDUCED: spargebra prints such a BIND as a subquery,
+/// and shortening that subquery's LIMIT would change which rows survive its DISTINCT.
+fn top_slice_length(pattern: &mut GraphPattern, projected: bool, past_bind: bool) -> Option<&mut Option<usize>> {
+    match pattern {
+        GraphPattern::Slice { length, .. } => Some(length),
+        GraphPattern::OrderBy { inner, .. } => top_slice_length(inner, projected, past_bind),
+        // A second projection is a subquery.
+        GraphPattern::Project { inner, .. } if !projected => top_slice_length(inner, true, past_bind),
+        GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } if !past_bind => {
+            top_slice_length(inner, projected, past_bind)
+        }
+        GraphPattern::Extend { inner, .. } => top_slice_length(inner, projected, true),
+        _ => None,
     }
 }
 
@@ -800,6 +847,91 @@ mod tests {
             let text = query.to_string();
             prop_assert_eq!(refusal(ReadQuery::new(query)), DATASET, "{}", text);
             prop_assert_eq!(refusal(ReadQuery::parse(&text)), DATASET, "{}", text);
+        }
+    }
+
+    /// The smallest LIMIT that bounds a SELECT as it parses back from its text: any slice below
+    /// nothing but modifiers that keep or drop rows (ORDER BY, projection, BIND, DISTINCT, REDUCED).
+    fn sent_limit(query: &ReadQuery) -> Option<usize> {
+        fn limits(pattern: &GraphPattern, found: &mut Vec<usize>) {
+            match pattern {
+                GraphPattern::Slice { inner, length, .. } => {
+                    found.extend(*length);
+                    limits(inner, found);
+                }
+                GraphPattern::OrderBy { inner, .. }
+                | GraphPattern::Project { inner, .. }
+                | GraphPattern::Distinct { inner }
+                | GraphPattern::Reduced { inner }
+                | GraphPattern::Extend { inner, .. } => limits(inner, found),
+                _ => {}
+            }
+        }
+        let text = query.to_string();
+        let Query::Select { pattern, .. } = ReadQuery::parse(&text).unwrap().0 else {
+            return None;
+        };
+        let mut found = Vec::new();
+        limits(&pattern, &mut found);
+        found.into_iter().min()
+    }
+
+    #[test]
+    fn capped_pushes_a_limit_and_keeps_smaller_ones() {
+        for (text, expected) in [
+            ("SELECT ?s WHERE { ?s ?p ?o }", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11"),
+            ("SELECT ?s WHERE { ?s ?p ?o } LIMIT 5", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 5"),
+            ("SELECT ?s WHERE { ?s ?p ?o } LIMIT 11", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11"),
+            ("SELECT ?s WHERE { ?s ?p ?o } LIMIT 500", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11"),
+            ("SELECT ?s WHERE { ?s ?p ?o } OFFSET 7", "SELECT ?s WHERE { ?s ?p ?o } OFFSET 7 LIMIT 11"),
+            (
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 3 OFFSET 7",
+                "SELECT ?s WHERE { ?s ?p ?o } OFFSET 7 LIMIT 3",
+            ),
+            (
+                "SELECT DISTINCT ?s WHERE { ?s ?p ?o } ORDER BY DESC(?o)",
+                "SELECT DISTINCT ?s WHERE { ?s ?p ?o } ORDER BY DESC(?o) LIMIT 11",
+            ),
+            (
+                "SELECT ?s (STR(?o) AS ?l) WHERE { ?s ?p ?o } LIMIT 99",
+                "SELECT ?s (STR(?o) AS ?l) WHERE { ?s ?p ?o } LIMIT 11",
+            ),
+        ] {
+            let query = ReadQuery::parse(text).unwrap();
+            let capped = query.capped(10);
+            let normalize = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+            let expected_query = ReadQuery::parse(expected).unwrap();
+            assert_eq!(normalize(&capped.to_string()), normalize(&expected_query.to_string()), "{text}");
+            assert_eq!(capped, expected_query, "{text}");
+        }
+        // Readable: the same text with a trailing LIMIT (aggregates get random variable names,
+        // so this one is compared with its own printing).
+        let count = ReadQuery::parse("SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }").unwrap();
+        assert_eq!(count.capped(10).to_string(), format!("{count} LIMIT 11"));
+        let ask = ReadQuery::parse("ASK { ?s ?p ?o }").unwrap();
+        assert_eq!(ask.capped(10), ask);
+        // A subquery's larger LIMIT is bounded from outside; the inner one is kept.
+        let sub = ReadQuery::parse("SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } LIMIT 50 } ?s ?q ?r }").unwrap();
+        let capped = sub.capped(10);
+        assert_eq!(sent_limit(&capped), Some(11), "{capped}");
+        assert!(capped.to_string().contains("LIMIT 50"), "{capped}");
+    }
+
+    proptest! {
+        /// Whatever the shape of a SELECT, the text sent is bounded by a LIMIT of at most
+        /// `max_rows + 1` (usually its own; a subquery's under a BIND is as good); capping twice
+        /// changes nothing more.
+        #[test]
+        fn capped_text_is_always_limited(query in arbitrary::query(), max_rows in 0usize..50) {
+            let query = ReadQuery::new(query).unwrap();
+            let capped = query.capped(max_rows);
+            if query.is_ask() {
+                prop_assert_eq!(&capped, &query);
+            } else {
+                let limit = sent_limit(&capped);
+                prop_assert!(limit.is_some_and(|l| l <= max_rows + 1), "{} -> {:?}", capped, limit);
+            }
+            prop_assert_eq!(capped.capped(max_rows), capped);
         }
     }
 

@@ -16,7 +16,12 @@ pub struct GraphSettings {
     /// Predicates whose IRI contains one of these substrings are blacklisted too (e.g. `wikiPage`).
     pub predicate_blacklist_patterns: Vec<String>,
     /// At most this many rows are kept from one SELECT; the result says when it was truncated.
+    /// SELECTs are sent with `LIMIT max_rows+1` unless they already have a smaller LIMIT.
     pub max_rows: usize,
+    /// At most this many bytes of one result are read from a remote endpoint (default 64 MiB).
+    /// A larger SELECT result keeps the rows that arrived whole and is marked truncated; an ASK
+    /// or a result without one whole row in that many bytes is an error.
+    pub max_result_bytes: usize,
     /// Wall-clock limit for one query, in seconds.
     pub query_timeout_secs: f64,
 }
@@ -53,6 +58,7 @@ impl Default for GraphSettings {
                 "depiction".into(),
             ],
             max_rows: 10_000,
+            max_result_bytes: 64 << 20,
             query_timeout_secs: 30.0,
         }
     }

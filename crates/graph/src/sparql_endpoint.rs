@@ -4,6 +4,10 @@
 //! bearer auth and custom headers; results come back as SPARQL JSON or XML (TSV is understood too
 //! if the server insists). Every failure is typed: unreachable, timed out, HTTP status with the
 //! start of the body, unparsable results.
+//!
+//! What an endpoint can make us hold is bounded: SELECTs go out with `LIMIT max_rows+1`, and the
+//! body is read as a stream up to `max_result_bytes` (refused unread when its Content-Length is
+//! larger). A SELECT cut there keeps the rows that arrived whole and says it was truncated.
 
 use crate::settings::{EndpointAuth, EndpointSettings, HttpMethod, ResultsFormat, SearchStrategy};
 use crate::text::search_words;
@@ -14,6 +18,9 @@ use std::time::Duration;
 
 /// URLs longer than this are sent as POST under [`HttpMethod::Auto`].
 const MAX_GET_URL: usize = 2000;
+
+/// Of an error response, only the start is read: it is shown as an excerpt.
+const MAX_ERROR_BODY: usize = 64 << 10;
 
 pub struct SparqlEndpoint {
     endpoint: EndpointSettings,
@@ -106,7 +113,69 @@ impl SparqlEndpoint {
         }
     }
 
-    fn parse_results(&self, content_type: &str, body: &[u8]) -> Result<QueryResults, GraphError> {
+    /// Sends one query and reads its results, bounded (see the module docs).
+    async fn run(&self, text: &str) -> Result<QueryResults, GraphError> {
+        let response = self.request(text).send().await.map_err(|e| self.transport_error(e))?;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if !status.is_success() {
+            let (body, _) = self.read_body(response, MAX_ERROR_BODY).await?;
+            let text = String::from_utf8_lossy(&body);
+            let mut excerpt: String = text.trim().chars().take(500).collect();
+            if text.trim().chars().count() > 500 {
+                excerpt.push('…');
+            }
+            return Err(GraphError::Http {
+                endpoint: self.endpoint.url.clone(),
+                status: status.as_u16(),
+                body: excerpt,
+            });
+        }
+        let max = self.settings.max_result_bytes;
+        if let Some(bytes) = response.content_length().filter(|n| *n > max as u64) {
+            // Announced larger than allowed: refused before reading any of it.
+            return Err(GraphError::ResultTooLarge {
+                endpoint: self.endpoint.url.clone(),
+                bytes: Some(bytes),
+                max,
+            });
+        }
+        let (body, cut) = self.read_body(response, max).await?;
+        if cut {
+            tracing::warn!(endpoint = %self.endpoint.url, max, "SPARQL results cut at max_result_bytes");
+        }
+        self.parse_results(&content_type, &body, cut)
+    }
+
+    /// Reads the body as it streams in, at most `max` bytes, and says whether there was more.
+    /// The buffer never grows past `max`: the rest stays unread and the connection is dropped.
+    async fn read_body(&self, mut response: reqwest::Response, max: usize) -> Result<(Vec<u8>, bool), GraphError> {
+        let announced = response.content_length().and_then(|n| usize::try_from(n).ok());
+        let mut body = Vec::with_capacity(announced.unwrap_or(0).min(max));
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport_error(e))? {
+            let room = max - body.len();
+            let take = chunk.len().min(room);
+            if body.len() + take > body.capacity() {
+                // Grow as a Vec would, but never past the cap.
+                let want = (body.capacity() * 2).max(body.len() + take).min(max);
+                body.reserve_exact(want - body.len());
+            }
+            body.extend_from_slice(&chunk[..take]);
+            if take < chunk.len() {
+                return Ok((body, true));
+            }
+        }
+        Ok((body, false))
+    }
+
+    /// Parses a results document. `cut` says the body stops at `max_result_bytes`: then the rows
+    /// that parsed whole are kept and marked truncated, and the error at the cut is expected.
+    fn parse_results(&self, content_type: &str, body: &[u8], cut: bool) -> Result<QueryResults, GraphError> {
         let format = QueryResultsFormat::from_media_type(content_type)
             .filter(|f| *f != QueryResultsFormat::Csv)
             .unwrap_or(match self.endpoint.results_format {
@@ -118,10 +187,27 @@ impl SparqlEndpoint {
             content_type: content_type.to_owned(),
             message,
         };
-        let parsed = QueryResultsParser::from_format(format)
-            .for_slice(body)
-            .map_err(|e| bad(e.to_string()))?;
+        let too_large = || GraphError::ResultTooLarge {
+            endpoint: self.endpoint.url.clone(),
+            bytes: None,
+            max: self.settings.max_result_bytes,
+        };
+        let body = match (cut, format) {
+            // A TSV row is a line, and a cut line may still parse (a number cut short).
+            (true, QueryResultsFormat::Tsv) => body
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(&body[..0], |end| &body[..=end]),
+            _ => body,
+        };
+        let parsed = match QueryResultsParser::from_format(format).for_slice(body) {
+            Ok(parsed) => parsed,
+            Err(_) if cut => return Err(too_large()),
+            Err(e) => return Err(bad(e.to_string())),
+        };
         match parsed {
+            // An answer cut short is no answer.
+            SliceQueryResultsParserOutput::Boolean(_) if cut => Err(too_large()),
             SliceQueryResultsParserOutput::Boolean(b) => Ok(QueryResults::Boolean(b)),
             SliceQueryResultsParserOutput::Solutions(solutions) => {
                 let variables = solutions.variables().to_vec();
@@ -134,9 +220,20 @@ impl SparqlEndpoint {
                         out.truncated = true;
                         break;
                     }
-                    let solution = solution.map_err(|e| bad(e.to_string()))?;
+                    let solution = match solution {
+                        Ok(solution) => solution,
+                        // The cut: what came before it is all there is.
+                        Err(_) if cut => break,
+                        Err(e) => return Err(bad(e.to_string())),
+                    };
                     out.rows
                         .push(variables.iter().map(|v| solution.get(v).cloned()).collect());
+                }
+                if cut {
+                    if out.rows.is_empty() {
+                        return Err(too_large());
+                    }
+                    out.truncated = true;
                 }
                 Ok(QueryResults::Solutions(out))
             }
@@ -166,29 +263,23 @@ impl KnowledgeGraph for SparqlEndpoint {
     }
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
-        let text = query.to_string();
-        let response = self.request(&text).send().await.map_err(|e| self.transport_error(e))?;
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        let body = response.bytes().await.map_err(|e| self.transport_error(e))?;
-        if !status.is_success() {
-            let text = String::from_utf8_lossy(&body);
-            let mut excerpt: String = text.trim().chars().take(500).collect();
-            if text.trim().chars().count() > 500 {
-                excerpt.push('…');
+        // One row more than kept tells that there were more.
+        let capped = query.capped(self.settings.max_rows);
+        match self.run(&capped.to_string()).await {
+            // Some endpoints refuse the LIMIT itself: Virtuoso sorts at most MaxSortedTopRows
+            // (10000 by default) for ORDER BY … LIMIT, yet answers the same query without a
+            // LIMIT (cut to its ResultSetMaxRows). Ask once more as written: the byte cap still
+            // bounds what comes back.
+            Err(GraphError::Http {
+                status: 500..=599,
+                body,
+                ..
+            }) if capped != *query => {
+                tracing::warn!(endpoint = %self.endpoint.url, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
+                self.run(&query.to_string()).await
             }
-            return Err(GraphError::Http {
-                endpoint: self.endpoint.url.clone(),
-                status: status.as_u16(),
-                body: excerpt,
-            });
+            other => other,
         }
-        self.parse_results(&content_type, &body)
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {

@@ -207,3 +207,258 @@ async fn refused_queries_never_reach_the_network() {
         Err(GraphError::NotReadOnly { .. })
     ));
 }
+
+/// The query text as the endpoint received it (GET parameter or POST form field).
+fn sent_query(request: &wiremock::Request) -> String {
+    let from_url = request
+        .url
+        .query_pairs()
+        .find(|(k, _)| k == "query")
+        .map(|(_, v)| v.into_owned());
+    from_url.unwrap_or_else(|| {
+        url::form_urlencoded::parse(&request.body)
+            .find(|(k, _)| k == "query")
+            .map(|(_, v)| v.into_owned())
+            .unwrap()
+    })
+}
+
+/// A SELECT without LIMIT goes out with `LIMIT max_rows+1` (one more than kept, so truncation
+/// shows); a smaller LIMIT and an OFFSET are kept; ASK is sent as written.
+#[tokio::test]
+async fn select_goes_out_with_a_limit() {
+    let server = serve_get(one_row()).await;
+    let settings = GraphSettings {
+        max_rows: 100,
+        ..GraphSettings::default()
+    };
+    let kg = SparqlEndpoint::new(EndpointSettings::new(server.uri()), settings).unwrap();
+    for text in [
+        "SELECT ?x WHERE { ?x ?p ?o }",
+        "SELECT ?x WHERE { ?x ?p ?o } LIMIT 5",
+        "SELECT ?x WHERE { ?x ?p ?o } LIMIT 100000 OFFSET 20",
+    ] {
+        kg.query_text(text).await.unwrap();
+    }
+    let sent: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(sent_query)
+        .collect();
+    assert!(sent[0].trim_end().ends_with("LIMIT 101"), "{}", sent[0]);
+    assert!(sent[1].trim_end().ends_with("LIMIT 5"), "{}", sent[1]);
+    assert!(!sent[1].contains("101"), "{}", sent[1]);
+    assert!(sent[2].trim_end().ends_with("OFFSET 20 LIMIT 101"), "{}", sent[2]);
+}
+
+/// A bare HTTP/1.1 server on loopback (a thread) that answers each connection with `headers` and
+/// then `body`, written as it is produced: chunked when `chunked`, raw otherwise. It stops
+/// writing when the client goes away. Returns the endpoint URL.
+fn raw_server(headers: String, chunked: bool, body: impl Fn(&mut dyn FnMut(&[u8]) -> bool) + Send + 'static) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for socket in listener.incoming() {
+            let Ok(mut socket) = socket else { return };
+            // Read the request head (GET: no body).
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") && socket.read(&mut byte).is_ok_and(|n| n == 1) {
+                request.push(byte[0]);
+            }
+            let encoding = if chunked { "Transfer-Encoding: chunked\r\n" } else { "" };
+            if write!(socket, "HTTP/1.1 200 OK\r\n{headers}{encoding}\r\n").is_err() {
+                continue;
+            }
+            body(&mut |piece: &[u8]| {
+                if chunked {
+                    write!(socket, "{:x}\r\n", piece.len()).is_ok()
+                        && socket.write_all(piece).is_ok()
+                        && socket.write_all(b"\r\n").is_ok()
+                } else {
+                    socket.write_all(piece).is_ok()
+                }
+            });
+            if chunked {
+                let _ = socket.write_all(b"0\r\n\r\n");
+            }
+        }
+    });
+    format!("http://{address}/sparql")
+}
+
+fn capped_endpoint(url: String, max_result_bytes: usize, tweak: impl FnOnce(&mut EndpointSettings)) -> SparqlEndpoint {
+    let mut endpoint = EndpointSettings::new(url);
+    endpoint.timeout_secs = 20.0;
+    tweak(&mut endpoint);
+    let settings = GraphSettings {
+        max_rows: 10_000_000,
+        max_result_bytes,
+        ..GraphSettings::default()
+    };
+    SparqlEndpoint::new(endpoint, settings).unwrap()
+}
+
+const MIB: usize = 1 << 20;
+
+/// An endpoint streaming ~200 MB of rows (no Content-Length): reading stops at 1 MiB and the
+/// rows that arrived whole are kept, in order, marked truncated; the server keeps answering.
+#[tokio::test]
+async fn a_huge_streamed_select_is_cut_at_max_result_bytes() {
+    fn row(i: usize) -> String {
+        format!(r#"{{"x":{{"type":"uri","value":"http://e/r{i:09}"}}}},"#)
+    }
+    let row_len = row(0).len();
+    let url = raw_server(format!("Content-Type: {JSON}\r\n"), true, move |write| {
+        if !write(br#"{"head":{"vars":["x"]},"results":{"bindings":["#) {
+            return;
+        }
+        let mut sent = 0;
+        let mut i = 0;
+        while sent < 200 * MIB {
+            let piece: String = (i..i + 1000).map(row).collect();
+            i += 1000;
+            sent += piece.len();
+            if !write(piece.as_bytes()) {
+                return;
+            }
+        }
+        write(br#"{"x":{"type":"uri","value":"http://e/last"}}]}}"#);
+    });
+    let kg = capped_endpoint(url, MIB, |_| {});
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let QueryResults::Solutions(s) = kg.query_text("SELECT ?x WHERE { ?x ?p ?o }").await.unwrap() else {
+            panic!("not solutions")
+        };
+        assert!(s.truncated);
+        assert!(!s.rows.is_empty());
+        assert!(s.rows.len() <= MIB / row_len, "{} rows cannot fit in 1 MiB", s.rows.len());
+        assert!(s.rows.len() + 2 >= MIB / row_len, "only {} rows kept", s.rows.len());
+        for (i, value) in s.column("x").enumerate() {
+            assert_eq!(value.to_string(), format!("<http://e/r{i:09}>"));
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+}
+
+/// The same cut for XML and TSV results (a TSV line cut short is not kept), and for an ASK,
+/// where a cut answer is the typed error.
+#[tokio::test]
+async fn other_formats_and_ask_are_cut_too() {
+    let xml_row = |i: usize| format!(r#"<result><binding name="n"><literal>{i}</literal></binding></result>"#);
+    let url = raw_server("Content-Type: application/sparql-results+xml\r\n".into(), true, move |write| {
+        write(br#"<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="n"/></head><results>"#);
+        for i in 0..100_000 {
+            if !write(xml_row(i).as_bytes()) {
+                return;
+            }
+        }
+        write(b"</results></sparql>");
+    });
+    let kg = capped_endpoint(url, 64 << 10, |e| e.results_format = ResultsFormat::Xml);
+    let QueryResults::Solutions(s) = kg.query_text("SELECT ?n WHERE { ?s ?p ?n }").await.unwrap() else {
+        panic!()
+    };
+    assert!(s.truncated && !s.rows.is_empty() && s.rows.len() < 100_000, "{}", s.rows.len());
+    for (i, value) in s.column("n").enumerate() {
+        assert_eq!(value.to_string(), format!("\"{i}\""));
+    }
+
+    // Numbers cut short would still parse: 123456 read as 12.
+    let url = raw_server("Content-Type: text/tab-separated-values\r\n".into(), false, |write| {
+        write(b"?n\n");
+        for i in 0..100_000u64 {
+            if !write(format!("{}\n", 1_000_000 + i).as_bytes()) {
+                return;
+            }
+        }
+    });
+    let kg = capped_endpoint(url, 10_000, |_| {});
+    let QueryResults::Solutions(s) = kg.query_text("SELECT ?n WHERE { ?s ?p ?n }").await.unwrap() else {
+        panic!()
+    };
+    assert!(s.truncated && !s.rows.is_empty(), "{}", s.rows.len());
+    for (i, value) in s.column("n").enumerate() {
+        let expected = format!("\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>", 1_000_000 + i);
+        assert_eq!(value.to_string(), expected);
+    }
+
+    let url = raw_server(format!("Content-Type: {JSON}\r\n"), true, |write| {
+        write(br#"{"head":{},"#);
+        for _ in 0..100 {
+            if !write(&[b' '; 10_000]) {
+                return;
+            }
+        }
+        write(br#""boolean":true}"#);
+    });
+    let kg = capped_endpoint(url, 64 << 10, |_| {});
+    match kg.query_text("ASK { ?s ?p ?o }").await {
+        Err(GraphError::ResultTooLarge { bytes: None, max, .. }) => assert_eq!(max, 64 << 10),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A Content-Length over the cap is refused before the body: this server announces 200 MB and
+/// then sends nothing, so a client that started reading would wait for its timeout.
+#[tokio::test]
+async fn an_announced_huge_body_is_refused_unread() {
+    let url = raw_server(
+        format!("Content-Type: {JSON}\r\nContent-Length: {}\r\n", 200 * MIB),
+        false,
+        |_| std::thread::sleep(std::time::Duration::from_secs(30)),
+    );
+    let kg = capped_endpoint(url, MIB, |e| e.timeout_secs = 5.0);
+    let started = std::time::Instant::now();
+    let error = kg.query_text("SELECT ?x WHERE { ?x ?p ?o }").await.unwrap_err();
+    match &error {
+        GraphError::ResultTooLarge { bytes, max, .. } => {
+            assert_eq!(*bytes, Some(200 * MIB as u64));
+            assert_eq!(*max, MIB);
+        }
+        other => panic!("{other}"),
+    }
+    let message = error.to_string();
+    assert!(message.contains("209715200") && message.contains("max_result_bytes"), "{message}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+}
+
+/// An endpoint that refuses the pushed-down LIMIT with a server error (Virtuoso's SR353 for
+/// ORDER BY … LIMIT over MaxSortedTopRows) is asked once more with the query as written; a
+/// query it refuses as written is not retried.
+#[tokio::test]
+async fn a_refused_pushed_down_limit_is_retried_as_written() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(query_param_contains("query", "LIMIT 10001"))
+        .respond_with(ResponseTemplate::new(500).set_body_string(
+            "Virtuoso 22023 Error SR353: Sorted TOP clause specifies more then 10001 rows to sort.",
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET")).respond_with(one_row()).mount(&server).await;
+    let kg = endpoint(server.uri(), |_| {});
+    let QueryResults::Solutions(s) = kg
+        .query_text("SELECT ?x WHERE { ?x ?p ?o } ORDER BY ?x")
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(s.rows.len(), 1);
+    let sent: Vec<String> = server.received_requests().await.unwrap().iter().map(sent_query).collect();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[0].ends_with("LIMIT 10001") && !sent[1].contains("LIMIT"), "{sent:?}");
+
+    // Written with that LIMIT: the same error, asked once.
+    let error = kg
+        .query_text("SELECT ?x WHERE { ?x ?p ?o } LIMIT 10001")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, GraphError::Http { status: 500, .. }), "{error}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}

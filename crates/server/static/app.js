@@ -146,6 +146,9 @@ function showTurn(explanation) {
   const answer = el("div", "answer");
   answer.dataset.outcome = explanation.outcome.status;
   answer.append(el("p", "text", explanation.text));
+  if (explanation.truncated) {
+    answer.append(el("p", "note", "Not every answer is shown: the graph returned more than the configured limit (max_rows or max_result_bytes)."));
+  }
   turn.append(answer);
   turn.append(details(explanation));
   $("dialogue").append(turn);
