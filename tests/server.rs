@@ -830,3 +830,79 @@ async fn sigkill_during_a_hundred_concurrent_answers_loses_no_acknowledged_turn(
     }
     eprintln!("{} of 100 answers were acknowledged before SIGKILL; all are on disk", acknowledged.len());
 }
+
+/// An LLM server that misbehaves the same way on every connection: `status` (HTTP 500),
+/// `garbage` (200 with a body that is not a completion) or `hang` (headers and half a body,
+/// then silence).
+fn misbehaving_llm(mode: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+                let mut buf = [0u8; 65536];
+                let _ = stream.read(&mut buf);
+                let reply: &[u8] = match mode {
+                    "status" => b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 5\r\n\r\noops!",
+                    "garbage" => b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n<html>no!",
+                    _ => b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"choices\": [",
+                };
+                let _ = stream.write_all(reply);
+                if mode == "hang" {
+                    std::thread::sleep(Duration::from_secs(120));
+                }
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
+    for mode in ["status", "garbage", "hang"] {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = misbehaving_llm(mode);
+        let env = [
+            ("CHATTY_KG_LLM__BACKEND", "openai"),
+            ("CHATTY_KG_LLM__OPENAI__BASE_URL", llm.as_str()),
+            ("CHATTY_KG_LLM__OPENAI__TIMEOUT_SECS", "1"),
+            ("CHATTY_KG_LLM__OPENAI__MAX_RETRIES", "1"),
+            ("CHATTY_KG_LLM__OPENAI__BACKOFF_MS", "10"),
+        ];
+        // A second KG whose endpoint is down (nothing listens on port 9).
+        let extra = "[kgs.down.endpoint]\nurl = \"http://127.0.0.1:9/sparql\"\ntimeout_secs = 2.0";
+        let Some(server) = TestServer::start_with_env(dir.path(), extra, &env) else {
+            return;
+        };
+        let api = |path: &str| format!("{}{path}", server.url);
+        let ask = |id: String, q: &'static str| post_json(api(&format!("/api/sessions/{id}/ask")), json!({"question": q}));
+        let (_, session) = post_json(api("/api/sessions"), json!({})).await;
+        let id = session["session"].as_str().unwrap().to_owned();
+        // A first question needs no model (its entity is a label of the graph)...
+        let (status, first) = ask(id.clone(), "Who starred in Big?").await;
+        assert_eq!(status, 200, "{mode}: {first}");
+        // ...a follow-up asks the classifier, and the model fails: a clear error, in bounded time.
+        let started = std::time::Instant::now();
+        let (status, error) = ask(id.clone(), "Who starred in Top Gun?").await;
+        assert_eq!(status, 502, "{mode}: {error}");
+        let kind = error["error"]["kind"].as_str().unwrap();
+        assert!(["llm", "retries_exhausted"].contains(&kind), "{mode}: {error}");
+        assert!(started.elapsed() < Duration::from_secs(30), "{mode}: {:?}", started.elapsed());
+        // The endpoint that is down: a clear error for its session.
+        let (_, down) = post_json(api("/api/sessions"), json!({"kg": "down"})).await;
+        let down = down["session"].as_str().unwrap().to_owned();
+        let (status, error) = ask(down, "Who starred in Big?").await;
+        assert_eq!((status, error["error"]["kind"].as_str()), (502, Some("graph")), "{mode}: {error}");
+        // Meanwhile the server answers other sessions, and the failed turns were not recorded.
+        let (_, other) = post_json(api("/api/sessions"), json!({})).await;
+        let other = other["session"].as_str().unwrap().to_owned();
+        let (status, answer) = ask(other, "When was Big released?").await;
+        assert_eq!((status, answers(&answer["explanation"])), (200, vec!["1988".to_owned()]), "{mode}: {answer}");
+        let (_, history) = get_json(api(&format!("/api/sessions/{id}"))).await;
+        assert_eq!(history["turn_count"], 1, "{mode}: {history}");
+        assert_eq!(get_json(api("/health")).await.0, 200);
+    }
+}

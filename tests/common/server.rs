@@ -67,6 +67,7 @@ pub struct TestServer {
     pub url: String,
     dir: PathBuf,
     extra: String,
+    env: Vec<(String, String)>,
 }
 
 impl Drop for TestServer {
@@ -87,6 +88,12 @@ pub fn chatty() -> Command {
 impl TestServer {
     /// A server over a fresh copy of the movies store, with `extra` appended to its config.
     pub fn start(dir: &Path, extra: &str) -> Option<Self> {
+        Self::start_with_env(dir, extra, &[])
+    }
+
+    /// [`start`](Self::start), with environment variables for the server (e.g. configuration
+    /// overrides such as `CHATTY_KG_LLM__BACKEND`).
+    pub fn start_with_env(dir: &Path, extra: &str, env: &[(&str, &str)]) -> Option<Self> {
         model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
         let store = dir.join("store");
         let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/movies.ttl");
@@ -96,10 +103,14 @@ impl TestServer {
             .unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         std::fs::write(dir.join("script.json"), script().to_string()).unwrap();
-        Some(Self::restart(dir, extra))
+        Some(Self::restart_with_env(dir, extra, env))
     }
 
     pub fn restart(dir: &Path, extra: &str) -> Self {
+        Self::restart_with_env(dir, extra, &[])
+    }
+
+    fn restart_with_env(dir: &Path, extra: &str, env: &[(&str, &str)]) -> Self {
         let config = dir.join("config.toml");
         std::fs::write(
             &config,
@@ -115,6 +126,7 @@ impl TestServer {
         .unwrap();
         let mut child = chatty()
             .args(["serve", "--config", config.to_str().unwrap()])
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -133,6 +145,7 @@ impl TestServer {
             url,
             dir: dir.to_path_buf(),
             extra: extra.to_owned(),
+            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         }
     }
 
@@ -140,7 +153,9 @@ impl TestServer {
     pub fn kill_and_restart(mut self) -> Self {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
-        Self::restart(&self.dir.clone(), &self.extra.clone())
+        let env: Vec<(String, String)> = std::mem::take(&mut self.env);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Self::restart_with_env(&self.dir.clone(), &self.extra.clone(), &env)
     }
 
     pub fn signal(&self, signal: &str) {
