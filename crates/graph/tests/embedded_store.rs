@@ -176,48 +176,41 @@ fn an_interrupted_load_is_reported_not_served() {
     assert!(error.to_string().contains("huge.nt"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slow_queries_time_out() {
-    let tmp = tempfile::tempdir().unwrap();
+/// 3000 triples over 7 objects, and a count over `?o` joined three times: 7 × 430³ rows, many
+/// minutes of work. Joined on ?o, every row is an index lookup, where the evaluator checks for
+/// cancellation. (A cross product of patterns sharing no variable is joined in memory, where
+/// spareval 0.2 never checks: that one runs to its end, cancelled or not.)
+const SLOW_QUERY: &str = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?o . ?b ?p ?o . ?c ?p ?o }";
+
+fn slow_store(tmp: &Path, query_timeout_secs: f64) -> EmbeddedStore {
     let mut data = String::new();
     for i in 0..3000 {
         data.push_str(&format!("<http://e/s{i}> <http://e/p> <http://e/o{}> .\n", i % 7));
     }
-    let file = write(tmp.path(), "big.nt", &data);
-    let store = tmp.path().join("store");
+    let file = write(tmp, "big.nt", &data);
+    let store = tmp.join("store");
     EmbeddedStore::load(&store, &[file], &GraphSettings::default(), false).unwrap();
     let settings = GraphSettings {
-        query_timeout_secs: 0.2,
+        query_timeout_secs,
         ..GraphSettings::default()
     };
-    let kg = EmbeddedStore::open(&store, settings).unwrap();
-    // 3000³ combinations: hours of work unless cancelled.
-    let result = kg
-        .query_text("SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f }")
-        .await;
+    EmbeddedStore::open(&store, settings).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_queries_time_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kg = slow_store(tmp.path(), 0.2);
+    let result = kg.query_text(SLOW_QUERY).await;
     assert!(matches!(result, Err(GraphError::Timeout { .. })), "{result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_whose_caller_gives_up_stops_running() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut data = String::new();
-    for i in 0..3000 {
-        data.push_str(&format!("<http://e/s{i}> <http://e/p> <http://e/o{}> .\n", i % 7));
-    }
-    let file = write(tmp.path(), "big.nt", &data);
-    let store = tmp.path().join("store");
-    EmbeddedStore::load(&store, &[file], &GraphSettings::default(), false).unwrap();
     // The store's own timeout is far away: only the caller's giving up can stop the query.
-    let settings = GraphSettings {
-        query_timeout_secs: 3600.0,
-        ..GraphSettings::default()
-    };
-    let kg = EmbeddedStore::open(&store, settings).unwrap();
-    // Joined on ?o: one index lookup per row, where the evaluator checks for cancellation. (A
-    // cross product of patterns sharing no variable is joined in memory, where spareval 0.2
-    // never checks: that one runs to its end, cancelled or not.)
-    let query = kg.query_text("SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?o . ?b ?p ?o . ?c ?p ?o }");
+    let kg = slow_store(tmp.path(), 3600.0);
+    let query = kg.query_text(SLOW_QUERY);
     assert!(tokio::time::timeout(std::time::Duration::from_millis(300), query).await.is_err());
     // Without cancellation the blocking thread would count 7 × 430³ rows for many minutes.
     let mut waited = 0;
