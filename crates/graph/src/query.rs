@@ -107,7 +107,7 @@ impl ReadQuery {
         let cap = max_rows.saturating_add(1);
         let mut query = self.0.clone();
         if let Query::Select { pattern, .. } = &mut query {
-            match top_slice_length(pattern, false, false) {
+            match top_slice_length(pattern) {
                 Some(length) => *length = Some(length.map_or(cap, |l| l.min(cap))),
                 None => {
                     let inner = std::mem::replace(pattern, GraphPattern::Bgp { patterns: Vec::new() });
@@ -139,22 +139,13 @@ impl fmt::Display for ReadQuery {
     }
 }
 
-/// The length of the query's own `LIMIT`/`OFFSET`: the first slice below nothing but solution
-/// modifiers that keep or drop rows (ORDER BY, the projection, DISTINCT, REDUCED, BIND). Lowering
-/// that one keeps the first rows of the result and changes nothing else.
-///
-/// Past a BIND the walk stops at DISTINCT/REDUCED: spargebra prints such a BIND as a subquery,
-/// and shortening that subquery's LIMIT would change which rows survive its DISTINCT.
-fn top_slice_length(pattern: &mut GraphPattern, projected: bool, past_bind: bool) -> Option<&mut Option<usize>> {
+/// The length of the query's own `LIMIT`/`OFFSET`. spargebra puts a query's own slice outermost
+/// (SPARQL's algebra applies ORDER BY, the projection and DISTINCT before it), so only a slice at
+/// the top is the query's own; one further down belongs to a subquery, and shortening it would
+/// change which rows an outer DISTINCT or ORDER BY sees. Such a query is wrapped instead.
+fn top_slice_length(pattern: &mut GraphPattern) -> Option<&mut Option<usize>> {
     match pattern {
         GraphPattern::Slice { length, .. } => Some(length),
-        GraphPattern::OrderBy { inner, .. } => top_slice_length(inner, projected, past_bind),
-        // A second projection is a subquery.
-        GraphPattern::Project { inner, .. } if !projected => top_slice_length(inner, true, past_bind),
-        GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } if !past_bind => {
-            top_slice_length(inner, projected, past_bind)
-        }
-        GraphPattern::Extend { inner, .. } => top_slice_length(inner, projected, true),
         _ => None,
     }
 }
@@ -915,6 +906,21 @@ mod tests {
         let capped = sub.capped(10);
         assert_eq!(sent_limit(&capped), Some(11), "{capped}");
         assert!(capped.to_string().contains("LIMIT 50"), "{capped}");
+        // Under an outer DISTINCT or ORDER BY a subquery's LIMIT is not the query's: it stays, and
+        // the whole query is bounded instead (lowering it would change which rows come out).
+        for text in [
+            "SELECT DISTINCT ?s WHERE { { SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 100000 } }",
+            "SELECT ?s WHERE { { SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 100000 } } ORDER BY ?o",
+        ] {
+            let query = ReadQuery::parse(text).unwrap();
+            let Query::Select { pattern: original, .. } = query.as_query() else { panic!() };
+            match query.capped(10).as_query() {
+                Query::Select { pattern: GraphPattern::Slice { inner, start: 0, length: Some(11) }, .. } => {
+                    assert_eq!(**inner, *original, "{text}");
+                }
+                other => panic!("{text}: {other}"),
+            }
+        }
     }
 
     proptest! {
