@@ -906,3 +906,39 @@ async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
         assert_eq!(get_json(api("/health")).await.0, 200);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rest_question_whose_client_left_before_its_turn_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 1") else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (_, session) = post_json(api("/api/sessions"), json!({})).await;
+        ids.push(session["session"].as_str().unwrap().to_owned());
+    }
+    // The one permit is taken for 2.5 s...
+    let slow = tokio::spawn(post_json(
+        api(&format!("/api/sessions/{}/ask", ids[0])),
+        json!({"question": "When was Cast Awy released?"}),
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // ...so this question waits; its client gives up after 0.5 s and closes the connection.
+    let gave_up = http()
+        .post(api(&format!("/api/sessions/{}/ask", ids[1])))
+        .json(&json!({"question": "Who starred in Big?"}))
+        .timeout(Duration::from_millis(500))
+        .send()
+        .await;
+    assert!(gave_up.is_err());
+    let (status, answer) = slow.await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, history) = get_json(api(&format!("/api/sessions/{}", ids[1]))).await;
+    assert_eq!(history["turn_count"], 0, "the abandoned question was answered anyway: {history}");
+    // A bad history query string gets the API's error shape.
+    let (status, error) = get_json(api(&format!("/api/sessions/{}?limit=abc", ids[1]))).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("malformed_message")), "{error}");
+}

@@ -330,6 +330,13 @@ impl Config {
         if server.api_keys.iter().any(|k| k.trim().is_empty()) {
             return bad("server.api_keys", "contains an empty key (it would match a request with none)".into());
         }
+        if let Some(host) = server
+            .allowed_hosts
+            .iter()
+            .find(|h| h.trim() != "*" && (h.contains(':') || h.contains('/') || h.trim().is_empty()))
+        {
+            return bad("server.allowed_hosts", format!("has {host:?}; a host name has no scheme and no port"));
+        }
         if let Some(origin) = server
             .allowed_origins
             .iter()
@@ -611,6 +618,7 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
             ("[server]\napi_keys = [\"\"]\n", "server.api_keys"),
             ("[server]\napi_keys = [\"k\", \"  \"]\n", "server.api_keys"),
             ("[server]\nallowed_origins = [\"evil.example\"]\n", "server.allowed_origins"),
+            ("[server]\nallowed_hosts = [\"chat.example.org:8765\"]\n", "server.allowed_hosts"),
             ("[server]\nsession_retention_hours = 9223372036854775807\n", "server.session_retention_hours"),
             ("[server]\nanswer_timeout_secs = 0\n", "server.answer_timeout_secs"),
             ("[server]\nmax_concurrent_answers = 0\n", "server.max_concurrent_answers"),

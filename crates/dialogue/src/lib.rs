@@ -192,8 +192,14 @@ fn sync_files(dir: &Path) -> std::io::Result<()> {
     std::fs::File::open(dir.join("db"))?.sync_all()?;
     let blobs = dir.join("blobs");
     if blobs.is_dir() {
+        // Blobs are values above ~128 KiB, rare with the server's cap on stored answers; all are
+        // synced (a blob is written once, so an already synced one costs little). sled removes
+        // replaced blobs as it goes: one gone between listing and opening needs no sync.
         for entry in std::fs::read_dir(&blobs)? {
-            std::fs::File::open(entry?.path())?.sync_all()?;
+            match std::fs::File::open(entry?.path()).and_then(|f| f.sync_all()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
         }
         std::fs::File::open(&blobs)?.sync_all()?;
     }

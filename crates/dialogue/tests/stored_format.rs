@@ -22,13 +22,30 @@ fn a_record_written_before_the_format_field_is_read_as_format_one() {
 }
 
 #[tokio::test]
-async fn a_stored_old_record_comes_back_from_the_store() {
+async fn an_old_record_on_disk_is_read_by_the_store() {
     let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let store = DialogueStore::open(dir.path(), None).unwrap();
+        store.create("default", None).await.unwrap().id
+    };
+    // Put the old record's bytes where the old version wrote them: the `turns` tree under the
+    // session id and the big-endian turn number, with the session's counter at one.
+    {
+        let db = sled::open(dir.path()).unwrap();
+        let mut key = id.as_str().as_bytes().to_vec();
+        key.extend_from_slice(&0u32.to_be_bytes());
+        db.open_tree("turns").unwrap().insert(key, NOVEMBER_2026.as_bytes()).unwrap();
+        let sessions = db.open_tree("sessions").unwrap();
+        let mut info: serde_json::Value = serde_json::from_slice(&sessions.get(id.as_str()).unwrap().unwrap()).unwrap();
+        info["turns"] = 1.into();
+        sessions.insert(id.as_str(), serde_json::to_vec(&info).unwrap()).unwrap();
+        db.flush().unwrap();
+    }
     let store = DialogueStore::open(dir.path(), None).unwrap();
-    let info = store.create("default", None).await.unwrap();
     let old: TurnRecord = serde_json::from_str(NOVEMBER_2026).unwrap();
-    let stored = store.append(&info.id, old.context.clone(), old.explanation.clone()).await.unwrap();
-    let turns = store.turns(&info.id).unwrap();
-    assert_eq!(turns, [stored]);
-    assert_eq!(turns[0].explanation, old.explanation);
+    assert_eq!(store.turns(&id).unwrap(), [old.clone()]);
+    assert_eq!(store.history(&id, 3).unwrap(), [old.context.clone()]);
+    // A new turn after it gets the next index and today's format.
+    let next = store.append(&id, old.context, old.explanation).await.unwrap();
+    assert_eq!((next.index, next.format), (1, chatty_kg_dialogue::TURN_FORMAT));
 }

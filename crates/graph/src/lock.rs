@@ -22,15 +22,22 @@ pub(crate) const LOCK_FILE: &str = "lock";
 /// A held lock on a store directory; released when dropped.
 #[derive(Debug)]
 pub(crate) struct StoreLock {
-    _file: File,
+    /// `None` for a reader of a store on a read-only file system without a lock file: nothing can
+    /// write that store either.
+    _file: Option<File>,
 }
 
 impl StoreLock {
     /// A reader's lock: fails with [`GraphError::StoreBeingWritten`] while a writer holds the store.
     pub(crate) fn shared(dir: &Path) -> Result<Self, GraphError> {
-        let file = open_lock_file(dir)?;
+        let file = match open_lock_file(dir) {
+            Err(GraphError::Io { source, .. }) if source.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+                return Ok(Self { _file: None });
+            }
+            other => other?,
+        };
         match file.try_lock_shared() {
-            Ok(()) => Ok(Self { _file: file }),
+            Ok(()) => Ok(Self { _file: Some(file) }),
             Err(TryLockError::WouldBlock) => Err(GraphError::StoreBeingWritten {
                 path: dir.to_path_buf(),
             }),
@@ -45,7 +52,7 @@ impl StoreLock {
     pub(crate) fn exclusive(dir: &Path) -> Result<Self, GraphError> {
         let file = open_lock_file(dir)?;
         match file.try_lock() {
-            Ok(()) => Ok(Self { _file: file }),
+            Ok(()) => Ok(Self { _file: Some(file) }),
             Err(TryLockError::WouldBlock) => Err(GraphError::StoreInUse {
                 path: dir.to_path_buf(),
             }),

@@ -269,12 +269,13 @@ impl KnowledgeGraph for SparqlEndpoint {
             // Some endpoints refuse the LIMIT itself: Virtuoso sorts at most MaxSortedTopRows
             // (10000 by default) for ORDER BY … LIMIT, yet answers the same query without a
             // LIMIT (cut to its ResultSetMaxRows). Ask once more as written: the byte cap still
-            // bounds what comes back.
+            // bounds what comes back. Only for that refusal (SR353): another 5xx (an overloaded or
+            // timed-out endpoint) must not be answered with a heavier query.
             Err(GraphError::Http {
                 status: 500..=599,
                 body,
                 ..
-            }) if capped != *query => {
+            }) if capped != *query && body.contains("SR353") => {
                 tracing::warn!(endpoint = %self.endpoint.url, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
                 self.run(&query.to_string()).await
             }

@@ -163,12 +163,16 @@ impl Server {
                 .app_data(shutdown_data.clone())
                 .app_data(health.clone())
                 .app_data(rest::json_config(json_limit))
+                .app_data(rest::query_config())
                 .app_data(actix::PayloadConfig::new(json_limit))
                 .configure(rest::routes)
                 .configure(web::routes)
                 .route("/ws", actix::get().to(ws::websocket))
         })
         .disable_signals()
+        // A client that closes its socket has left: drop its request's handler (a question still
+        // waiting for its turn is then dropped too) instead of keeping the half-closed connection.
+        .h1_allow_half_closed(false)
         // The answers under way were drained before HTTP stops; this only bounds the rest.
         .shutdown_timeout(5)
         .max_connections(50_000);

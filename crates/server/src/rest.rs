@@ -201,6 +201,11 @@ async fn ask(
     })))
 }
 
+/// Query strings (`?from=&limit=`): a bad one gets the API's error shape.
+pub fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|error, _| ServerError::Malformed(error.to_string()).into())
+}
+
 /// JSON bodies: at most `limit` bytes, and a malformed or oversized one gets the API's error
 /// shape rather than actix's plain text.
 pub fn json_config(limit: usize) -> web::JsonConfig {

@@ -307,10 +307,11 @@ impl ChatService {
         }
         let Turn { question, answers } = Turn::answered(&explanation, self.limits.context_answers);
         let context = TurnContext { question, answers };
-        self.metrics.answered(&session.kg, &explanation);
+        let typed = explanation;
         let explanation =
-            serde_json::to_value(&explanation).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
+            serde_json::to_value(&typed).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
         let record = self.store.append(&session.id, context, explanation).await?;
+        self.metrics.answered(&session.kg, &typed);
         tracing::debug!(session = %session.id, turn = record.index, "answered and stored");
         Ok(record)
     }
@@ -353,7 +354,10 @@ impl ChatService {
         }
         let result = match tokio::time::timeout(FRESH, self.store.check()).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(format!("the session store refuses writes: {error}")),
+            // sled refuses every write after an I/O error until it is reopened.
+            Ok(Err(error)) => Err(format!(
+                "the session store refuses writes ({error}); free disk space, then restart the server"
+            )),
             Err(_) => Err("the session store did not complete a write within 5 s".to_owned()),
         };
         *last = Some((Instant::now(), result.clone()));

@@ -147,7 +147,7 @@ function showTurn(explanation) {
   answer.dataset.outcome = explanation.outcome.status;
   answer.append(el("p", "text", explanation.text));
   if (explanation.truncated) {
-    answer.append(el("p", "note", "Not every answer is shown: the graph returned more than the configured limit (max_rows or max_result_bytes)."));
+    answer.append(el("p", "note", "Not every answer is shown: there were more than the configured limits keep (max_rows, max_result_bytes or max_stored_answers)."));
   }
   turn.append(answer);
   turn.append(details(explanation));
