@@ -13,13 +13,28 @@ use serde_json::Value;
 /// Sampling temperature of retries.
 const RETRY_TEMPERATURE: f32 = 0.6;
 
-pub(crate) async fn ask_validated<T: DeserializeOwned, U>(
+/// What `ask_validated` does with one reply: parse it as `T` ([`parse_reply`]), then validate
+/// it. Each agent's `check_*` function is this with its own `T` and validator; they are public so
+/// that the fuzz targets (`fuzz/`) run the very code a model's reply goes through.
+pub fn check_reply<T: DeserializeOwned, U>(
+    reply: &str,
+    validate: impl FnOnce(T) -> Result<U, String>,
+) -> Result<U, String> {
+    match parse_reply::<T>(reply) {
+        Ok(value) => validate(value),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Asks until `check` accepts the reply's text (usually [`check_reply`] with the agent's
+/// validator), at most θ times.
+pub(crate) async fn ask_validated<U>(
     ctx: &AgentContext,
     agent: &'static str,
     template: &str,
     variables: Value,
     schema: Value,
-    mut validate: impl FnMut(T) -> Result<U, String>,
+    mut check: impl FnMut(&str) -> Result<U, String>,
 ) -> Result<U, AgentError> {
     let attempts = ctx.params.theta.max(1);
     let mut feedback: Option<String> = None;
@@ -35,19 +50,13 @@ pub(crate) async fn ask_validated<T: DeserializeOwned, U>(
             request.temperature = Some(RETRY_TEMPERATURE);
         }
         let problem = match ctx.llm.complete(&request).await {
-            Ok(response) => {
-                let outcome = match parse_reply::<T>(&response.text) {
-                    Ok(value) => validate(value),
-                    Err(e) => Err(e.to_string()),
-                };
-                match outcome {
-                    Ok(valid) => return Ok(valid),
-                    Err(problem) => {
-                        tracing::debug!(agent, attempt, reply = %response.text, "rejected reply");
-                        problem
-                    }
+            Ok(response) => match check(&response.text) {
+                Ok(valid) => return Ok(valid),
+                Err(problem) => {
+                    tracing::debug!(agent, attempt, reply = %response.text, "rejected reply");
+                    problem
                 }
-            }
+            },
             Err(LlmError::Truncated { .. }) => "the answer was too long; answer shortly".into(),
             // The client already retried transport failures; a second layer would only multiply them.
             Err(source) => return Err(AgentError::Llm { agent, source }),

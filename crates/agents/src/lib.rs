@@ -9,7 +9,7 @@
 
 pub mod agents;
 pub mod answer;
-mod ask;
+pub mod ask;
 pub mod context;
 mod entity_spotting;
 pub mod error;

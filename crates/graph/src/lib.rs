@@ -30,7 +30,7 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    ReadQuery, entity_search_query, named_node, neighbourhood_query, neighbourhood_sample_query,
+    MAX_NESTING, ReadQuery, entity_search_query, named_node, neighbourhood_query, neighbourhood_sample_query,
     predicates_around_query, predicates_between_query, triple, var,
 };
 use crate::query::{degrees_query, labels_query};

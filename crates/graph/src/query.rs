@@ -38,6 +38,29 @@ pub(crate) mod arbitrary;
 pub struct ReadQuery(Query);
 
 pub(crate) const SERVICE: &str = "a federated query (SERVICE)";
+
+/// Deepest nesting of brackets (`(`, `{`, `[`, counted anywhere in the text) that
+/// [`ReadQuery::parse`] accepts. spargebra's parser recurses several frames per level with no
+/// bound of its own: about 1000 nested parentheses (2 KB of text) overflow a 2 MB thread stack (a
+/// tokio worker's), which aborts the process rather than returning an error (found while
+/// writing the `read_only_guard` fuzz target). Real queries nest a few levels.
+pub const MAX_NESTING: usize = 64;
+
+/// The deepest bracket nesting in `text` (closing brackets never take it below zero).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
 pub(crate) const DATASET: &str = "a FROM/FROM NAMED dataset clause";
 
 /// The namespace of the XSD datatypes; `xsd:T(x)` is the cast of `x` to `T`.
@@ -50,6 +73,12 @@ impl ReadQuery {
     /// Parses SPARQL text and refuses anything but a read-only SELECT/ASK (CONSTRUCT, DESCRIBE,
     /// updates, SERVICE, FROM, extension functions; see the module docs).
     pub fn parse(text: &str) -> Result<Self, GraphError> {
+        let depth = nesting(text);
+        if depth > MAX_NESTING {
+            return Err(GraphError::QueryParse {
+                message: format!("brackets nested {depth} deep (at most {MAX_NESTING})"),
+            });
+        }
         match SparqlParser::new().parse_query(text) {
             Ok(query) => Self::new(query),
             Err(query_error) => {
@@ -678,6 +707,34 @@ mod tests {
         ] {
             assert_eq!(refusal(ReadQuery::parse(&text)), SERVICE, "{text}");
         }
+    }
+
+    /// Deep nesting is a parse error, not a stack overflow in the parser (which aborts the
+    /// process). Runs on a 2 MB stack like a tokio worker; before the bound, 1000 levels aborted.
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        let run = || {
+            for depth in [1000, 5000] {
+                let open = |b: &str| b.repeat(depth);
+                for text in [
+                    format!("SELECT * WHERE {{ FILTER({}1{}) }}", open("("), open(")")),
+                    format!("SELECT * WHERE {}{}", open("{"), open("}")),
+                    format!("ASK {{ ?s ?p {}1{} }}", open("("), open(")")),
+                ] {
+                    let error = ReadQuery::parse(&text).unwrap_err().to_string();
+                    assert!(error.contains(&format!("nested {depth} deep")), "{error}");
+                }
+            }
+            // Within the bound, nesting still parses.
+            let ok = format!("SELECT * WHERE {{ FILTER({}1{}) }}", "(".repeat(60), ")".repeat(60));
+            assert!(ReadQuery::parse(&ok).is_ok());
+        };
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     /// The same holes in algebra built by code, as `ReadQuery::new` gets it.

@@ -132,6 +132,34 @@ impl SessionView {
     }
 }
 
+/// The body of `POST /api/sessions` (its content type already checked): the KG asked for, or
+/// `None` for the default. An empty body means the default KG; a body that is not the expected
+/// JSON is an error, not a silent default (`{"kgg": "dbpedia"}` must not open a session on
+/// another graph). Public for the fuzz targets (`fuzz/`).
+pub fn parse_create_session(body: &[u8]) -> Result<Option<String>, ServerError> {
+    let request: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateSession::default()
+    } else {
+        serde_json::from_slice(body).map_err(|e| ServerError::Malformed(e.to_string()))?
+    };
+    Ok(request.kg)
+}
+
+/// The query string of `GET /api/sessions/{id}` as its extractor reads it: `(from, limit)`.
+/// Public for the fuzz targets.
+pub fn parse_page(query: &str) -> Result<(Option<u32>, Option<usize>), ServerError> {
+    let page = web::Query::<Page>::from_query(query).map_err(|e| ServerError::Malformed(e.to_string()))?;
+    Ok((page.from, page.limit))
+}
+
+/// The body of `POST /api/sessions/{id}/ask`: the question. The handler's `web::Json<Ask>` reads
+/// the body with this same `serde_json::from_slice` into the same type (after its content-type
+/// and size checks); this is the function the fuzz targets call.
+pub fn parse_ask(body: &[u8]) -> Result<String, ServerError> {
+    let ask: Ask = serde_json::from_slice(body).map_err(|e| ServerError::Malformed(e.to_string()))?;
+    Ok(ask.question)
+}
+
 async fn create_session(
     caller: Caller,
     service: web::Data<ChatService>,
@@ -149,14 +177,8 @@ async fn create_session(
     if !json {
         return Err(ServerError::NotJson);
     }
-    // An empty body means the default KG; a body that is not the expected JSON is an error, not a
-    // silent default (`{"kgg": "dbpedia"}` must not open a session on another graph).
-    let request: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
-        CreateSession::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| ServerError::Malformed(e.to_string()))?
-    };
-    let info = service.create_session(&caller, request.kg.as_deref()).await?;
+    let kg = parse_create_session(&body)?;
+    let info = service.create_session(&caller, kg.as_deref()).await?;
     Ok(HttpResponse::Created().json(SessionView::new(info, None)))
 }
 

@@ -10,7 +10,7 @@
 //! It is two nodes of the graph: [`ChatAgent::Context`] (`chat`, outcome [`READY`]) and
 //! [`ChatAgent::Reply`] (`reply`, outcome [`REPLIED`]).
 
-use crate::ask::ask_validated;
+use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -43,10 +43,23 @@ const SHOWN_VALUES: usize = 10;
 /// The verbalized sentence is short.
 const VERBALIZE_MAX_TOKENS: u32 = 96;
 
-#[derive(Deserialize)]
-struct Translation {
-    language: String,
-    english: String,
+/// The model's reading of the question: its language and an English version.
+#[derive(Debug, Deserialize)]
+pub struct Translation {
+    pub language: String,
+    pub english: String,
+}
+
+/// A model's translation reply, parsed and checked (an English question with at least three
+/// letters or digits).
+pub fn check_translation(reply: &str) -> Result<Translation, String> {
+    check_reply(reply, |t: Translation| {
+        if t.english.trim().chars().filter(|c| c.is_alphanumeric()).count() < 3 {
+            Err("the English question is empty".to_owned())
+        } else {
+            Ok(t)
+        }
+    })
 }
 
 #[async_trait::async_trait]
@@ -91,14 +104,7 @@ async fn start(state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentEr
             "required": ["language", "english"], "additionalProperties": false
         });
         let variables = json!({"question": state.question});
-        let translation = ask_validated(ctx, NAME, "chat_translate", variables, schema, |t: Translation| {
-            if t.english.trim().chars().filter(|c| c.is_alphanumeric()).count() < 3 {
-                Err("the English question is empty".to_owned())
-            } else {
-                Ok(t)
-            }
-        })
-        .await?;
+        let translation = ask_validated(ctx, NAME, "chat_translate", variables, schema, check_translation).await?;
         let language = translation.language.trim().to_lowercase();
         if language != "en" && translation.english.trim() != state.question.trim() {
             state.translated_question = Some(translation.english.trim().to_owned());

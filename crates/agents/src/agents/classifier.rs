@@ -2,7 +2,7 @@
 //! on the dialogue? Without history the answer is forced, so no model is asked.
 //! Outcomes: [`SELF_CONTAINED`], [`DEPENDENT`].
 
-use crate::ask::ask_validated;
+use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -21,6 +21,17 @@ struct Verdict {
     label: String,
 }
 
+/// A model's classification reply, parsed and checked.
+pub fn check_verdict(reply: &str) -> Result<Classification, String> {
+    check_reply(reply, |v: Verdict| match v.label.trim().to_lowercase().as_str() {
+        "self-contained" | "self contained" | "selfcontained" => Ok(Classification::SelfContained),
+        "dependent" => Ok(Classification::Dependent),
+        other => Err(format!(
+            "label {other:?} is neither \"self-contained\" nor \"dependent\""
+        )),
+    })
+}
+
 #[async_trait::async_trait]
 impl Agent for ClassifierAgent {
     fn name(&self) -> &'static str {
@@ -37,16 +48,7 @@ impl Agent for ClassifierAgent {
                 "required": ["label"], "additionalProperties": false
             });
             let variables = json!({"history": state.history, "question": state.english_question()});
-            ask_validated(ctx, NAME, NAME, variables, schema, |v: Verdict| {
-                match v.label.trim().to_lowercase().as_str() {
-                    "self-contained" | "self contained" | "selfcontained" => Ok(Classification::SelfContained),
-                    "dependent" => Ok(Classification::Dependent),
-                    other => Err(format!(
-                        "label {other:?} is neither \"self-contained\" nor \"dependent\""
-                    )),
-                }
-            })
-            .await?
+            ask_validated(ctx, NAME, NAME, variables, schema, check_verdict).await?
         };
         state.classification = Some(classification);
         Ok(match classification {

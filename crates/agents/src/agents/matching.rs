@@ -12,7 +12,7 @@
 //! relation paths that exist around the linked vertices. Outcomes: [`LINKED`], or
 //! [`STOPPED`](crate::state::STOPPED) when an entity is unknown.
 
-use crate::ask::ask_validated;
+use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -114,10 +114,16 @@ async fn pick_label(
         "required": ["value"], "additionalProperties": false
     });
     let variables = json!({"question": question, "mention": mention, "candidates": labels});
-    ask_validated(ctx, NAME, NAME, variables, schema, |pick: Pick| {
-        vertex_validator(&pick.value, labels)
+    ask_validated(ctx, NAME, NAME, variables, schema, |reply| {
+        check_vertex_pick(reply, labels)
     })
     .await
+}
+
+/// A model's reply to the vertex selection, parsed and checked by the vertex validator: the
+/// chosen label, or the complaint the model gets back.
+pub fn check_vertex_pick(reply: &str, labels: &[String]) -> Result<String, String> {
+    check_reply(reply, |pick: Pick| vertex_validator(&pick.value, labels))
 }
 
 /// The pick must be one of the shown labels (compared without case and surrounding space).

@@ -14,7 +14,7 @@
 //!
 //! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
-use crate::ask::ask_validated;
+use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -187,18 +187,26 @@ async fn choose(ctx: &AgentContext, question: &str, ranked: &[ScoredPath]) -> Re
         "required": ["path"], "additionalProperties": false
     });
     let variables = json!({"question": question, "paths": shown});
-    let picked = ask_validated(ctx, NAME, NAME, variables, schema, |pick: Pick| {
-        let wanted = pick.path.trim();
-        shown
-            .iter()
-            .position(|s| s == wanted)
-            .ok_or_else(|| format!("{wanted:?} is not one of the listed paths; copy one exactly"))
+    let picked = ask_validated(ctx, NAME, NAME, variables, schema, |reply| {
+        check_path_pick(reply, &shown)
     })
     .await?;
     Ok(PathChoice {
         index: picked,
         reason: ChoiceReason::Model,
         margin: Some(margin),
+    })
+}
+
+/// A model's reply to the path choice, parsed and checked: the index of the chosen path in
+/// `shown`, or the complaint the model gets back.
+pub fn check_path_pick(reply: &str, shown: &[String]) -> Result<usize, String> {
+    check_reply(reply, |pick: Pick| {
+        let wanted = pick.path.trim();
+        shown
+            .iter()
+            .position(|s| s == wanted)
+            .ok_or_else(|| format!("{wanted:?} is not one of the listed paths; copy one exactly"))
     })
 }
 

@@ -8,12 +8,12 @@
 //! question is a label (a misspelt or partial name). With grounding off, entity spotting is the
 //! fallback when the model's retries run out. Outcome: [`BUILT`].
 
-use crate::ask::ask_validated;
+use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::entity_spotting::spot;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::qir::{RawQir, TriplesValidator, entities_in_question};
+use crate::qir::{Qir, RawQir, TriplesValidator, entities_in_question};
 use crate::question_form::QuestionForm;
 use crate::state::AgentState;
 use serde_json::json;
@@ -45,6 +45,16 @@ pub fn schema() -> serde_json::Value {
     })
 }
 
+/// A model's QIR for `question`, parsed and checked by the Triples Validator (entities must
+/// come from the question): the QIR, or the complaint the model gets back.
+pub fn check_qir(reply: &str, question: &str) -> Result<Qir, String> {
+    check_reply(reply, |raw: RawQir| {
+        let qir = TriplesValidator::validate(&raw)?;
+        entities_in_question(&qir, question)?;
+        Ok(qir)
+    })
+}
+
 #[async_trait::async_trait]
 impl Agent for QirAgent {
     fn name(&self) -> &'static str {
@@ -63,10 +73,8 @@ impl Agent for QirAgent {
             return Ok(BUILT);
         }
         let variables = json!({"question": question});
-        let asked = ask_validated(ctx, NAME, NAME, variables, schema(), |raw: RawQir| {
-            let qir = TriplesValidator::validate(&raw)?;
-            entities_in_question(&qir, &question)?;
-            Ok(qir)
+        let asked = ask_validated(ctx, NAME, NAME, variables, schema(), |reply| {
+            check_qir(reply, &question)
         })
         .await;
         let qir = match asked {

@@ -2,7 +2,7 @@
 //! from the context Cq. Its validator only accepts a non-empty question; the prompt forbids
 //! adding content. Outcome: [`REPHRASED`].
 
-use crate::ask::ask_validated;
+use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -20,6 +20,18 @@ struct Rephrased {
     question: String,
 }
 
+/// A model's rewritten question, parsed and checked (trimmed, at least three letters or digits).
+pub fn check_rephrased(reply: &str) -> Result<String, String> {
+    check_reply(reply, |r: Rephrased| {
+        let question = r.question.trim().to_owned();
+        if question.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
+            Err("the rewritten question is empty".into())
+        } else {
+            Ok(question)
+        }
+    })
+}
+
 #[async_trait::async_trait]
 impl Agent for RephraserAgent {
     fn name(&self) -> &'static str {
@@ -33,15 +45,7 @@ impl Agent for RephraserAgent {
             "required": ["question"], "additionalProperties": false
         });
         let variables = json!({"history": state.history, "question": state.english_question()});
-        let question = ask_validated(ctx, NAME, NAME, variables, schema, |r: Rephrased| {
-            let question = r.question.trim().to_owned();
-            if question.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
-                Err("the rewritten question is empty".into())
-            } else {
-                Ok(question)
-            }
-        })
-        .await?;
+        let question = ask_validated(ctx, NAME, NAME, variables, schema, check_rephrased).await?;
         state.resolved_question = Some(question);
         Ok(REPHRASED)
     }
