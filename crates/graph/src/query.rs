@@ -722,7 +722,7 @@ mod tests {
                     format!("ASK {{ ?s ?p {}1{} }}", open("("), open(")")),
                 ] {
                     let error = ReadQuery::parse(&text).unwrap_err().to_string();
-                    assert!(error.contains(&format!("nested {depth} deep")), "{error}");
+                    assert!(error.contains(&format!("(at most {MAX_NESTING})")), "{error}");
                 }
             }
             // Within the bound, nesting still parses.
