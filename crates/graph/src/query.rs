@@ -46,6 +46,50 @@ pub(crate) const SERVICE: &str = "a federated query (SERVICE)";
 /// writing the `read_only_guard` fuzz target). Real queries nest a few levels.
 pub const MAX_NESTING: usize = 64;
 
+/// Deepest nesting of patterns and expressions in a query that [`ReadQuery::new`] accepts. A
+/// flat chain such as `1+1+…+1` nests no bracket but parses into an expression as deep as it is
+/// long; printing, checking, evaluating and dropping such a tree all recurse. Real queries nest a
+/// few dozen levels at most.
+pub const MAX_DEPTH: usize = 256;
+
+/// Longest SPARQL text [`ReadQuery::parse`] accepts (gold queries of the benchmarks are under
+/// 2 KB).
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
+/// The stack [`ReadQuery::parse`] parses and checks on: spargebra's parser recurses a few frames
+/// per operator, so a text of [`MAX_QUERY_BYTES`] needs far more than a worker thread's 2 MB.
+/// Virtual memory: only the pages a deep text touches become resident.
+const PARSE_STACK_BYTES: usize = 512 << 20;
+
+thread_local! {
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of the guard's walk; refuses the walk past [`MAX_DEPTH`].
+struct Level;
+
+impl Level {
+    fn enter() -> Result<Self, GraphError> {
+        let depth = DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let level = Level;
+        if depth > MAX_DEPTH {
+            return Err(GraphError::QueryParse {
+                message: format!("the query is nested deeper than {MAX_DEPTH} levels"),
+            });
+        }
+        Ok(level)
+    }
+}
+
+impl Drop for Level {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
 /// The deepest bracket nesting in `text` (closing brackets never take it below zero).
 fn nesting(text: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
@@ -73,6 +117,28 @@ impl ReadQuery {
     /// Parses SPARQL text and refuses anything but a read-only SELECT/ASK (CONSTRUCT, DESCRIBE,
     /// updates, SERVICE, FROM, extension functions; see the module docs).
     pub fn parse(text: &str) -> Result<Self, GraphError> {
+        if text.len() > MAX_QUERY_BYTES {
+            return Err(GraphError::QueryParse {
+                message: format!("the query has {} bytes (at most {MAX_QUERY_BYTES})", text.len()),
+            });
+        }
+        // Parsed, checked and (when refused) dropped on a stack of its own: see PARSE_STACK_BYTES.
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("sparql-parse".into())
+                .stack_size(PARSE_STACK_BYTES)
+                .spawn_scoped(scope, || Self::parse_here(text))
+                .map_err(|e| GraphError::QueryParse {
+                    message: format!("cannot start the parser thread: {e}"),
+                })?
+                .join()
+                .map_err(|_| GraphError::QueryParse {
+                    message: "the parser failed".into(),
+                })?
+        })
+    }
+
+    fn parse_here(text: &str) -> Result<Self, GraphError> {
         let depth = nesting(text);
         if depth > MAX_NESTING {
             return Err(GraphError::QueryParse {
@@ -183,6 +249,7 @@ fn top_slice_length(pattern: &mut GraphPattern) -> Option<&mut Option<usize>> {
 // No `_` arm and no `..` in these matches: a new spargebra variant or field must be looked at here.
 
 fn check_pattern(pattern: &GraphPattern) -> Result<(), GraphError> {
+    let _level = Level::enter()?;
     match pattern {
         GraphPattern::Service {
             name: _,
@@ -285,6 +352,7 @@ fn check_aggregate(aggregate: &AggregateExpression) -> Result<(), GraphError> {
 }
 
 fn check_expression(expression: &Expression) -> Result<(), GraphError> {
+    let _level = Level::enter()?;
     match expression {
         Expression::Exists(pattern) => check_pattern(pattern),
         Expression::Or(a, b)
@@ -735,6 +803,26 @@ mod tests {
             .unwrap()
             .join()
             .unwrap();
+    }
+
+    /// A long flat chain (`1+1+…+1`) nests no bracket, yet parses into an expression as deep as
+    /// it is long: 2 000 terms (4 KB) overflowed a 2 MB stack in the parser, the guard's walk,
+    /// printing or dropping. Parsed on a large stack of its own, it is now refused for depth.
+    #[test]
+    fn deep_expressions_are_refused_not_a_stack_overflow() {
+        let run = || {
+            for n in [2_000usize, 20_000] {
+                let text = format!("SELECT * WHERE {{ ?s ?p ?o FILTER({}1) }}", "1+".repeat(n));
+                let error = ReadQuery::parse(&text).unwrap_err().to_string();
+                assert!(error.contains("nested deeper than"), "{error}");
+            }
+            let long = format!("SELECT * WHERE {{ ?s ?p ?o FILTER(\"{}\") }}", "x".repeat(MAX_QUERY_BYTES));
+            assert!(ReadQuery::parse(&long).unwrap_err().to_string().contains("bytes"));
+            let fine = format!("SELECT * WHERE {{ ?s ?p ?o FILTER({}1) }}", "1+".repeat(100));
+            let query = ReadQuery::parse(&fine).unwrap();
+            assert_eq!(query.to_string().matches('+').count(), 100, "{query}");
+        };
+        std::thread::Builder::new().stack_size(2 << 20).spawn(run).unwrap().join().unwrap();
     }
 
     /// The same holes in algebra built by code, as `ReadQuery::new` gets it.
