@@ -261,12 +261,13 @@ fn repair_answer_slots(raw: &RawQir) -> Vec<Vec<String>> {
     triples
 }
 
-/// SPARQL variable names allow letters, digits and `_` only.
+/// SPARQL variable names allow letters, digits and `_`; only ASCII ones are kept (SPARQL's
+/// Unicode letters are ranges that `char::is_alphanumeric` does not match: `µ`, `²`).
 fn sanitize_variable(name: &str) -> String {
     let cleaned: String = name
         .trim()
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
         .collect();
     if cleaned.is_empty() { "answer".into() } else { cleaned }
 }
@@ -274,6 +275,15 @@ fn sanitize_variable(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variables_are_always_sparql_names() {
+        for name in ["answer", "µ", "x²", "film year", "", "?", "ü_1"] {
+            let cleaned = sanitize_variable(name);
+            assert!(spargebra::term::Variable::new(&cleaned).is_ok(), "{name:?} -> {cleaned:?}");
+        }
+        assert_eq!(sanitize_variable("film year"), "film_year");
+    }
 
     fn raw(triples: &[[&str; 3]], kind: Option<QuestionKind>) -> RawQir {
         RawQir {
