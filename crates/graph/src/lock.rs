@@ -36,26 +36,27 @@ impl StoreLock {
             }
             other => other?,
         };
-        match file.try_lock_shared() {
-            Ok(()) => Ok(Self { _file: Some(file) }),
-            Err(TryLockError::WouldBlock) => Err(GraphError::StoreBeingWritten {
-                path: dir.to_path_buf(),
-            }),
-            Err(TryLockError::Error(source)) => Err(GraphError::Io {
-                path: dir.join(LOCK_FILE),
-                source,
-            }),
-        }
+        let attempt = file.try_lock_shared();
+        Self::held(dir, file, attempt, |path| GraphError::StoreBeingWritten { path })
     }
 
     /// A writer's lock: fails with [`GraphError::StoreInUse`] while anyone else has the store open.
     pub(crate) fn exclusive(dir: &Path) -> Result<Self, GraphError> {
         let file = open_lock_file(dir)?;
-        match file.try_lock() {
+        let attempt = file.try_lock();
+        Self::held(dir, file, attempt, |path| GraphError::StoreInUse { path })
+    }
+
+    /// The lock when `attempt` took it; `busy` when somebody else holds it.
+    fn held(
+        dir: &Path,
+        file: File,
+        attempt: Result<(), TryLockError>,
+        busy: impl FnOnce(std::path::PathBuf) -> GraphError,
+    ) -> Result<Self, GraphError> {
+        match attempt {
             Ok(()) => Ok(Self { _file: Some(file) }),
-            Err(TryLockError::WouldBlock) => Err(GraphError::StoreInUse {
-                path: dir.to_path_buf(),
-            }),
+            Err(TryLockError::WouldBlock) => Err(busy(dir.to_path_buf())),
             Err(TryLockError::Error(source)) => Err(GraphError::Io {
                 path: dir.join(LOCK_FILE),
                 source,

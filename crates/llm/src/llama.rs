@@ -411,8 +411,9 @@ impl Engine<'_> {
 }
 
 /// Stands in for message `i`'s content while the chat template is applied: `PLACEHOLDER`, `i`,
-/// `PLACEHOLDER`. U+FDD0 is a Unicode noncharacter, which no chat template writes.
-const PLACEHOLDER: char = '\u{FDD0}';
+/// `PLACEHOLDER`. The prompts' role-marker sentinel, a Unicode noncharacter, which no chat
+/// template writes.
+const PLACEHOLDER: char = crate::prompts::SENTINEL;
 
 /// The prompt's tokens: the chat template's own text with special tokens parsed, each message's
 /// content as plain text (see the module docs). Falls back to ChatML when the model's template

@@ -348,8 +348,7 @@ impl ChatService {
     pub async fn store_health(&self) -> Result<(), String> {
         const FRESH: Duration = Duration::from_secs(5);
         let mut last = self.store_probe.lock().await;
-        if let Some((at, result)) = last.as_ref().filter(|(at, _)| at.elapsed() < FRESH) {
-            let _ = at;
+        if let Some((_, result)) = last.as_ref().filter(|(at, _)| at.elapsed() < FRESH) {
             return result.clone();
         }
         let result = match tokio::time::timeout(FRESH, self.store.check()).await {
