@@ -17,8 +17,11 @@ use std::sync::OnceLock;
 fn contexts(t: &[String; 8], feedback: Option<&str>) -> Vec<(&'static str, Value)> {
     let history = json!([{"question": t[1], "answers": [t[2], t[3]]}, {"question": "Who?", "answers": []}]);
     let contexts = vec![
-        ("classifier", json!({"history": history, "question": t[0], "feedback": feedback})),
-        ("rephraser", json!({"history": history, "question": t[0], "feedback": feedback})),
+        (
+            "rephraser",
+            json!({"history": history, "question": t[0], "expression": t[4], "replaces": false,
+                   "candidates": [t[5], t[6]], "feedback": feedback}),
+        ),
         ("qir", json!({"question": t[0], "feedback": feedback})),
         (
             "matching",

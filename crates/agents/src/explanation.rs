@@ -7,7 +7,7 @@ use crate::path_ranking::ScoredPath;
 use crate::path_search::SearchReport;
 use crate::qir::{Qir, QuestionKind};
 use crate::question_form::QuestionForm;
-use crate::state::{AgentState, Classification, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink};
+use crate::state::{AgentState, AnswerSet, Classification, Resolution, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink};
 use chatty_kg_llm::accounting::{CallLedger, CallTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,6 +28,13 @@ pub struct Explanation {
     /// The standalone (rephrased or translated) question the agents worked on.
     pub resolved_question: String,
     pub classification: Option<Classification>,
+    /// A follow-up's referring expressions, the candidates from the dialogue that fitted each,
+    /// and the one chosen (and how).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
+    /// A listed answer the question was about as a whole (planned over with VALUES).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_set: Option<AnswerSet>,
     /// The detected language, when translation is on.
     pub language: Option<String>,
     pub qir: Option<Qir>,
@@ -144,6 +151,8 @@ impl Explanation {
             truncated: state.answer.as_ref().is_some_and(|a| a.truncated),
             resolved_question: state.working_question().to_owned(),
             classification: state.classification,
+            resolution: state.resolution.clone(),
+            answer_set: state.answer_set.clone(),
             language: state.language.clone(),
             qir: state.qir.clone(),
             entities: state.entities.clone(),

@@ -20,6 +20,7 @@ pub mod path_query;
 mod path_ranking;
 pub mod path_search;
 pub mod qir;
+pub mod referents;
 pub mod question_form;
 pub mod state;
 

@@ -249,6 +249,151 @@ pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<Candidat
     })
 }
 
+/// The variable that takes the members of an answer set in the place of its representative.
+pub const MEMBER_VARIABLE: &str = "member";
+
+/// `candidate` over a set of values instead of one (VALUES, never text):
+/// - [`SetScope::Filter`]: every pattern group that binds `?answer` is joined with
+///   `VALUES ?answer {members}` ("which of them …");
+/// - [`SetScope::Anchor`]: the representative vertex becomes `?member`, joined with
+///   `VALUES ?member {members}` and projected where answers are listed ("when were they
+///   released"), so each answer's provenance names its member.
+pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<CandidateQuery, GraphError> {
+    let (variable, members, representative) = match scope {
+        SetScope::Filter { members } => (var(ANSWER_VARIABLE), members, None),
+        SetScope::Anchor { representative, members } => (var(MEMBER_VARIABLE), members, Some(named_node(representative)?)),
+    };
+    let values = GraphPattern::Values {
+        variables: vec![variable.clone()],
+        bindings: members
+            .iter()
+            .map(|m| Ok(vec![Some(spargebra::term::GroundTerm::NamedNode(named_node(m)?))]))
+            .collect::<Result<_, GraphError>>()?,
+    };
+    let rewrite = SetRewrite {
+        variable: &variable,
+        values: &values,
+        representative: representative.as_ref(),
+    };
+    let query = match candidate.query.as_query().clone() {
+        Query::Select { dataset, pattern, base_iri } => Query::Select {
+            dataset,
+            pattern: rewrite.pattern(pattern),
+            base_iri,
+        },
+        Query::Ask { dataset, pattern, base_iri } => Query::Ask {
+            dataset,
+            pattern: rewrite.pattern(pattern),
+            base_iri,
+        },
+        other => other,
+    };
+    Ok(CandidateQuery {
+        query: ReadQuery::new(query)?,
+        predicates: candidate.predicates,
+        patterns: candidate.patterns.into_iter().map(|p| rewrite.triple(p)).collect(),
+    })
+}
+
+/// What an answer set replaces (see [`over_set`]); members are IRIs.
+#[derive(Debug, Clone, Copy)]
+pub enum SetScope<'a> {
+    Filter { members: &'a [String] },
+    Anchor { representative: &'a str, members: &'a [String] },
+}
+
+struct SetRewrite<'a> {
+    variable: &'a Variable,
+    values: &'a GraphPattern,
+    representative: Option<&'a NamedNode>,
+}
+
+impl SetRewrite<'_> {
+    fn term(&self, t: TermPattern) -> TermPattern {
+        match (&t, self.representative) {
+            (TermPattern::NamedNode(n), Some(r)) if n == r => self.variable.clone().into(),
+            _ => t,
+        }
+    }
+
+    fn triple(&self, p: TriplePattern) -> TriplePattern {
+        TriplePattern {
+            subject: self.term(p.subject),
+            predicate: p.predicate,
+            object: self.term(p.object),
+        }
+    }
+
+    fn expression(&self, e: Expression) -> Expression {
+        let b = |e: Box<Expression>| Box::new(self.expression(*e));
+        match e {
+            Expression::NamedNode(n) if Some(&n) == self.representative => Expression::Variable(self.variable.clone()),
+            Expression::SameTerm(a, c) => Expression::SameTerm(b(a), b(c)),
+            Expression::Equal(a, c) => Expression::Equal(b(a), b(c)),
+            Expression::Not(a) => Expression::Not(b(a)),
+            Expression::And(a, c) => Expression::And(b(a), b(c)),
+            Expression::Or(a, c) => Expression::Or(b(a), b(c)),
+            other => other,
+        }
+    }
+
+    fn binds(&self, patterns: &[TriplePattern]) -> bool {
+        let v = TermPattern::Variable(self.variable.clone());
+        patterns.iter().any(|p| p.subject == v || p.object == v)
+    }
+
+    fn pattern(&self, p: GraphPattern) -> GraphPattern {
+        let b = |p: Box<GraphPattern>| Box::new(self.pattern(*p));
+        match p {
+            GraphPattern::Bgp { patterns } => {
+                let patterns: Vec<TriplePattern> = patterns.into_iter().map(|p| self.triple(p)).collect();
+                if self.binds(&patterns) {
+                    GraphPattern::Join {
+                        left: Box::new(self.values.clone()),
+                        right: Box::new(GraphPattern::Bgp { patterns }),
+                    }
+                } else {
+                    GraphPattern::Bgp { patterns }
+                }
+            }
+            GraphPattern::Join { left, right } => GraphPattern::Join { left: b(left), right: b(right) },
+            GraphPattern::LeftJoin { left, right, expression } => GraphPattern::LeftJoin {
+                left: b(left),
+                right: b(right),
+                expression: expression.map(|e| self.expression(e)),
+            },
+            GraphPattern::Filter { expr, inner } => GraphPattern::Filter {
+                expr: self.expression(expr),
+                inner: b(inner),
+            },
+            GraphPattern::Union { left, right } => GraphPattern::Union { left: b(left), right: b(right) },
+            GraphPattern::Extend { inner, variable, expression } => GraphPattern::Extend {
+                inner: b(inner),
+                variable,
+                expression: self.expression(expression),
+            },
+            GraphPattern::OrderBy { inner, expression } => GraphPattern::OrderBy { inner: b(inner), expression },
+            GraphPattern::Project { inner, mut variables } => {
+                // Listed answers name their member; a count or a grouped projection does not.
+                let grouped = matches!(*inner, GraphPattern::Group { .. });
+                if self.representative.is_some() && !grouped && !variables.contains(self.variable) {
+                    variables.push(self.variable.clone());
+                }
+                GraphPattern::Project { inner: b(inner), variables }
+            }
+            GraphPattern::Distinct { inner } => GraphPattern::Distinct { inner: b(inner) },
+            GraphPattern::Reduced { inner } => GraphPattern::Reduced { inner: b(inner) },
+            GraphPattern::Slice { inner, start, length } => GraphPattern::Slice { inner: b(inner), start, length },
+            GraphPattern::Group { inner, variables, aggregates } => GraphPattern::Group {
+                inner: b(inner),
+                variables,
+                aggregates,
+            },
+            other => other,
+        }
+    }
+}
+
 /// `ASK { anchor path other }`: does the path lead from one anchor to the other?
 pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQuery, GraphError> {
     let chain = chain(anchor, &path.hops, "x", named_node(other)?.into())?;

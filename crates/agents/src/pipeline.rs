@@ -22,7 +22,10 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::explanation::Explanation;
 use crate::graph::{END, StateGraph};
-use crate::state::{AgentState, Mode, STOPPED, Turn};
+use crate::answer::ValueKind;
+use crate::qir::QuestionKind;
+use crate::referents::Member;
+use crate::state::{AgentState, Mode, STOPPED, Turn, TurnEntity};
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -156,11 +159,44 @@ impl Dialogue {
 
 impl Turn {
     /// What later questions see of an answered one: its standalone form (pronouns already
-    /// resolved) and up to `max_answers` answer values (L).
+    /// resolved), up to `max_answers` answer values (L) as text and with their IRIs, and the
+    /// entities it linked (what a follow-up can refer to).
     pub fn answered(explanation: &Explanation, max_answers: usize) -> Self {
+        let listed = matches!(explanation.answer_kind, Some(QuestionKind::List) | None);
+        let values: Vec<Member> = if listed {
+            explanation
+                .answers
+                .iter()
+                .filter(|a| matches!(a.kind, ValueKind::Iri | ValueKind::Literal))
+                .take(max_answers)
+                .map(|a| Member {
+                    value: a.value.clone(),
+                    label: a.display().to_owned(),
+                    iri: a.kind == ValueKind::Iri,
+                    datatype: a.datatype.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut entities: Vec<TurnEntity> = Vec::new();
+        for link in &explanation.entities {
+            if let (Some(iri), Some(label)) = (&link.iri, &link.label)
+                && !entities.iter().any(|e| &e.iri == iri)
+            {
+                entities.push(TurnEntity {
+                    mention: link.mention.clone(),
+                    iri: iri.clone(),
+                    label: label.clone(),
+                });
+            }
+        }
         Turn {
             question: explanation.resolved_question.clone(),
             answers: explanation.display_answers().into_iter().take(max_answers).collect(),
+            entities,
+            total: if listed { explanation.answers.len() } else { 0 },
+            values,
         }
     }
 }

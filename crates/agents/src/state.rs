@@ -5,17 +5,99 @@ use crate::answer::Answer;
 use crate::path_ranking::ScoredPath;
 use crate::path_search::{Anchor, RelationPath, SearchReport};
 use crate::qir::Qir;
+use crate::referents::{Candidate, Member, Reference};
 use crate::question_form::QuestionForm;
 use crate::path_query::PredicateChoice;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// One previous turn of the dialogue, as the context Cq shows it.
+/// One previous turn of the dialogue: what the context Cq shows, and what a follow-up can refer
+/// to (its linked entities and its answer values, with IRIs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
     pub question: String,
     /// Answers as text, already truncated to L items.
     pub answers: Vec<String>,
+    /// The entities the question named, with their vertices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<TurnEntity>,
+    /// The answer values (at most L), IRIs and literals; empty for yes/no and count answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Member>,
+    /// How many answer values there were (more than `values` when they were cut).
+    #[serde(default)]
+    pub total: usize,
+}
+
+impl Turn {
+    /// A turn known only by its text (a dialogue written before referents were kept).
+    pub fn text(question: impl Into<String>, answers: Vec<String>) -> Self {
+        Turn {
+            question: question.into(),
+            total: answers.len(),
+            answers,
+            entities: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+/// An entity a turn's question named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnEntity {
+    /// As written in the question.
+    pub mention: String,
+    pub iri: String,
+    pub label: String,
+}
+
+/// How the referring expressions of a follow-up were resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resolution {
+    pub references: Vec<ResolvedReference>,
+}
+
+/// One referring expression: the candidates that fitted it and the one chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedReference {
+    pub reference: Reference,
+    /// The candidates that fit, of the most recent turn that has any, as shown to the model.
+    pub fitting: Vec<Candidate>,
+    /// How many candidates the dialogue offered in all.
+    pub offered: usize,
+    pub chosen: Option<Candidate>,
+    pub method: ResolutionMethod,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolutionMethod {
+    /// Exactly one candidate fitted: no model call.
+    Only,
+    /// Several fitted: the model chose one of them.
+    Model,
+    /// Nothing in the dialogue fits: the words are left as written.
+    Unresolved,
+}
+
+/// A follow-up about a listed answer as a whole: the planner works over its values (VALUES).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerSet {
+    pub members: Vec<Member>,
+    pub role: SetRole,
+    /// "How many are there?": the previous question, counted over the members.
+    #[serde(default)]
+    pub count: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "as")]
+pub enum SetRole {
+    /// "Which of them …": the answers must be among the members.
+    Filter,
+    /// "When were they released?": the members take the place of one vertex, `representative`,
+    /// which the question names so that linking and the path search have a vertex to start from.
+    Anchor { representative: String },
 }
 
 /// Whether the question may depend on earlier turns.
@@ -54,6 +136,8 @@ pub enum LinkMethod {
     OnlyCandidate,
     /// The model chose among the candidate labels.
     Model,
+    /// The dialogue decided: the mention is a referent of an earlier turn, with its vertex.
+    Referent,
     /// Nothing in the graph matches the mention.
     NotFound,
 }
@@ -155,6 +239,12 @@ pub struct AgentState {
     /// The context Cq: previous turns, answers truncated to L.
     pub history: Vec<Turn>,
     pub classification: Option<Classification>,
+    /// The referring expressions the classifier found in the question's words.
+    pub references: Vec<Reference>,
+    /// What they were resolved to (the rephraser).
+    pub resolution: Option<Resolution>,
+    /// A listed answer the question is about as a whole.
+    pub answer_set: Option<AnswerSet>,
     /// The standalone question the later agents work on.
     pub resolved_question: Option<String>,
     /// The detected language of the question, when translation is on.
@@ -192,6 +282,9 @@ impl AgentState {
             question: question.into(),
             history,
             classification: None,
+            references: Vec::new(),
+            resolution: None,
+            answer_set: None,
             resolved_question: None,
             language: None,
             translated_question: None,
@@ -235,6 +328,29 @@ impl AgentState {
             .iter()
             .filter_map(|l| Some((l.mention.clone(), l.iri.clone()?)))
             .collect()
+    }
+
+    /// Vertices the dialogue already decided: each chosen referent's label and IRI (matching
+    /// links a mention equal to the label to this vertex, not to a homonym).
+    pub fn pinned_vertices(&self) -> Vec<(String, String)> {
+        let mut pins: Vec<(String, String)> = Vec::new();
+        for r in self.resolution.iter().flat_map(|r| &r.references) {
+            if let Some(c) = &r.chosen
+                && let Some(iri) = c.iri()
+            {
+                pins.push((c.label.clone(), iri.to_owned()));
+            }
+        }
+        if let Some(AnswerSet {
+            role: SetRole::Anchor { representative },
+            members,
+            ..
+        }) = &self.answer_set
+            && let Some(m) = members.iter().find(|m| &m.value == representative)
+        {
+            pins.push((m.label.clone(), m.value.clone()));
+        }
+        pins
     }
 
     /// The user's question in English: translated if it was, else as asked.

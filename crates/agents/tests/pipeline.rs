@@ -314,24 +314,9 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
             &qir_reply(&["Forrest Gump"], &[["Forrest Gump", "directed by", "?answer"]], "list"),
         )
         .reply_when(
-            "classifier",
-            "new question: when was big released",
-            r#"{"label": "self-contained"}"#,
-        )
-        .reply_when(
             "qir",
             "when was big released",
             &qir_reply(&["Big"], &[["Big", "release year", "?year"]], "list"),
-        )
-        .reply_when(
-            "classifier",
-            "new question: which films did he direct",
-            r#"{"label": "dependent"}"#,
-        )
-        .reply_when(
-            "rephraser",
-            "new question: which films did he direct",
-            r#"{"question": "Which films did Robert Zemeckis direct?"}"#,
         )
         .reply_when(
             "qir",
@@ -362,11 +347,11 @@ async fn a_three_turn_dialogue_resolves_a_pronoun_to_the_first_answer() {
     assert_eq!(answers[0].sparql[0].reason, QueryReason::ChosenPath);
     assert_eq!(answers[0].llm.calls, 0);
     assert_eq!(answers[1].text, "1988");
-    assert_eq!(
-        answers[1].llm.by_agent["classifier"].calls, 1,
-        "with history the classifier asks"
-    );
-    assert_eq!(answers[1].llm.calls, 1, "and nothing else does");
+    // No pronoun: self-contained without a classifier call.
+    assert_eq!(answers[1].llm.calls, 0);
+    // "he": Big (turn 2) shares no predicate with Robert Zemeckis, turn 1's "who" answer, so it
+    // is not a person; he is. No model call either.
+    assert_eq!(answers[2].llm.calls, 0, "{:?}", answers[2].resolution);
     let third = &answers[2];
     assert_eq!(third.resolved_question, "Which films did Robert Zemeckis direct?");
     let mut films = third.display_answers();

@@ -141,18 +141,48 @@ pub struct SessionInfo {
 }
 
 /// The stored turn format this version writes. Records without a `format` field were written
-/// before it existed and have the same shape as format 1.
-pub const TURN_FORMAT: u32 = 1;
+/// before it existed and have the same shape as format 1. Format 2 adds what a follow-up can
+/// refer to (`entities`, `values`, `total` in the context); a format-1 record reads with them
+/// empty.
+pub const TURN_FORMAT: u32 = 2;
 
 fn first_format() -> u32 {
     1
 }
 
-/// What later questions see of a turn: its standalone question and up to L answers as text.
+/// What later questions see of a turn: its standalone question, up to L answers as text, and
+/// what a follow-up can refer to: the entities it linked and its answer values with their IRIs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnContext {
     pub question: String,
     pub answers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<ContextEntity>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<ContextValue>,
+    /// How many answer values there were (more than `values` when they were cut).
+    #[serde(default)]
+    pub total: usize,
+}
+
+/// An entity a turn's question named, and its vertex.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextEntity {
+    pub mention: String,
+    pub iri: String,
+    pub label: String,
+}
+
+/// One answer value of a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextValue {
+    /// The IRI, or a literal's lexical form.
+    pub value: String,
+    pub label: String,
+    /// An IRI (else a literal).
+    pub iri: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datatype: Option<String>,
 }
 
 /// One answered question, as stored and as the history endpoint returns it.
@@ -472,6 +502,9 @@ mod tests {
         TurnContext {
             question: question.into(),
             answers: vec![answer.into()],
+            entities: Vec::new(),
+            values: Vec::new(),
+            total: 1,
         }
     }
 

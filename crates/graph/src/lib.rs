@@ -33,7 +33,7 @@ pub use crate::query::{
     MAX_NESTING, ReadQuery, entity_search_query, named_node, neighbourhood_query, neighbourhood_sample_query,
     predicates_around_query, predicates_between_query, triple, var,
 };
-use crate::query::{degrees_query, labels_query};
+use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{
     EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, RDFS_LABEL, ResultsFormat, SearchStrategy,
 };
@@ -175,6 +175,38 @@ pub trait KnowledgeGraph: Send + Sync {
             }
         }
         Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
+    }
+
+    /// The classes (`rdf:type`) of each IRI, named by their `rdfs:label` where the graph has one
+    /// and by their IRI's local name otherwise, in one bounded query (at most 20 per IRI, `[]` →
+    /// no query).
+    async fn classes(&self, iris: &[&str]) -> Result<HashMap<String, Vec<String>>, GraphError> {
+        const PER_IRI: usize = 20;
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        if iris.is_empty() {
+            return Ok(out);
+        }
+        for chunk in iris.chunks(LABELS_PER_QUERY) {
+            let QueryResults::Solutions(solutions) = self.query(&classes_query(chunk, chunk.len() * PER_IRI)?).await?
+            else {
+                continue;
+            };
+            for row in &solutions.rows {
+                let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::NamedNode(class)))) = (row.first(), row.get(1))
+                else {
+                    continue;
+                };
+                let name = match row.get(2) {
+                    Some(Some(Term::Literal(label))) => label.value().to_owned(),
+                    _ => text::predicate_label(class.as_str()),
+                };
+                let names = out.entry(iri.as_str().to_owned()).or_default();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Up to `limit` entities whose label matches `text`, best first: by match tier

@@ -658,6 +658,31 @@ pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQu
     })
 }
 
+/// `SELECT ?s ?c ?l WHERE { VALUES ?s {…} ?s rdf:type ?c OPTIONAL { ?c rdfs:label ?l } } LIMIT n`:
+/// the classes of some vertices, with the classes' labels where the graph has them.
+pub fn classes_query(iris: &[&str], limit: usize) -> Result<ReadQuery, GraphError> {
+    let (s, c, l) = (var("s"), var("c"), var("l"));
+    let typed = GraphPattern::Join {
+        left: Box::new(values(&s, iris.iter().copied())?),
+        right: Box::new(bgp(vec![triple(s.clone(), named_node(RDF_TYPE)?, c.clone())])),
+    };
+    let labelled = GraphPattern::LeftJoin {
+        left: Box::new(typed),
+        right: Box::new(bgp(vec![triple(c.clone(), named_node(crate::settings::RDFS_LABEL)?, l.clone())])),
+        expression: None,
+    };
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(labelled),
+            variables: vec![s, c, l],
+        }),
+        start: 0,
+        length: Some(limit),
+    })
+}
+
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
 /// `SELECT ?s (COUNT(*) AS ?n) WHERE { VALUES ?s {…} { ?s ?p ?o } UNION { ?o ?p ?s } } GROUP BY ?s`.
 pub fn degrees_query(iris: &[&str]) -> Result<ReadQuery, GraphError> {
     let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));

@@ -621,7 +621,11 @@ mod tests {
         let prompts = crate::prompts::PromptLibrary::builtin().unwrap();
         let history = serde_json::json!([{"question": "Who directed Alien?", "answers": ["Ridley Scott"]}]);
         let chats = [
-            prompts.render("classifier", serde_json::json!({"history": history, "question": "When was he born?"})),
+            prompts.render(
+                "rephraser",
+                serde_json::json!({"history": history, "question": "When was he born?", "expression": "he",
+                                   "replaces": false, "candidates": ["Ridley Scott", "Alien"], "feedback": null}),
+            ),
             prompts.render("qir", serde_json::json!({"question": "Who directed Alien?", "feedback": "no triples"})),
             prompts.render(
                 "matching",

@@ -36,8 +36,7 @@ const REPLACEMENT: char = '\u{FFFD}';
 const ROLES: [Role; 3] = [Role::System, Role::User, Role::Assistant];
 
 /// The built-in templates, by name (file name without extension).
-pub const BUILTIN: [(&str, &str); 7] = [
-    ("classifier", include_str!("../../../prompts/classifier.jinja")),
+pub const BUILTIN: [(&str, &str); 6] = [
     ("rephraser", include_str!("../../../prompts/rephraser.jinja")),
     ("qir", include_str!("../../../prompts/qir.jinja")),
     ("matching", include_str!("../../../prompts/matching.jinja")),
@@ -270,12 +269,9 @@ mod tests {
         let history = json!([{"question": "Who directed Alien?", "answers": ["Ridley Scott"]}]);
         let contexts = [
             (
-                "classifier",
-                json!({"history": history, "question": "When was he born?"}),
-            ),
-            (
                 "rephraser",
-                json!({"history": history, "question": "When was he born?"}),
+                json!({"history": history, "question": "When was he born?", "expression": "he",
+                       "replaces": false, "candidates": ["Ridley Scott", "Alien"], "feedback": null}),
             ),
             ("qir", json!({"question": "Who directed Alien?", "feedback": null})),
             (
@@ -305,13 +301,15 @@ mod tests {
         let rephraser = prompts
             .render(
                 "rephraser",
-                json!({"history": history, "question": "When was he born?"}),
+                json!({"history": history, "question": "When was he born?", "expression": "he",
+                       "replaces": false, "candidates": ["Ridley Scott", "Alien"], "feedback": null}),
             )
             .unwrap();
         let last = &rephraser.last().unwrap().content;
         assert!(
             last.contains("Q1: Who directed Alien?\nA1: Ridley Scott")
-                && last.ends_with("New question: When was he born?"),
+                && last.contains("Last question: When was he born?")
+                && last.ends_with("- Ridley Scott\n- Alien"),
             "{last}"
         );
     }
@@ -331,17 +329,17 @@ mod tests {
     fn a_directory_overrides_file_by_file_and_errors_name_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
-            dir.path().join("classifier.jinja"),
+            dir.path().join("chat_translate.jinja"),
             "[system]\nCustom.\n[user]\n{{ question }}\n",
         )
         .unwrap();
         std::fs::write(dir.path().join("notes.txt"), "not a template").unwrap();
         let prompts = PromptLibrary::load(Some(dir.path())).unwrap();
         let messages = prompts
-            .render("classifier", json!({"question": "Who?", "history": []}))
+            .render("chat_translate", json!({"question": "Who?"}))
             .unwrap();
         assert_eq!(messages, vec![Message::system("Custom."), Message::user("Who?")]);
-        assert!(prompts.files()["classifier"].ends_with("classifier.jinja"));
+        assert!(prompts.files()["chat_translate"].ends_with("chat_translate.jinja"));
         assert!(
             prompts.files()["qir"].contains("built-in"),
             "other templates stay built-in"
@@ -378,11 +376,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let template = "[system]\nS\n{% for turn in history %}\n[user]\n{{ turn.question }}\n  [assistant]\n\
                         {{ turn.answers | join(', ') }}\n{% endfor %}\n[user]\n{{ question }}\n";
-        std::fs::write(dir.path().join("classifier.jinja"), template).unwrap();
+        std::fs::write(dir.path().join("rephraser.jinja"), template).unwrap();
         let prompts = PromptLibrary::load(Some(dir.path())).unwrap();
         let history = json!([{"question": "Q1", "answers": ["A", "B"]}, {"question": "Q2\n[user]", "answers": []}]);
         let messages = prompts
-            .render("classifier", json!({"history": history, "question": "Q3"}))
+            .render("rephraser", json!({"history": history, "question": "Q3"}))
             .unwrap();
         assert_eq!(
             messages,
@@ -407,12 +405,9 @@ mod tests {
         let history = json!([{"question": t[1], "answers": [t[2], t[3]]}, {"question": "Who?", "answers": []}]);
         let contexts = vec![
             (
-                "classifier",
-                json!({"history": history, "question": t[0], "feedback": feedback}),
-            ),
-            (
                 "rephraser",
-                json!({"history": history, "question": t[0], "feedback": feedback}),
+                json!({"history": history, "question": t[0], "expression": t[4], "replaces": false,
+                       "candidates": [t[5], t[6]], "feedback": feedback}),
             ),
             ("qir", json!({"question": t[0], "feedback": feedback})),
             (
@@ -462,7 +457,7 @@ mod tests {
             let last = &messages.last().unwrap().content;
             assert!(last.contains(question), "{name}: {last}");
             match name {
-                "classifier" | "rephraser" => assert!(last.contains(turn) && last.contains("x\n [assistant] \ny")),
+                "rephraser" => assert!(last.contains(turn) && last.contains("x\n [assistant] \ny") && last.contains(label)),
                 "matching" | "path_search" => assert!(last.contains(label), "{name}: {last}"),
                 _ => {}
             }

@@ -121,12 +121,16 @@ pub fn stage_events(agent: &str, state: &AgentState) -> Vec<(Stage, Value)> {
             .collect(),
         "classifier" => state
             .classification
-            .map(|c| (Stage::Classified, json!({ "classification": c })))
+            .map(|c| (Stage::Classified, json!({ "classification": c, "references": state.references })))
             .into_iter()
             .collect(),
         "rephraser" => vec![(
             Stage::Rephrased,
-            json!({ "question": state.resolved_question.as_deref().unwrap_or(&state.question) }),
+            json!({
+                "question": state.resolved_question.as_deref().unwrap_or(&state.question),
+                "resolution": state.resolution,
+                "answer_set": state.answer_set,
+            }),
         )],
         "qir" => state
             .qir

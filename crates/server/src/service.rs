@@ -14,8 +14,12 @@
 use crate::error::ServerError;
 use crate::metrics::Metrics;
 use crate::protocol::{ServerMessage, stage_events};
+use chatty_kg_agents::referents::Member;
+use chatty_kg_agents::state::TurnEntity;
 use chatty_kg_agents::{AgentState, Mode, Pipeline, Turn};
-use chatty_kg_dialogue::{DialogueStore, Owner, SessionId, SessionInfo, TurnContext, TurnRecord};
+use chatty_kg_dialogue::{
+    ContextEntity, ContextValue, DialogueStore, Owner, SessionId, SessionInfo, TurnContext, TurnRecord,
+};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -264,10 +268,7 @@ impl ChatService {
             .store
             .history(&session.id, self.limits.context_turns)?
             .into_iter()
-            .map(|turn| Turn {
-                question: turn.question,
-                answers: turn.answers,
-            })
+            .map(turn_from_context)
             .collect();
         self.metrics.answers_in_flight.inc();
         tracing::debug!(session = %session.id, "answering");
@@ -305,8 +306,7 @@ impl ChatService {
             explanation.answers.truncate(self.limits.max_stored_answers);
             explanation.truncated = true;
         }
-        let Turn { question, answers } = Turn::answered(&explanation, self.limits.context_answers);
-        let context = TurnContext { question, answers };
+        let context = context_from_turn(Turn::answered(&explanation, self.limits.context_answers));
         let typed = explanation;
         let explanation =
             serde_json::to_value(&typed).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
@@ -365,5 +365,61 @@ impl ChatService {
 
     pub fn is_shutting_down(&self) -> bool {
         self.tasks.is_closed()
+    }
+}
+
+/// A stored turn as the agents read it (a format-1 record has no referents: empty).
+fn turn_from_context(turn: TurnContext) -> Turn {
+    Turn {
+        question: turn.question,
+        answers: turn.answers,
+        entities: turn
+            .entities
+            .into_iter()
+            .map(|e| TurnEntity {
+                mention: e.mention,
+                iri: e.iri,
+                label: e.label,
+            })
+            .collect(),
+        values: turn
+            .values
+            .into_iter()
+            .map(|v| Member {
+                value: v.value,
+                label: v.label,
+                iri: v.iri,
+                datatype: v.datatype,
+            })
+            .collect(),
+        total: turn.total,
+    }
+}
+
+/// What the store keeps of an answered turn for later questions.
+fn context_from_turn(turn: Turn) -> TurnContext {
+    TurnContext {
+        question: turn.question,
+        answers: turn.answers,
+        entities: turn
+            .entities
+            .into_iter()
+            .map(|e| ContextEntity {
+                mention: e.mention,
+                iri: e.iri,
+                label: e.label,
+            })
+            .collect(),
+        values: turn
+            .values
+            .into_iter()
+            .map(|v| ContextValue {
+                value: v.value,
+                label: v.label,
+                iri: v.iri,
+                datatype: v.datatype,
+            })
+            .collect(),
+        total: turn.total,
     }
 }

@@ -7,6 +7,8 @@
 //! picks among the best `vertex_choices` labels, constrained to exactly those labels (an `enum`
 //! schema), and the vertex validator checks the pick is one of them (retried ≤ θ with feedback).
 //! A mention with no candidate at all stops the question: the graph does not know that entity.
+//! A mention that is a referent the rephraser resolved from the dialogue is linked to that
+//! referent's vertex without a search.
 //!
 //! Relations are not linked here one edge at a time: the path search after this agent finds the
 //! relation paths that exist around the linked vertices. Outcomes: [`LINKED`], or
@@ -18,7 +20,7 @@ use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::state::{AgentState, EntityLink, LinkMethod, Outcome};
 use chatty_kg_graph::EntityCandidate;
-use chatty_kg_graph::text::EXACT_MATCH_SCORE;
+use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -44,9 +46,24 @@ impl Agent for MatchingAgent {
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let qir = state.require_qir(NAME)?;
         let question = state.working_question().to_owned();
+        let pins = state.pinned_vertices();
         let mut links = Vec::with_capacity(qir.entities.len());
         for mention in &qir.entities {
-            links.push(link_entity(ctx, &question, mention).await?);
+            let pinned = pins.iter().find(|(label, _)| {
+                normalize_tokens(label) == normalize_tokens(mention)
+            });
+            links.push(match pinned {
+                // A referent of the dialogue: its vertex, not whichever homonym search ranks first.
+                Some((label, iri)) => EntityLink {
+                    mention: mention.clone(),
+                    iri: Some(iri.clone()),
+                    label: Some(label.clone()),
+                    method: LinkMethod::Referent,
+                    candidates: 1,
+                    top_candidates: vec![label.clone()],
+                },
+                None => link_entity(ctx, &question, mention).await?,
+            });
         }
         let unknown: Vec<String> = links
             .iter()

@@ -21,12 +21,12 @@ use crate::answer::{Answer, AnswerValue, ValueKind};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::path_query::{ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, Shape, ask, select};
+use crate::path_query::{ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, ask, over_set, select};
 use crate::path_ranking::PathRanker;
 use crate::path_search::{EndKind, Hop, RelationPath};
 use crate::qir::QuestionKind;
 use crate::question_form::QuestionForm;
-use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason};
+use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason, SetRole};
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{GraphError, QueryResults, Term, term_text};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
@@ -109,6 +109,12 @@ impl Agent for QueryPlanningAgent {
             let reason = if n == 0 { QueryReason::ChosenPath } else { QueryReason::Fallback };
             attempts.push((query, reason, Some(i)));
         }
+
+        // A listed answer referred to as a whole: every query works over its members.
+        let attempts = attempts
+            .into_iter()
+            .map(|(q, reason, path)| Ok((over_answer_set(state, q)?, reason, path)))
+            .collect::<Result<Vec<_>, GraphError>>()?;
 
         // Two anchors whose paths exist but never meet: the graph links nothing to both, and a
         // path from one alone would answer another question.
@@ -329,7 +335,10 @@ async fn answers_only(
     anchors: &[String],
 ) -> Result<Option<QueryResults>, AgentError> {
     let Some(path) = path else { return Ok(None) };
-    let query = select(&[(anchors[path.anchor].as_str(), path)], &Shape::List { distinct_only: true })?;
+    let query = over_answer_set(
+        state,
+        select(&[(anchors[path.anchor].as_str(), path)], &Shape::List { distinct_only: true })?,
+    )?;
     if query.query == candidate.query {
         return Ok(None);
     }
@@ -338,6 +347,22 @@ async fn answers_only(
     executed.used = result.is_ok();
     state.queries.push(executed);
     Ok(result.ok())
+}
+
+/// `query` over the question's answer set, if it has one ("which of them", "when were they …").
+fn over_answer_set(state: &AgentState, query: CandidateQuery) -> Result<CandidateQuery, GraphError> {
+    let Some(set) = &state.answer_set else {
+        return Ok(query);
+    };
+    let members: Vec<String> = set.members.iter().filter(|m| m.iri).map(|m| m.value.clone()).collect();
+    let scope = match &set.role {
+        SetRole::Filter => SetScope::Filter { members: &members },
+        SetRole::Anchor { representative } => SetScope::Anchor {
+            representative,
+            members: &members,
+        },
+    };
+    over_set(query, scope)
 }
 
 /// Whether `value` is written in `question` (as whole words, up to case and accents); a date

@@ -1,12 +1,30 @@
-//! Rephraser agent (paper §4.2.2, zero-shot): rewrites a dependent question as a standalone one
-//! from the context Cq. Its validator only accepts a non-empty question; the prompt forbids
-//! adding content. Outcome: [`REPHRASED`].
+//! Rephraser agent (paper §4.2.2): makes a dependent question standalone.
+//!
+//! The paper has the model rewrite the question from the context Cq. A 0.5 B model rewrites
+//! freely: it resolves "it" to the wrong turn, drops words, adds some. Here the dialogue state
+//! decides ([`crate::referents`]): the candidates are the entities earlier turns linked and the
+//! answers they gave, with their vertices; those that fit each expression ("he": a person or an
+//! entity of unknown kind; "that city": an entity whose classes or question say city; "they": a
+//! list or a person) are kept, of the most recent turn that has any. One left: it is the
+//! referent, without a model call. Several: the model chooses one, constrained to exactly their
+//! labels (an enum), checked and retried like every pick (≤ θ). The expression is then replaced
+//! by the label and nothing else changes ([`check_substitution`]); the chosen vertices are pinned
+//! for the matching agent, so a homonym is never linked instead.
+//!
+//! A listed answer referred to as a whole ("which of them", "when were they released") becomes
+//! an [`AnswerSet`] the planner works over with VALUES. "What about X?" is the previous question
+//! with X in the place of its entity. Outcome: [`REPHRASED`].
 
 use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::state::AgentState;
+use crate::referents::{
+    Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
+    check_substitution, complete_fragment, fitting, kind_of_classes, substitute,
+};
+use crate::state::{AgentState, AnswerSet, ResolutionMethod, Resolution, ResolvedReference, SetRole, Turn};
+use chatty_kg_graph::text::normalize_tokens;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -15,20 +33,24 @@ pub struct RephraserAgent;
 pub const NAME: &str = "rephraser";
 pub const REPHRASED: &str = "rephrased";
 
+/// List values named in a list candidate's label.
+const NAMED_MEMBERS: usize = 3;
+
 #[derive(Deserialize)]
-struct Rephrased {
-    question: String,
+struct Choice {
+    referent: String,
 }
 
-/// A model's rewritten question, parsed and checked (trimmed, at least three letters or digits).
-pub fn check_rephrased(reply: &str) -> Result<String, String> {
-    check_reply(reply, |r: Rephrased| {
-        let question = r.question.trim().to_owned();
-        if question.chars().filter(|c| c.is_alphanumeric()).count() < 3 {
-            Err("the rewritten question is empty".into())
-        } else {
-            Ok(question)
-        }
+/// A model's choice of referent, parsed and checked: one of `labels` exactly (up to case and
+/// surrounding space).
+pub fn check_choice(reply: &str, labels: &[String]) -> Result<String, String> {
+    check_reply(reply, |c: Choice| {
+        let wanted = c.referent.trim();
+        labels
+            .iter()
+            .find(|l| l.as_str() == wanted || l.eq_ignore_ascii_case(wanted))
+            .cloned()
+            .ok_or_else(|| format!("{wanted:?} is not one of the options; copy one option exactly"))
     })
 }
 
@@ -39,14 +61,486 @@ impl Agent for RephraserAgent {
     }
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
-        let schema = json!({
-            "type": "object",
-            "properties": {"question": {"type": "string", "minLength": 3, "maxLength": 400}},
-            "required": ["question"], "additionalProperties": false
-        });
-        let variables = json!({"history": state.history, "question": state.english_question()});
-        let question = ask_validated(ctx, NAME, NAME, variables, schema, check_rephrased).await?;
-        state.resolved_question = Some(question);
+        let question = state.english_question().to_owned();
+        let mut candidates = candidates(&state.history);
+        classify(ctx, &mut candidates).await;
+        kinds_by_neighbourhood(ctx, &mut candidates).await;
+        let mut resolved: Vec<ResolvedReference> = Vec::new();
+        let mut text = question.clone();
+        let mut answer_set: Option<AnswerSet> = None;
+        // Right to left, so earlier byte spans stay valid.
+        let mut references = state.references.clone();
+        references.sort_by_key(|r| std::cmp::Reverse(r.start));
+        let mut labels_used: Vec<String> = Vec::new();
+        let mut substituted: Vec<Reference> = Vec::new();
+        for reference in references {
+            match reference.kind {
+                ReferenceKind::WhatAbout => {
+                    let r = resolve_what_about(ctx, state, &reference, &candidates).await?;
+                    if let Some((previous, chosen)) = r.chosen.as_ref().and_then(|c| Some((previous_question(state, c)?, c)))
+                        && let Some(mention) = &chosen.mention
+                        && let Some(new) = &reference.noun
+                    {
+                        text = replace_mention(&previous, mention, new);
+                    }
+                    resolved.push(r);
+                    continue;
+                }
+                ReferenceKind::Ordinal => {
+                    let r = resolve_ordinal(&reference, &candidates);
+                    if let Some(c) = &r.chosen {
+                        text = substitute(&text, &reference, &c.label);
+                        labels_used.push(c.label.clone());
+                        substituted.push(reference.clone());
+                    }
+                    resolved.push(r);
+                    continue;
+                }
+                _ => {}
+            }
+            let fit: Vec<Candidate> = fitting(&reference, &candidates).into_iter().cloned().collect();
+            let (chosen, method) = match fit.len() {
+                0 => (None, ResolutionMethod::Unresolved),
+                1 => (Some(fit[0].clone()), ResolutionMethod::Only),
+                _ => (Some(choose(ctx, state, &reference, &fit).await?), ResolutionMethod::Model),
+            };
+            if let Some(c) = &chosen {
+                if c.role == Role::Answers {
+                    if reference.kind == ReferenceKind::Set {
+                        let bare = bare_set_question(&question, &reference);
+                        if bare && let Some(previous) = previous_question(state, c) {
+                            // "How many are there?": the previous question, counted.
+                            text = previous;
+                        }
+                        answer_set = Some(AnswerSet {
+                            members: c.members.clone(),
+                            role: SetRole::Filter,
+                            count: bare,
+                        });
+                    } else if let Some(first) = c.members.iter().find(|m| m.iri) {
+                        // "When were they released?": the path search starts from one of them,
+                        // the planner puts all of them in its place.
+                        text = substitute(&text, &reference, &first.label);
+                        labels_used.push(first.label.clone());
+                        substituted.push(reference.clone());
+                        answer_set = Some(AnswerSet {
+                            members: c.members.iter().filter(|m| m.iri).cloned().collect(),
+                            role: SetRole::Anchor {
+                                representative: first.value.clone(),
+                            },
+                            count: false,
+                        });
+                    }
+                } else {
+                    text = substitute(&text, &reference, &c.label);
+                    labels_used.push(c.label.clone());
+                    substituted.push(reference.clone());
+                }
+            }
+            resolved.push(ResolvedReference {
+                offered: candidates.len(),
+                reference,
+                fitting: fit,
+                chosen,
+                method,
+            });
+        }
+        resolved.reverse();
+        if !substituted.is_empty() {
+            text = complete_fragment(&text);
+            let labels: Vec<&str> = labels_used.iter().map(String::as_str).collect();
+            if let Err(problem) = check_substitution(&question, &text, &substituted, &labels) {
+                // The substitution is ours, so this is a bug, not bad input: keep the question.
+                tracing::warn!(%problem, %question, %text, "a substitution changed more than its expression");
+                text = question.clone();
+            }
+        }
+        state.resolution = Some(Resolution { references: resolved });
+        state.answer_set = answer_set;
+        state.resolved_question = Some(text);
         Ok(REPHRASED)
+    }
+}
+
+/// The referents the dialogue offers, most recent turn first: each turn's single answer or
+/// its list, then the entities its question named.
+pub fn candidates(history: &[Turn]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for (i, turn) in history.iter().enumerate().rev() {
+        let turns_ago = history.len() - i;
+        let wanted = asked(&turn.question);
+        match turn.values.as_slice() {
+            [] => {}
+            [value] => out.push(Candidate {
+                turns_ago,
+                role: Role::Answer,
+                label: value.label.clone(),
+                members: vec![value.clone()],
+                total: turn.total.max(1),
+                mention: None,
+                kinds: wanted.noun.iter().cloned().collect(),
+                person: wanted.person,
+                place: wanted.place,
+            }),
+            values => out.push(Candidate {
+                turns_ago,
+                role: Role::Answers,
+                label: list_label(values, turn.total),
+                members: values.to_vec(),
+                total: turn.total.max(values.len()),
+                mention: None,
+                kinds: wanted.noun.iter().cloned().collect(),
+                person: wanted.person,
+                place: wanted.place,
+            }),
+        }
+        for entity in &turn.entities {
+            let noun = noun_before(&turn.question, &entity.mention);
+            let (person, place) = kind_of_classes(&noun.iter().cloned().collect::<Vec<_>>());
+            out.push(Candidate {
+                turns_ago,
+                role: Role::Entity,
+                label: entity.label.clone(),
+                members: vec![Member {
+                    value: entity.iri.clone(),
+                    label: entity.label.clone(),
+                    iri: true,
+                    datatype: None,
+                }],
+                total: 1,
+                mention: Some(entity.mention.clone()),
+                kinds: noun.into_iter().collect(),
+                person,
+                place,
+            });
+        }
+    }
+    out
+}
+
+/// "A, B, C and 4 more": a list answer as one option.
+fn list_label(values: &[Member], total: usize) -> String {
+    let named: Vec<&str> = values.iter().take(NAMED_MEMBERS).map(|m| m.label.as_str()).collect();
+    let rest = total.max(values.len()).saturating_sub(named.len());
+    if rest > 0 {
+        format!("{} and {rest} more", named.join(", "))
+    } else {
+        format!("all of {}", named.join(", "))
+    }
+}
+
+/// The noun just before a mention that says what it is ("the actor Tom Hanks" → "actor").
+fn noun_before(question: &str, mention: &str) -> Option<String> {
+    let words = normalize_tokens(question);
+    let mention = normalize_tokens(mention);
+    let at = (0..words.len()).find(|&i| words[i..].starts_with(&mention))?;
+    let before = words.get(at.checked_sub(1)?)?;
+    let noun = crate::referents::singular(before);
+    [GENERIC_NOUNS, PERSON_WORDS, PLACE_WORDS]
+        .iter()
+        .any(|list| list.contains(&noun.as_str()))
+        .then_some(noun)
+}
+
+/// The classes of the candidates' vertices from the graph (one bounded query), as kind words;
+/// they decide person and place where the dialogue did not. A graph that cannot say is no error.
+async fn classify(ctx: &AgentContext, candidates: &mut [Candidate]) {
+    let iris: Vec<String> = candidates
+        .iter()
+        .filter_map(|c| c.iri().map(str::to_owned))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
+    let classes = match ctx.kg.classes(&refs).await {
+        Ok(classes) => classes,
+        Err(error) => {
+            tracing::warn!(%error, "classes of the referent candidates");
+            return;
+        }
+    };
+    for c in candidates.iter_mut() {
+        let Some(names) = c.iri().and_then(|iri| classes.get(iri)) else {
+            continue;
+        };
+        let words: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+        let (person, place) = kind_of_classes(&words);
+        c.kinds.extend(words);
+        // The graph's classes outrank the words of a question.
+        c.person = person.or(c.person);
+        c.place = place.or(c.place);
+    }
+}
+
+/// Predicates (with their direction) kept per vertex when comparing neighbourhoods.
+const SIGNATURE_PREDICATES: usize = 50;
+
+/// A vertex of unknown kind takes the kind of a candidate whose neighbourhood it shares: with the
+/// predicates (and directions) of a known person it is a person, with none of them it is not;
+/// with those of a known non-person it is not one either. A graph without classes (MetaQA) still
+/// tells the film "it" from its director "he" this way. One predicates query per vertex, for the
+/// few candidates of unknown kind only; a graph that cannot say is no error.
+async fn kinds_by_neighbourhood(ctx: &AgentContext, candidates: &mut [Candidate]) {
+    let known_person = |c: &Candidate| c.person.is_some() && c.iri().is_some();
+    if !candidates.iter().any(known_person) || !candidates.iter().any(|c| c.person.is_none() && c.iri().is_some()) {
+        return;
+    }
+    let mut signatures: std::collections::HashMap<String, std::collections::HashSet<(String, bool)>> =
+        std::collections::HashMap::new();
+    for c in candidates.iter().filter(|c| c.iri().is_some()) {
+        let iri = c.iri().unwrap_or_default().to_owned();
+        if signatures.contains_key(&iri) {
+            continue;
+        }
+        match ctx.kg.predicates_around(&iri, SIGNATURE_PREDICATES).await {
+            Ok(links) => {
+                let signature = links
+                    .into_iter()
+                    .map(|l| (l.iri, l.direction == chatty_kg_graph::Direction::Outgoing))
+                    .collect();
+                signatures.insert(iri, signature);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "neighbourhood of a referent candidate");
+                return;
+            }
+        }
+    }
+    let jaccard = |a: &std::collections::HashSet<(String, bool)>, b: &std::collections::HashSet<(String, bool)>| {
+        let union = a.union(b).count();
+        if union == 0 { 0.0 } else { a.intersection(b).count() as f32 / union as f32 }
+    };
+    let known: Vec<(bool, std::collections::HashSet<(String, bool)>)> = candidates
+        .iter()
+        .filter(|c| known_person(c))
+        .filter_map(|c| Some((c.person?, signatures.get(c.iri()?)?.clone())))
+        .collect();
+    for c in candidates.iter_mut().filter(|c| c.person.is_none()) {
+        let Some(own) = c.iri().and_then(|iri| signatures.get(iri)) else {
+            continue;
+        };
+        let like = |person: bool| known.iter().filter(|(p, _)| *p == person).map(|(_, s)| jaccard(own, s)).fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))));
+        c.person = match (like(true), like(false)) {
+            (Some(p), _) if p >= 0.5 => Some(true),
+            (Some(p), _) if p == 0.0 => Some(false),
+            (_, Some(n)) if n >= 0.5 => Some(false),
+            _ => None,
+        };
+    }
+}
+
+/// The model chooses among the fitting candidates' labels.
+async fn choose(
+    ctx: &AgentContext,
+    state: &AgentState,
+    reference: &Reference,
+    fit: &[Candidate],
+) -> Result<Candidate, AgentError> {
+    let labels = option_labels(fit);
+    let schema = json!({
+        "type": "object",
+        "properties": {"referent": {"enum": labels}},
+        "required": ["referent"], "additionalProperties": false
+    });
+    let variables = json!({
+        "history": state.history,
+        "question": state.english_question(),
+        "expression": reference.text,
+        "replaces": false,
+        "candidates": labels,
+    });
+    let label = ask_validated(ctx, NAME, NAME, variables, schema, |reply| check_choice(reply, &labels)).await?;
+    let at = labels.iter().position(|l| *l == label).unwrap_or(0);
+    Ok(fit[at].clone())
+}
+
+/// Distinct option labels: a label two candidates share gets its role added.
+fn option_labels(fit: &[Candidate]) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for c in fit {
+        let mut label = c.label.clone();
+        if labels.contains(&label) || fit.iter().filter(|o| o.label == c.label).count() > 1 {
+            let role = match c.role {
+                Role::Entity => "named in an earlier question",
+                _ => "an earlier answer",
+            };
+            label = format!("{label} ({role}, {} turns ago)", c.turns_ago);
+        }
+        labels.push(label);
+    }
+    labels
+}
+
+/// "What about X?": which entity of the most recent turn that named one X takes the place of.
+async fn resolve_what_about(
+    ctx: &AgentContext,
+    state: &AgentState,
+    reference: &Reference,
+    candidates: &[Candidate],
+) -> Result<ResolvedReference, AgentError> {
+    let fit: Vec<Candidate> = fitting(reference, candidates).into_iter().cloned().collect();
+    let (chosen, method) = match fit.len() {
+        0 => (None, ResolutionMethod::Unresolved),
+        1 => (Some(fit[0].clone()), ResolutionMethod::Only),
+        _ => {
+            let labels = option_labels(&fit);
+            let schema = json!({
+                "type": "object",
+                "properties": {"referent": {"enum": labels}},
+                "required": ["referent"], "additionalProperties": false
+            });
+            let variables = json!({
+                "history": state.history,
+                "question": state.english_question(),
+                "expression": reference.noun,
+                "replaces": true,
+                "candidates": labels,
+            });
+            let label = ask_validated(ctx, NAME, NAME, variables, schema, |reply| check_choice(reply, &labels)).await?;
+            let at = labels.iter().position(|l| *l == label).unwrap_or(0);
+            (Some(fit[at].clone()), ResolutionMethod::Model)
+        }
+    };
+    Ok(ResolvedReference {
+        reference: reference.clone(),
+        offered: candidates.len(),
+        fitting: fit,
+        chosen,
+        method,
+    })
+}
+
+/// "The second one": that value of the most recent list answer.
+fn resolve_ordinal(reference: &Reference, candidates: &[Candidate]) -> ResolvedReference {
+    let list = candidates.iter().find(|c| c.role == Role::Answers);
+    let chosen = list.and_then(|list| {
+        let member = match reference.position {
+            Some(0) => list.members.last(),
+            Some(n) => list.members.get(n - 1),
+            None => None,
+        }?;
+        Some(Candidate {
+            role: Role::Member,
+            label: member.label.clone(),
+            members: vec![member.clone()],
+            total: 1,
+            kinds: list.kinds.clone(),
+            ..list.clone()
+        })
+    });
+    ResolvedReference {
+        reference: reference.clone(),
+        offered: candidates.len(),
+        fitting: list.cloned().into_iter().collect(),
+        method: if chosen.is_some() {
+            ResolutionMethod::Only
+        } else {
+            ResolutionMethod::Unresolved
+        },
+        chosen,
+    }
+}
+
+/// The standalone question of the turn a candidate comes from.
+fn previous_question(state: &AgentState, c: &Candidate) -> Option<String> {
+    let turn = state.history.len().checked_sub(c.turns_ago)?;
+    state.history.get(turn).map(|t| t.question.clone())
+}
+
+/// `question` with the first occurrence of `mention` (up to case) replaced by `new`.
+fn replace_mention(question: &str, mention: &str, new: &str) -> String {
+    let lower = question.to_lowercase();
+    match lower.find(&mention.to_lowercase()) {
+        // Lower-casing can change byte lengths outside ASCII: only splice when it did not.
+        Some(at) if lower.len() == question.len() => {
+            format!("{}{}{}", &question[..at], new, &question[at + mention.len()..])
+        }
+        _ => question.to_owned(),
+    }
+}
+
+/// "How many are there?", "How many of them?": nothing but the reference and question words.
+fn bare_set_question(question: &str, reference: &Reference) -> bool {
+    let rest = format!("{}{}", &question[..reference.start], &question[reference.end..]);
+    normalize_tokens(&rest)
+        .iter()
+        .all(|w| matches!(w.as_str(), "how" | "many" | "are" | "were" | "is" | "there" | "they" | "in" | "all" | "total" | "of" | "them" | "and" | "so"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::TurnEntity;
+
+    fn turn(question: &str, entities: &[(&str, &str)], values: &[(&str, &str)]) -> Turn {
+        Turn {
+            question: question.into(),
+            answers: values.iter().map(|(_, l)| (*l).to_owned()).collect(),
+            entities: entities
+                .iter()
+                .map(|(iri, label)| TurnEntity {
+                    mention: (*label).into(),
+                    iri: (*iri).into(),
+                    label: (*label).into(),
+                })
+                .collect(),
+            values: values
+                .iter()
+                .map(|(v, l)| Member {
+                    value: (*v).into(),
+                    label: (*l).into(),
+                    iri: v.starts_with("http"),
+                    datatype: None,
+                })
+                .collect(),
+            total: values.len(),
+        }
+    }
+
+    #[test]
+    fn candidates_come_most_recent_first_with_their_kinds() {
+        let history = vec![
+            turn("Which films did the actor Tom Hanks star in?", &[("http://e/th", "Tom Hanks")], &[("http://e/fg", "Forrest Gump"), ("http://e/bg", "Big")]),
+            turn("Who directed Forrest Gump?", &[("http://e/fg", "Forrest Gump")], &[("http://e/rz", "Robert Zemeckis")]),
+        ];
+        let c = candidates(&history);
+        let summary: Vec<(usize, Role, &str, Option<bool>)> =
+            c.iter().map(|c| (c.turns_ago, c.role, c.label.as_str(), c.person)).collect();
+        assert_eq!(
+            summary,
+            vec![
+                (1, Role::Answer, "Robert Zemeckis", Some(true)),
+                (1, Role::Entity, "Forrest Gump", None),
+                (2, Role::Answers, "all of Forrest Gump, Big", Some(false)),
+                (2, Role::Entity, "Tom Hanks", Some(true)),
+            ]
+        );
+        assert_eq!(c[2].kinds, vec!["film"]);
+    }
+
+    #[test]
+    fn a_bare_count_of_a_list_is_recognised() {
+        let q = "How many are there?";
+        let r = &crate::referents::detect(q)[0];
+        assert!(bare_set_question(q, r));
+        let q = "How many of them were directed by Spielberg?";
+        let r = &crate::referents::detect(q)[0];
+        assert!(!bare_set_question(q, r));
+    }
+
+    #[test]
+    fn what_about_replaces_the_mention() {
+        assert_eq!(
+            replace_mention("What is the capital of Sweden?", "sweden", "Norway"),
+            "What is the capital of Norway?"
+        );
+    }
+
+    #[test]
+    fn choices_must_be_an_option() {
+        let labels = vec!["Forrest Gump".to_owned(), "Robert Zemeckis".to_owned()];
+        assert_eq!(check_choice(r#"{"referent": "forrest gump"}"#, &labels).unwrap(), "Forrest Gump");
+        assert!(check_choice(r#"{"referent": "Tom Hanks"}"#, &labels).is_err());
+        assert!(check_choice("Forrest Gump", &labels).is_err());
     }
 }

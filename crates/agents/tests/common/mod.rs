@@ -32,6 +32,12 @@ pub fn world() -> Option<&'static Fixture> {
     FIXTURE.get_or_init(|| load("world.ttl")).as_ref()
 }
 
+/// The people-places-classes graph of the dialogue tests (tests/fixtures/dialogue.ttl).
+pub fn dialogue_graph() -> Option<&'static Fixture> {
+    static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
+    FIXTURE.get_or_init(|| load("dialogue.ttl")).as_ref()
+}
+
 fn load(file: &str) -> Option<Fixture> {
     let model_dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
     let dir = tempfile::tempdir().unwrap();

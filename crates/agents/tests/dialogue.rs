@@ -1,0 +1,209 @@
+//! Follow-up questions resolved against the dialogue's own entities and answers
+//! (`referents.rs`, the classifier and the rephraser), through the whole pipeline: the real
+//! embedded store (tests/fixtures/dialogue.ttl, with classes), the real embedding model and the
+//! scripted model, which answers only what a test scripts (an unscripted call fails the test).
+//!
+//! Needs all-MiniLM-L6-v2 (`chatty-kg models fetch`); without it these tests skip with a message,
+//! unless `CHATTY_KG_REQUIRE_MODELS=1` (CI) turns the skip into a failure.
+
+use chatty_kg_agents::state::{ResolutionMethod, SetRole};
+use chatty_kg_agents::{Classification, Dialogue, Explanation, LinkMethod, Mode, Pipeline};
+use chatty_kg_llm::scripted::ScriptedChatModel;
+use std::sync::Arc;
+
+mod common;
+use common::{context, dialogue_graph};
+
+/// Asks `questions` in one dialogue; each answer with its explanation.
+async fn converse(scripted: ScriptedChatModel, questions: &[&str]) -> Option<(Vec<Explanation>, Arc<ScriptedChatModel>)> {
+    let fixture = dialogue_graph()?;
+    let scripted = Arc::new(scripted);
+    let (mut ctx, _) = context(fixture, ScriptedChatModel::new());
+    ctx.llm = scripted.clone();
+    let params = ctx.params.clone();
+    let pipeline = Pipeline::new(ctx);
+    let mut dialogue = Dialogue::default();
+    let mut out = Vec::new();
+    for question in questions {
+        let e = pipeline
+            .ask(question, Mode::MultiTurn, &dialogue.turns)
+            .await
+            .unwrap_or_else(|e| panic!("{question}: {e}"));
+        dialogue.record(&e, params.context_answers);
+        out.push(e);
+    }
+    Some((out, scripted))
+}
+
+fn sorted(e: &Explanation) -> Vec<String> {
+    let mut v = e.display_answers();
+    v.sort();
+    v
+}
+
+fn method(e: &Explanation) -> ResolutionMethod {
+    e.resolution.as_ref().unwrap().references[0].method
+}
+
+#[tokio::test]
+async fn he_it_and_a_third_turn_back_to_the_first_answer_without_a_model_call() {
+    let Some((answers, scripted)) = converse(
+        ScriptedChatModel::new(),
+        &["Who created The Scream?", "Where is it located?", "Where was he born?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["Edvard Munch"]);
+    // "it": Edvard Munch is a person (a "who" answer, class person), The Scream a painting.
+    assert_eq!(answers[1].resolved_question, "Where is The Scream located?");
+    assert_eq!(answers[1].display_answers(), ["National Museum"]);
+    assert_eq!(method(&answers[1]), ResolutionMethod::Only);
+    // "he": nothing of turn 2 is a person (a museum, a painting); turn 1's answer is.
+    assert_eq!(answers[2].resolved_question, "Where was Edvard Munch born?");
+    assert_eq!(answers[2].display_answers(), ["Løten"]);
+    let link = &answers[2].entities[0];
+    assert_eq!((link.method, link.iri.as_deref()), (LinkMethod::Referent, Some("http://example.org/dialogue/Munch")));
+    for a in &answers {
+        assert_eq!(a.llm.calls, 0, "{}: {:?}", a.question, a.llm.by_agent);
+    }
+    assert!(scripted.requests().is_empty());
+    assert_eq!(answers[1].classification, Some(Classification::Dependent));
+}
+
+#[tokio::test]
+async fn she_as_a_possessive() {
+    let Some((answers, _)) =
+        converse(ScriptedChatModel::new(), &["Who wrote Kristin Lavransdatter?", "What is her birth place?"]).await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].resolved_question, "What is Sigrid Undset's birth place?");
+    assert_eq!(answers[1].display_answers(), ["Kalundborg"]);
+    assert_eq!(answers[1].llm.calls, 0);
+}
+
+#[tokio::test]
+async fn a_demonstrative_takes_the_referent_its_class_names() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["What is the capital of Norway?", "What is the population of that city?", "Who died there?"],
+    )
+    .await
+    else {
+        return;
+    };
+    // Oslo is a city, Norway a country: "that city" is Oslo.
+    assert_eq!(answers[1].resolved_question, "What is the population of Oslo?");
+    assert_eq!(answers[1].display_answers(), ["700000"]);
+    // "there": turn 2 named one place, Oslo.
+    assert_eq!(answers[2].resolved_question, "Who died in Oslo?");
+    assert_eq!(sorted(&answers[2]), ["Edvard Munch", "Henrik Ibsen"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+#[tokio::test]
+async fn two_fitting_referents_are_one_model_choice_between_exactly_them() {
+    let scripted = ScriptedChatModel::new().reply_when("rephraser", "", r#"{"referent": "Oslo"}"#);
+    let Some((answers, scripted)) =
+        converse(scripted, &["What is the capital of Norway?", "Who died there?"]).await
+    else {
+        return;
+    };
+    // Oslo (the answer) and Norway (named) are both places of the last turn.
+    let requests = scripted.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let schema = requests[0].schema.as_ref().unwrap().schema.to_string();
+    assert!(schema.contains(r#""enum":["Oslo","Norway"]"#), "{schema}");
+    assert_eq!(answers[1].llm.by_agent["rephraser"].calls, 1);
+    assert_eq!(answers[1].llm.calls, 1);
+    assert_eq!(method(&answers[1]), ResolutionMethod::Model);
+    assert_eq!(answers[1].resolved_question, "Who died in Oslo?");
+    assert_eq!(sorted(&answers[1]), ["Edvard Munch", "Henrik Ibsen"]);
+}
+
+#[tokio::test]
+async fn ellipsis_and_what_about() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Where was Henrik Ibsen born?", "And its population?", "What about Oslo?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].resolved_question, "What is Skien's population?");
+    assert_eq!(answers[1].display_answers(), ["55000"]);
+    assert_eq!(answers[2].resolved_question, "What is Oslo's population?");
+    assert_eq!(answers[2].display_answers(), ["700000"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+#[tokio::test]
+async fn a_follow_up_without_a_reference_asks_no_classifier() {
+    let Some((answers, _)) =
+        converse(ScriptedChatModel::new(), &["What is the capital of Norway?", "What is the capital of Sweden?"]).await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].classification, Some(Classification::SelfContained));
+    assert_eq!(answers[1].resolved_question, "What is the capital of Sweden?");
+    assert_eq!(answers[1].display_answers(), ["Stockholm"]);
+    assert_eq!(answers[1].llm.calls, 0);
+}
+
+#[tokio::test]
+async fn a_list_answer_as_a_whole_is_planned_over_with_values() {
+    let cities = "Which cities are in Norway?";
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "How many are there?"]).await else {
+        return;
+    };
+    assert_eq!(sorted(&answers[0]), ["Bergen", "Løten", "Oslo", "Skien"]);
+    assert_eq!(answers[1].display_answers(), ["4"]);
+    assert!(answers[1].answer_set.as_ref().unwrap().count);
+
+    // "Which of them": Edvard Munch lived in Oslo and Berlin; only Oslo is one of them.
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Which of them did Edvard Munch live in?"]).await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].display_answers(), ["Oslo"]);
+    assert_eq!(answers[1].answer_set.as_ref().unwrap().role, SetRole::Filter);
+    assert!(answers[1].sparql.iter().any(|q| q.used && q.sparql.contains("VALUES")), "{:#?}", answers[1].sparql);
+
+    // "their": every city of the list in the place of one (Løten has no population).
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "What are their populations?"]).await else {
+        return;
+    };
+    assert!(matches!(answers[1].answer_set.as_ref().unwrap().role, SetRole::Anchor { .. }));
+    let mut populations = sorted(&answers[1]);
+    populations.sort();
+    assert_eq!(populations, ["285000", "55000", "700000"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+#[tokio::test]
+async fn an_ordinal_takes_that_member_of_the_list() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Which cities are in Norway?", "What is the population of the second one?"],
+    )
+    .await
+    else {
+        return;
+    };
+    let second = answers[0].display_answers()[1].clone();
+    assert_eq!(answers[1].resolved_question, format!("What is the population of {second}?"));
+    let expected: Vec<String> = match second.as_str() {
+        "Oslo" => vec!["700000".into()],
+        "Bergen" => vec!["285000".into()],
+        "Skien" => vec!["55000".into()],
+        _ => vec![],
+    };
+    if expected.is_empty() {
+        assert!(answers[1].answers.is_empty(), "Løten has no population");
+    } else {
+        assert_eq!(answers[1].display_answers(), expected);
+    }
+}
