@@ -47,6 +47,11 @@ pub struct EvalArgs {
     /// RDF file.
     #[arg(long)]
     pub kb: Option<PathBuf>,
+    /// Build the KG from the benchmark file itself and run on it, in a temporary embedded store:
+    /// the union of the `triples` of a Chatty-Gen Subgraph dialogue file (objects with their
+    /// values), each vertex named by its name triple, its dialogue's `seed_label`, or its IRI.
+    #[arg(long, conflicts_with = "kb")]
+    pub kg_from_dialogues: bool,
 }
 
 #[derive(clap::Args)]
@@ -132,6 +137,39 @@ pub fn load_kb(file: &Path, settings: &GraphSettings, progress: bool) -> Result<
         RdfFile::new(file)?
     };
     let report = EmbeddedStore::load(&dir.path().join("store"), &[rdf], settings, progress)?;
+    eprintln!(
+        "loaded into a temporary store {}: {} triples, {} labels, in {:.1} s",
+        dir.path().display(),
+        report.store_size,
+        report.labels,
+        report.seconds
+    );
+    Ok(dir)
+}
+
+/// Builds the KG of a dialogue file's triples ([`kb::dialogue_triples_to_ntriples`]) in a fresh
+/// temporary embedded store (removed on drop).
+pub fn load_dialogue_kg(file: &Path, settings: &GraphSettings, progress: bool) -> Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("chatty-kg-kb-")
+        .tempdir()
+        .context("creating a temporary store directory")?;
+    let nt = dir.path().join("kb.nt");
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(&nt).with_context(|| format!("creating {}", nt.display()))?);
+    let kg = kb::dialogue_triples_to_ntriples(file, &mut out)?;
+    std::io::Write::flush(&mut out).with_context(|| format!("writing {}", nt.display()))?;
+    drop(out);
+    eprintln!(
+        "{}: {} dialogues, {} triples, {} vertices ({} named by seed_label, {} by their IRI)",
+        file.display(),
+        kg.dialogues,
+        kg.triples,
+        kg.vertices,
+        kg.seed_labels,
+        kg.iri_labels
+    );
+    let report = EmbeddedStore::load(&dir.path().join("store"), &[RdfFile::new(&nt)?], settings, progress)?;
     eprintln!(
         "loaded into a temporary store {}: {} triples, {} labels, in {:.1} s",
         dir.path().display(),

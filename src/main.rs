@@ -342,17 +342,23 @@ fn run(cli: Cli) -> Result<()> {
             let mut config = config;
             llm.apply(&mut config);
             // --kb: a temporary embedded store, removed when the run ends.
-            let _kb_store = match &args.kb {
-                Some(file) => {
+            // --kg-from-dialogues: the same, built from the benchmark file's own triples.
+            let _kb_store = match (&args.kb, args.kg_from_dialogues) {
+                (kb, from_dialogues) if kb.is_some() || from_dialogues => {
                     if target.store.is_some() || target.endpoint.is_some() {
-                        anyhow::bail!("--kb loads its own store: it cannot go with --store or --endpoint");
+                        anyhow::bail!(
+                            "--kb and --kg-from-dialogues load their own store: they cannot go with --store or --endpoint"
+                        );
                     }
                     let (_, kg) = target.resolve(&config)?;
-                    let dir = eval::load_kb(file, &kg.graph, !args.quiet)?;
+                    let dir = match kb {
+                        Some(file) => eval::load_kb(file, &kg.graph, !args.quiet)?,
+                        None => eval::load_dialogue_kg(&args.file, &kg.graph, !args.quiet)?,
+                    };
                     target.store = Some(dir.path().join("store"));
                     Some(dir)
                 }
-                None => None,
+                _ => None,
             };
             let kg = target.open(&config)?;
             let pipeline = ask::pipeline(&config, kg.clone())?;

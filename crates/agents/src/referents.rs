@@ -543,43 +543,79 @@ pub fn kind_of_classes(kinds: &[String]) -> (Option<bool>, Option<bool>) {
     (Some(any(PERSON_WORDS)), Some(any(PLACE_WORDS)))
 }
 
-/// Whether `candidate` can be what `reference` refers to.
-pub fn fits(reference: &Reference, c: &Candidate) -> bool {
+/// Whether `candidate` can be what `reference` refers to: `None` when it cannot, `Some(true)`
+/// when something says it fits (a person for "he", a place for "there", the class "that city"
+/// names), `Some(false)` when only nothing contradicts it (an entity of unknown kind).
+pub fn fit(reference: &Reference, c: &Candidate) -> Option<bool> {
     use ReferenceKind::*;
     let single_entity = !c.plural() && !c.literal() && c.role != Role::Member;
+    let unless = |ok: bool, evidence: bool| ok.then_some(evidence);
     match reference.kind {
-        Person => single_entity && c.person != Some(false) && c.place != Some(true),
-        Thing => single_entity && c.person != Some(true),
-        Plural => (c.plural() && c.members.len() > 1) || (single_entity && c.person != Some(false)),
-        Place => single_entity && c.place != Some(false) && c.person != Some(true),
+        Person => unless(
+            single_entity && c.person != Some(false) && c.place != Some(true),
+            c.person == Some(true),
+        ),
+        Thing => unless(single_entity && c.person != Some(true), c.person == Some(false)),
+        Plural => {
+            if c.plural() && c.members.len() > 1 {
+                Some(true)
+            } else {
+                unless(single_entity && c.person != Some(false), c.person == Some(true))
+            }
+        }
+        Place => unless(
+            single_entity && c.place != Some(false) && c.person != Some(true),
+            c.place == Some(true),
+        ),
         Demonstrative | Definite => {
             let noun = reference.noun.as_deref().unwrap_or("");
-            let plural_det = reference.text.to_lowercase().starts_with("these") || reference.text.to_lowercase().starts_with("those");
+            let lower = reference.text.to_lowercase();
+            let plural_det = lower.starts_with("these") || lower.starts_with("those");
             let shape = if plural_det { c.plural() } else { single_entity };
-            shape
-                && if noun == "one" {
-                    true
-                } else if names(&c.kinds, noun) {
-                    true
-                } else {
-                    // A noun nothing names: the class words must not contradict it.
-                    let person_noun = PERSON_WORDS.contains(&noun);
-                    let place_noun = PLACE_WORDS.contains(&noun);
-                    c.kinds.is_empty()
-                        && (!person_noun || c.person != Some(false))
-                        && (!place_noun || c.place != Some(false))
-                        && (person_noun || c.person != Some(true))
-                }
+            if !shape {
+                return None;
+            }
+            if noun == "one" {
+                return Some(false);
+            }
+            if names(&c.kinds, noun) {
+                return Some(true);
+            }
+            // A noun nothing names: the class words must not contradict it.
+            let person_noun = PERSON_WORDS.contains(&noun);
+            let place_noun = PLACE_WORDS.contains(&noun);
+            unless(
+                c.kinds.is_empty()
+                    && (!person_noun || c.person != Some(false))
+                    && (!place_noun || c.place != Some(false))
+                    && (person_noun || c.person != Some(true)),
+                false,
+            )
         }
-        Ordinal => c.role == Role::Member,
-        Set => c.plural(),
-        WhatAbout => c.role == Role::Entity,
+        Ordinal => unless(c.role == Role::Member, true),
+        Set => unless(c.plural(), true),
+        WhatAbout => unless(c.role == Role::Entity, true),
     }
 }
 
-/// The candidates that fit `reference`, of the most recent turn that has any.
+/// Whether `candidate` can be what `reference` refers to ([`fit`]).
+pub fn fits(reference: &Reference, c: &Candidate) -> bool {
+    fit(reference, c).is_some()
+}
+
+/// The candidates that fit `reference`: those something says fit if there are any (else those
+/// nothing contradicts), of the most recent turn that has one.
 pub fn fitting<'a>(reference: &Reference, candidates: &'a [Candidate]) -> Vec<&'a Candidate> {
-    let fit: Vec<&Candidate> = candidates.iter().filter(|c| fits(reference, c)).collect();
+    let scored: Vec<(&Candidate, bool)> = candidates
+        .iter()
+        .filter_map(|c| Some((c, fit(reference, c)?)))
+        .collect();
+    let evidenced = scored.iter().any(|(_, e)| *e);
+    let fit: Vec<&Candidate> = scored
+        .into_iter()
+        .filter(|(_, e)| *e || !evidenced)
+        .map(|(c, _)| c)
+        .collect();
     let Some(latest) = fit.iter().map(|c| c.turns_ago).min() else {
         return fit;
     };
@@ -801,10 +837,19 @@ mod tests {
             candidate(2, Role::Entity, "Tom Hanks", None, None),
         ];
         let labels = |r: &Reference| fitting(r, &cands).iter().map(|c| c.label.clone()).collect::<Vec<_>>();
-        assert_eq!(labels(he), vec!["Robert Zemeckis", "Forrest Gump"]);
+        // A person for "he" beats an entity nothing is known of.
+        assert_eq!(labels(he), vec!["Robert Zemeckis"]);
         assert_eq!(labels(it), vec!["Forrest Gump"]);
-        assert_eq!(labels(they), vec!["Robert Zemeckis", "Forrest Gump"]);
+        assert_eq!(labels(they), vec!["Robert Zemeckis"]);
         assert_eq!(labels(there), vec!["Forrest Gump"]);
+        // Without evidence, every entity that nothing contradicts fits, of the latest turn.
+        let unknown = vec![
+            candidate(1, Role::Answer, "Robert Zemeckis", None, None),
+            candidate(1, Role::Entity, "Forrest Gump", None, None),
+            candidate(2, Role::Entity, "Tom Hanks", None, None),
+        ];
+        let labels = |r: &Reference| fitting(r, &unknown).iter().map(|c| c.label.clone()).collect::<Vec<_>>();
+        assert_eq!(labels(he), vec!["Robert Zemeckis", "Forrest Gump"]);
         // A list answer is "they", never "he".
         let list = vec![candidate(1, Role::Answers, "them", Some(false), None), candidate(2, Role::Entity, "Tom Hanks", None, None)];
         assert_eq!(fitting(they, &list)[0].role, Role::Answers);

@@ -103,9 +103,154 @@ pub fn name_triples_to_ntriples(path: &Path, namespace: &str, out: &mut impl Wri
     })
 }
 
+const DIALOGUE_FORMAT: &str = "Chatty-Gen dialogue JSON with `triples` (the Subgraph files)";
+
+/// Label predicates a dialogue's triples may already name their vertices with.
+const NAME_PREDICATES: &[&str] = &[
+    RDFS_LABEL,
+    "http://xmlns.com/foaf/0.1/name",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://schema.org/name",
+    "https://dblp.org/rdf/schema#title",
+];
+
+/// What [`dialogue_triples_to_ntriples`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DialogueKg {
+    pub dialogues: usize,
+    pub triples: usize,
+    pub vertices: usize,
+    /// Labels taken from a dialogue's `seed_label`.
+    pub seed_labels: usize,
+    /// Labels made from IRIs (vertices the triples give no name).
+    pub iri_labels: usize,
+}
+
+/// The small KG of a Chatty-Gen Subgraph dialogue file (`data[].triples`: per turn, the
+/// `[subject, predicate, object]` triples its answer rests on, objects with their values), as
+/// N-Triples: the union of the triples (an object starting with `http://`/`https://` is an IRI,
+/// anything else a plain literal: the file gives no datatypes), then an `rdfs:label` for every
+/// IRI vertex that has no name triple: its dialogue's `seed_label` for the `seed_entity`, else
+/// its IRI's local name ([`iri_label`]).
+pub fn dialogue_triples_to_ntriples(path: &Path, out: &mut impl Write) -> Result<DialogueKg, DatasetError> {
+    let text = read(path)?;
+    let bad = |m: String| DatasetError::format(path, DIALOGUE_FORMAT, m);
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let dialogues = json["data"].as_array().ok_or_else(|| bad("no `data` array".into()))?;
+    let mut triples: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let mut seeds: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for (d, dialogue) in dialogues.iter().enumerate() {
+        if let (Some(seed), Some(label)) = (dialogue["seed_entity"].as_str(), dialogue["seed_label"].as_str()) {
+            seeds.entry(seed.to_owned()).or_insert_with(|| label.trim().to_owned());
+        }
+        let turns = dialogue["triples"].as_array().ok_or_else(|| bad(format!("dialogue {d} has no `triples`")))?;
+        for triple in turns.iter().flat_map(|t| t.as_array().into_iter().flatten()) {
+            let parts: Vec<&str> = triple.as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+            let [s, p, o] = parts[..] else {
+                return Err(bad(format!("dialogue {d}: a triple is not three strings: {triple}")));
+            };
+            triples.insert((s.to_owned(), p.to_owned(), o.to_owned()));
+        }
+    }
+    if triples.is_empty() {
+        return Err(bad("no triples".into()));
+    }
+    let io = |e: std::io::Error| bad(format!("writing: {e}"));
+    let is_iri = |t: &str| t.starts_with("http://") || t.starts_with("https://");
+    let mut vertices: BTreeSet<String> = BTreeSet::new();
+    let mut named: BTreeSet<String> = BTreeSet::new();
+    let mut report = DialogueKg {
+        dialogues: dialogues.len(),
+        ..DialogueKg::default()
+    };
+    for (s, p, o) in &triples {
+        let (Ok(subject), Ok(predicate)) = (NamedNode::new(s.as_str()), NamedNode::new(p.as_str())) else {
+            // An IRI the benchmark wrote with spaces or quotes: not RDF, left out.
+            continue;
+        };
+        let object = if is_iri(o) {
+            match NamedNode::new(o.as_str()) {
+                Ok(node) => {
+                    vertices.insert(o.clone());
+                    node.to_string()
+                }
+                Err(_) => Literal::new_simple_literal(o).to_string(),
+            }
+        } else {
+            Literal::new_simple_literal(o).to_string()
+        };
+        writeln!(out, "{subject} {predicate} {object} .").map_err(io)?;
+        report.triples += 1;
+        vertices.insert(s.clone());
+        if NAME_PREDICATES.contains(&p.as_str()) && !is_iri(o) {
+            named.insert(s.clone());
+        }
+    }
+    let label = NamedNode::new_unchecked(RDFS_LABEL);
+    for vertex in vertices.iter().filter(|v| !named.contains(*v)) {
+        let Ok(subject) = NamedNode::new(vertex.as_str()) else { continue };
+        let name = match seeds.get(vertex) {
+            Some(seed) if !seed.is_empty() => {
+                report.seed_labels += 1;
+                seed.clone()
+            }
+            _ => {
+                report.iri_labels += 1;
+                iri_label(vertex)
+            }
+        };
+        writeln!(out, "{subject} {label} {} .", Literal::new_simple_literal(name)).map_err(io)?;
+    }
+    report.vertices = vertices.len();
+    Ok(report)
+}
+
+/// A name from an IRI's last segment, percent-decoded, `_` as a space:
+/// `…/resource/Antony_Cheng` → "Antony Cheng", `…/pid/t/AlanMTuring` → "AlanMTuring".
+pub fn iri_label(iri: &str) -> String {
+    let trimmed = iri.trim_end_matches(['/', '#']);
+    let segment = trimmed.rsplit(['/', '#']).next().unwrap_or(trimmed);
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .replace('_', " ")
+        .trim()
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dialogue_files_triples_become_a_kg_with_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dialogues.json");
+        std::fs::write(
+            &path,
+            r#"{"data": [
+                {"seed_entity": "https://makg.org/entity/1", "seed_label": "Donald E. Thrall",
+                 "triples": [[["https://makg.org/entity/1", "http://purl.org/dc/terms/created", "2016-06-24"]],
+                             [["https://makg.org/entity/1", "http://www.w3.org/ns/org#memberOf", "https://makg.org/entity/2"]]]},
+                {"seed_entity": "http://dbpedia.org/resource/Antony_Cheng", "seed_label": "Antony Cheng",
+                 "triples": [[["http://dbpedia.org/resource/Antony_Cheng", "http://xmlns.com/foaf/0.1/name", "Tony Cheng"],
+                              ["http://dbpedia.org/resource/Antony_Cheng", "http://dbpedia.org/property/birthPlace", "http://dbpedia.org/resource/Vancouver_%28BC%29"]]]}
+            ]}"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let kg = dialogue_triples_to_ntriples(&path, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!((kg.dialogues, kg.triples, kg.vertices), (2, 4, 4));
+        // The seed has no name triple: its dialogue's seed_label names it.
+        assert!(text.contains(r#"<https://makg.org/entity/1> <http://www.w3.org/2000/01/rdf-schema#label> "Donald E. Thrall" ."#));
+        // A vertex named by a name predicate gets no other label.
+        assert!(!text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://www.w3.org/2000/01/rdf-schema#label>"#));
+        // Others are named from their IRIs.
+        assert!(text.contains(r#"<http://dbpedia.org/resource/Vancouver_%28BC%29> <http://www.w3.org/2000/01/rdf-schema#label> "Vancouver (BC)" ."#));
+        assert!(text.contains(r#"<https://makg.org/entity/2> <http://www.w3.org/2000/01/rdf-schema#label> "2" ."#));
+        assert!(text.contains(r#"<http://purl.org/dc/terms/created> "2016-06-24" ."#));
+        assert_eq!((kg.seed_labels, kg.iri_labels), (1, 2));
+    }
 
     #[test]
     fn tab_and_bar_triples_become_escaped_iris_with_labels() {

@@ -21,7 +21,7 @@ use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::referents::{
     Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
-    check_substitution, complete_fragment, fitting, kind_of_classes, substitute,
+    check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, substitute,
 };
 use crate::state::{AgentState, AnswerSet, ResolutionMethod, Resolution, ResolvedReference, SetRole, Turn};
 use chatty_kg_graph::text::normalize_tokens;
@@ -98,7 +98,10 @@ impl Agent for RephraserAgent {
                 }
                 _ => {}
             }
-            let fit: Vec<Candidate> = fitting(&reference, &candidates).into_iter().cloned().collect();
+            let mut fit: Vec<Candidate> = candidates.iter().filter(|c| fits(&reference, c)).cloned().collect();
+            if fit.len() > 1 {
+                fit = best_fitting(ctx, &question, &reference, fit).await?;
+            }
             let (chosen, method) = match fit.len() {
                 0 => (None, ResolutionMethod::Unresolved),
                 1 => (Some(fit[0].clone()), ResolutionMethod::Only),
@@ -274,6 +277,8 @@ async fn classify(ctx: &AgentContext, candidates: &mut [Candidate]) {
 
 /// Predicates (with their direction) kept per vertex when comparing neighbourhoods.
 const SIGNATURE_PREDICATES: usize = 50;
+/// Predicates both vertices need before disjoint neighbourhoods tell kinds apart.
+const MIN_SIGNATURE: usize = 2;
 
 /// A vertex of unknown kind takes the kind of a candidate whose neighbourhood it shares: with the
 /// predicates (and directions) of a known person it is a person, with none of them it is not;
@@ -320,13 +325,102 @@ async fn kinds_by_neighbourhood(ctx: &AgentContext, candidates: &mut [Candidate]
             continue;
         };
         let like = |person: bool| known.iter().filter(|(p, _)| *p == person).map(|(_, s)| jaccard(own, s)).fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))));
+        // Disjoint neighbourhoods say "another kind" only when both have a few predicates: a
+        // vertex the graph knows one edge of (an answer in a small subgraph) says nothing.
+        let rich_person = known
+            .iter()
+            .any(|(p, s)| *p && s.len() >= MIN_SIGNATURE && jaccard(own, s) == 0.0);
         c.person = match (like(true), like(false)) {
             (Some(p), _) if p >= 0.5 => Some(true),
-            (Some(p), _) if p == 0.0 => Some(false),
             (_, Some(n)) if n >= 0.5 => Some(false),
+            _ if rich_person && own.len() >= MIN_SIGNATURE => Some(false),
             _ => None,
         };
     }
+}
+
+/// Candidates whose relation fit is this close to the best one's are a tie.
+const RELATION_TIE: f32 = 0.05;
+
+/// Of several candidates that fit an expression, those the graph and the dialogue prefer:
+/// 1. **path fit** ([`path_fit`]): the best relation path the graph has for the question from
+///    each candidate; the best and those within [`RELATION_TIE`] of it stay;
+/// 2. **evidence**: of those, the ones something says fit (a person for "he");
+/// 3. **recency**: of those, the most recent turn's.
+///
+/// What is left (one, or a tie the model breaks) is returned.
+async fn best_fitting(
+    ctx: &AgentContext,
+    question: &str,
+    reference: &Reference,
+    fit: Vec<Candidate>,
+) -> Result<Vec<Candidate>, AgentError> {
+    let scores = path_fit(ctx, question, reference, &fit).await?;
+    let best = scores.iter().copied().fold(f32::MIN, f32::max);
+    let mut kept: Vec<(Candidate, bool)> = fit
+        .into_iter()
+        .zip(scores)
+        .filter(|(_, s)| *s >= best - RELATION_TIE)
+        .map(|(c, _)| {
+            let evidence = fit_of(reference, &c) == Some(true);
+            (c, evidence)
+        })
+        .collect();
+    if kept.iter().any(|(_, e)| *e) {
+        kept.retain(|(_, e)| *e);
+    }
+    let mut kept: Vec<Candidate> = kept.into_iter().map(|(c, _)| c).collect();
+    let kept_refs: Vec<Candidate> = kept.clone();
+    let latest = fitting(reference, &kept_refs);
+    let latest: Vec<Candidate> = latest.into_iter().cloned().collect();
+    kept = latest;
+    Ok(kept)
+}
+
+/// How well the question fits the graph around each candidate: the score of the best relation
+/// path the path search finds from the candidate's vertex (a list from its first member) for
+/// the question with the candidate in the expression's place, ranked as the path-search agent
+/// ranks them. "Which films did *he* direct?" finds a "directed by" path from the director and
+/// none as good from the film he was asked about.
+async fn path_fit(
+    ctx: &AgentContext,
+    question: &str,
+    reference: &Reference,
+    fit: &[Candidate],
+) -> Result<Vec<f32>, AgentError> {
+    use crate::path_ranking::PathRanker;
+    use crate::path_search::{Anchor, SearchBudget, search};
+    use crate::question_form::QuestionForm;
+    let p = &ctx.params;
+    let budget = SearchBudget {
+        max_hops: p.max_hops.max(1),
+        max_queries: p.path_queries,
+        max_time: std::time::Duration::from_millis(p.path_time_ms),
+        beam: p.path_beam,
+        endpoints_per_path: p.path_endpoints,
+        frontier: p.path_frontier,
+        edge_limit: p.path_edge_limit,
+    };
+    let mut scores = Vec::with_capacity(fit.len());
+    for c in fit {
+        let Some(vertex) = c.members.iter().find(|m| m.iri) else {
+            scores.push(0.0);
+            continue;
+        };
+        let substituted = substitute(question, reference, &vertex.label);
+        let form = QuestionForm::detect(&substituted, None);
+        let labels = [vertex.label.clone()];
+        let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form).await?;
+        let anchor = Anchor {
+            mention: vertex.label.clone(),
+            iri: vertex.value.clone(),
+            label: vertex.label.clone(),
+        };
+        let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
+        let best = ranker.rank(paths, &labels).first().map_or(0.0, |s| s.score);
+        scores.push(best);
+    }
+    Ok(scores)
 }
 
 /// The model chooses among the fitting candidates' labels.
