@@ -164,6 +164,28 @@ pub fn render(e: &Explanation) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "  question: {}", e.resolved_question);
+    for r in e.resolution.iter().flat_map(|r| &r.references) {
+        let fitting: Vec<&str> = r.fitting.iter().map(|c| c.label.as_str()).collect();
+        let chosen = r.chosen.as_ref().map_or("nothing (left as written)", |c| c.label.as_str());
+        let _ = writeln!(
+            s,
+            "  referent: {:?} ({:?}) → {chosen} ({:?}; fitting: {}; {} offered by the dialogue)",
+            r.reference.text,
+            r.reference.kind,
+            r.method,
+            fitting.join(", "),
+            r.offered
+        );
+    }
+    if let Some(set) = &e.answer_set {
+        let _ = writeln!(
+            s,
+            "  over the {} values of an earlier answer ({:?}{})",
+            set.members.len(),
+            set.role,
+            if set.count { ", counted" } else { "" }
+        );
+    }
     if let Some(qir) = &e.qir {
         let triples: Vec<String> = qir
             .triples

@@ -209,7 +209,9 @@ fn ask_answers_from_the_bundled_kb_with_the_embedded_model() {
 }
 
 /// `chat` keeps the dialogue: the second question's pronoun is resolved from the first answer,
-/// and `/explain` shows how. The model is the scripted one, configured as a user would.
+/// and `/explain` shows how. The model is the scripted one with nothing scripted: the dialogue
+/// decides the referent (Lynne Ramsay, a "who" answer, is a person; Ratcatcher is not known to
+/// be one) and the graph the rest, so no model call is made.
 #[test]
 fn chat_resolves_a_pronoun_and_explains() {
     if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
@@ -217,18 +219,7 @@ fn chat_resolves_a_pronoun_and_explains() {
     }
     let store = metaqa_store().to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let qir = |entity: &str, triple: [&str; 3]| {
-        serde_json::json!({"entities": [entity], "unknowns": ["?answer"], "relations": [triple[1]],
-            "triples": [triple], "type": "list", "order": null})
-        .to_string()
-    };
-    let script = serde_json::json!([
-        {"agent": "qir", "contains": "who directed ratcatcher", "replies": [qir("Ratcatcher", ["Ratcatcher", "directed by", "?answer"])]},
-        {"agent": "classifier", "contains": "new question: what else did she direct", "replies": [r#"{"label": "dependent"}"#]},
-        {"agent": "rephraser", "contains": "lynne ramsay", "replies": [r#"{"question": "What else did Lynne Ramsay direct?"}"#]},
-        {"agent": "qir", "contains": "what else did lynne ramsay direct", "replies": [qir("Lynne Ramsay", ["?answer", "directed by", "Lynne Ramsay"])]}
-    ]);
-    let config = scripted_config(dir.path(), &script);
+    let config = scripted_config(dir.path(), &serde_json::json!([]));
     let mut child = command(&["chat", "--config", config.to_str().unwrap(), "--store", store])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -250,7 +241,98 @@ fn chat_resolves_a_pronoun_and_explains() {
         assert!(films.contains(film), "{films}");
     }
     assert!(out.contains("question: What else did Lynne Ramsay direct?"), "{out}");
+    assert!(out.contains("referent: \"she\" (Person) → Lynne Ramsay"), "{out}");
     assert!(out.contains("sparql ("), "{out}");
+}
+
+/// The default embedded model (Qwen2.5-Coder 0.5B) and MiniLM in a three-turn `chat` on the
+/// bundled KB whose third turn refers to the first turn's answer, across a second turn about
+/// something else.
+#[test]
+fn a_three_turn_chat_with_the_real_model_refers_back_to_the_first_answer() {
+    if model_for_tests(catalog::DEFAULT_CHAT_MODEL).is_none()
+        || model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none()
+    {
+        return;
+    }
+    let store = metaqa_store().to_str().unwrap();
+    let mut child = command(&["chat", "--store", store, "--model", catalog::DEFAULT_CHAT_MODEL])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"Who directed Ratcatcher?\nWhen was Ratcatcher released?\nWhat else did she direct?\n/explain\n/quit\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = stdout(&output);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("Lynne Ramsay"), "{out}");
+    assert_eq!(lines.next(), Some("1999"), "{out}");
+    let films = lines.next().unwrap();
+    for film in ["Morvern Callar", "We Need to Talk About Kevin"] {
+        assert!(films.contains(film), "{films}");
+    }
+    assert!(out.contains("question: What else did Lynne Ramsay direct?"), "{out}");
+}
+
+/// `eval --kg-from-dialogues`: the KG is the union of a Chatty-Gen Subgraph file's triples, the
+/// seed named by its seed_label and the rest by their IRIs; both modes run on it and the report
+/// gives retention and what a follow-up costs.
+#[test]
+fn eval_builds_the_kg_of_a_dialogue_file_and_measures_retention() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("subgraph.json");
+    let seed = "http://example.org/resource/Antony_Cheng";
+    let dialogue = serde_json::json!({"data": [{
+        "seed_entity": seed, "seed_label": "Antony Cheng",
+        "dialogue": ["What is the birth place of Antony Cheng?", "What is his height?"],
+        "original": ["What is the birth place of Antony Cheng?", "What is the height of Antony Cheng?"],
+        "queries": [
+            format!("SELECT ?p WHERE {{ <{seed}> <http://example.org/ontology/birthPlace> ?p }}"),
+            format!("SELECT ?h WHERE {{ <{seed}> <http://example.org/ontology/height> ?h }}")
+        ],
+        "triples": [
+            [[seed, "http://example.org/ontology/birthPlace", "http://example.org/resource/Vancouver"]],
+            [[seed, "http://example.org/ontology/height", "1.67"]]
+        ]
+    }]});
+    std::fs::write(&file, dialogue.to_string()).unwrap();
+    let config = scripted_config(dir.path(), &serde_json::json!([]));
+    let out = dir.path().join("results");
+    let output = chatty(&[
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        file.to_str().unwrap(),
+        "--kg-from-dialogues",
+        "--mode",
+        "both",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("1 dialogues, 2 triples, 2 vertices (1 named by seed_label, 1 by their IRI)"), "{stderr}");
+    for mode in ["dialogue", "standalone"] {
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(mode).join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["overall"]["mean_per_question_f1"], 1.0, "{mode}: {summary}");
+        assert_eq!(summary["follow_ups"]["questions"], 1, "{mode}: {summary}");
+        assert_eq!(summary["follow_ups"]["llm_calls"], 0.0, "{mode}: {summary}");
+    }
+    let records = std::fs::read_to_string(out.join("dialogue").join("answers.jsonl")).unwrap();
+    assert!(records.contains("What is Antony Cheng's height?"), "{records}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("**Retention**") && report.contains("Per follow-up"), "{report}");
 }
 
 /// `eval --kb`: a PathQuestion-style name-triple KB is loaded into a temporary store, the

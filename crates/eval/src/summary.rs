@@ -47,6 +47,41 @@ pub struct Summary {
     pub errors: BTreeMap<String, usize>,
     /// Per question (means, except the latency percentiles).
     pub efficiency: Efficiency,
+    /// Dialogue benchmarks: the same for the turns after the first (what a follow-up costs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_ups: Option<FollowUps>,
+}
+
+/// What the turns after a dialogue's first cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FollowUps {
+    pub questions: usize,
+    /// Mean LLM calls.
+    pub llm_calls: f64,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p95: f64,
+}
+
+fn follow_ups(records: &[Record]) -> Option<FollowUps> {
+    let later: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.tags.get("turn").is_some_and(|t| t != "0"))
+        .collect();
+    if later.is_empty() {
+        return None;
+    }
+    let mut latencies: Vec<f64> = later.iter().filter_map(|r| r.timings.as_ref().map(|t| t.total_ms)).collect();
+    latencies.sort_by(f64::total_cmp);
+    Some(FollowUps {
+        questions: later.len(),
+        llm_calls: later
+            .iter()
+            .map(|r| r.llm.as_ref().map_or(0.0, |l| f64::from(l.calls)))
+            .sum::<f64>()
+            / later.len() as f64,
+        latency_ms_p50: percentile(&latencies, 0.5),
+        latency_ms_p95: percentile(&latencies, 0.95),
+    })
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -133,6 +168,7 @@ pub fn summarize(label: &str, records: &[Record]) -> Summary {
             non_llm_ms_p95: percentile(&non_llm, 0.95),
             stage_ms,
         },
+        follow_ups: follow_ups(records),
     }
 }
 
@@ -246,6 +282,13 @@ pub fn markdown(title: &str, summaries: &[Summary], retention: Option<Retention>
             e.non_llm_ms_p50,
             e.non_llm_ms_p95
         );
+        if let Some(f) = &s.follow_ups {
+            let _ = writeln!(
+                out,
+                "Per follow-up (the {} turns after a dialogue's first): {:.2} LLM calls; latency p50 {:.0} ms, p95 {:.0} ms.\n",
+                f.questions, f.llm_calls, f.latency_ms_p50, f.latency_ms_p95
+            );
+        }
         // In pipeline order.
         let stages: Vec<String> = StageTimings::default()
             .stages()
