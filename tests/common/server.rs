@@ -23,12 +23,10 @@ pub fn qir(entity: &str, triple: [&str; 3]) -> String {
     .to_string()
 }
 
-/// The scripted model's part: the QIR of each question, and the follow-up's classification and
-/// rephrasing (which only match when the first answer is in the dialogue context).
+/// The scripted model's part: the QIR of each question whose entity is not written as a label
+/// (the others are grounded without a model, and a follow-up's "he" is resolved by the dialogue).
 pub fn script() -> Value {
     let mut rules = vec![
-        json!({"agent": "classifier", "contains": "new question: what else did he direct", "replies": [r#"{"label": "dependent"}"#]}),
-        json!({"agent": "rephraser", "contains": "robert zemeckis", "replies": [r#"{"question": "What else did Robert Zemeckis direct?"}"#]}),
         json!({"agent": "qir", "contains": "what else did robert zemeckis direct",
                "replies": [qir("Robert Zemeckis", ["?answer", "directed by", "Robert Zemeckis"])]}),
         json!({"agent": "qir", "contains": "who directed titanic 2",
@@ -36,6 +34,8 @@ pub fn script() -> Value {
         // A typo: no span is a label, so the model is asked (and takes 2.5 s).
         json!({"agent": "qir", "contains": "when was cast awy released", "delay_ms": 2500,
                "replies": [qir("Cast Away", ["Cast Away", "release year", "?answer"])]}),
+        json!({"agent": "qir", "contains": "who starred in bigg",
+               "replies": [qir("Big", ["Big", "starred actors", "?answer"])]}),
     ];
     for (question, entity, relation, _) in QUESTIONS {
         rules.push(
@@ -43,8 +43,6 @@ pub fn script() -> Value {
             "replies": [qir(entity, [entity, relation, "?answer"])]}),
         );
     }
-    // Any other question after the first stands alone.
-    rules.push(json!({"agent": "classifier", "contains": "", "replies": [r#"{"label": "self-contained"}"#]}));
     Value::Array(rules)
 }
 
