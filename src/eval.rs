@@ -259,7 +259,15 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
         let path = out.join(&plot.file);
         std::fs::write(&path, &plot.svg).with_context(|| format!("writing {}", path.display()))?;
     }
-    let report = summary::markdown(&format!("{name} on {}", kg.describe()), &summaries, retention, &plots);
+    let graph = match (&args.kb, args.kg_from_dialogues) {
+        (Some(kb), _) => format!("the KB {} (in a temporary store)", kb.display()),
+        (None, true) => format!(
+            "the KG built from the triples of {} (in a temporary store)",
+            args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned())
+        ),
+        (None, false) => kg.describe(),
+    };
+    let report = summary::markdown(&format!("{name} on {graph}"), &summaries, retention, &plots);
     std::fs::write(out.join("report.md"), report).with_context(|| format!("writing {}", out.display()))?;
     if let Some(r) = retention {
         write_json(&out.join("retention.json"), &r)?;

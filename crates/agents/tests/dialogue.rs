@@ -226,3 +226,15 @@ async fn an_ordinal_takes_that_member_of_the_list() {
         assert_eq!(answers[1].display_answers(), expected);
     }
 }
+
+#[tokio::test]
+async fn a_pronoun_is_not_what_its_own_question_names() {
+    let Some((answers, _)) =
+        converse(ScriptedChatModel::new(), &["What is the capital of Norway?", "Is it the capital of Norway?"]).await
+    else {
+        return;
+    };
+    // Oslo and Norway both fit "it"; Norway is named in the question itself.
+    assert_eq!(answers[1].resolved_question, "Is Oslo the capital of Norway?");
+    assert_eq!(answers[1].display_answers(), ["true"]);
+}

@@ -98,7 +98,17 @@ impl Agent for RephraserAgent {
                 }
                 _ => {}
             }
-            let mut fit: Vec<Candidate> = candidates.iter().filter(|c| fits(&reference, c)).cloned().collect();
+            // A pronoun does not stand for what its own question names ("Is it in X?" is not X).
+            let named = |c: &Candidate| {
+                let rest = format!("{} {}", &question[..reference.start], &question[reference.end..]);
+                let label = normalize_tokens(&c.label).join(" ");
+                !label.is_empty() && format!(" {} ", normalize_tokens(&rest).join(" ")).contains(&format!(" {label} "))
+            };
+            let mut fit: Vec<Candidate> = candidates
+                .iter()
+                .filter(|c| fits(&reference, c) && !named(c))
+                .cloned()
+                .collect();
             if fit.len() > 1 {
                 fit = best_fitting(ctx, &question, &reference, fit).await?;
             }
