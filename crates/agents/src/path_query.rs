@@ -7,10 +7,11 @@
 //! ORDER BY an attribute with LIMIT 1 for superlatives.
 
 use crate::path_search::{Hop, RelationPath};
+use crate::referents::Member;
 use crate::qir::Order;
 use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, named_node, triple, var};
 use serde::{Deserialize, Serialize};
-use spargebra::term::Variable;
+use spargebra::term::{Literal, Variable};
 use spargebra::Query;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
 use spargebra::term::{TermPattern, TriplePattern};
@@ -259,16 +260,33 @@ pub const MEMBER_VARIABLE: &str = "member";
 ///   `VALUES ?member {members}` and projected where answers are listed ("when were they
 ///   released"), so each answer's provenance names its member.
 pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<CandidateQuery, GraphError> {
+    use spargebra::term::GroundTerm;
     let (variable, members, representative) = match scope {
         SetScope::Filter { members } => (var(ANSWER_VARIABLE), members, None),
         SetScope::Anchor { representative, members } => (var(MEMBER_VARIABLE), members, Some(named_node(representative)?)),
     };
+    let term = |m: &Member| -> Result<Option<GroundTerm>, GraphError> {
+        Ok(Some(if m.iri {
+            GroundTerm::NamedNode(named_node(&m.value)?)
+        } else if representative.is_some() {
+            // A literal cannot stand where a vertex does.
+            return Ok(None);
+        } else {
+            GroundTerm::Literal(match &m.datatype {
+                Some(datatype) => Literal::new_typed_literal(&m.value, named_node(datatype)?),
+                None => Literal::new_simple_literal(&m.value),
+            })
+        }))
+    };
+    let mut bindings = Vec::with_capacity(members.len());
+    for m in members {
+        if let Some(t) = term(m)? {
+            bindings.push(vec![Some(t)]);
+        }
+    }
     let values = GraphPattern::Values {
         variables: vec![variable.clone()],
-        bindings: members
-            .iter()
-            .map(|m| Ok(vec![Some(spargebra::term::GroundTerm::NamedNode(named_node(m)?))]))
-            .collect::<Result<_, GraphError>>()?,
+        bindings,
     };
     let rewrite = SetRewrite {
         variable: &variable,
@@ -295,11 +313,12 @@ pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<Candid
     })
 }
 
-/// What an answer set replaces (see [`over_set`]); members are IRIs.
+/// What an answer set replaces (see [`over_set`]): its IRIs and literals (a literal only
+/// filters answers; it cannot stand in a vertex's place).
 #[derive(Debug, Clone, Copy)]
 pub enum SetScope<'a> {
-    Filter { members: &'a [String] },
-    Anchor { representative: &'a str, members: &'a [String] },
+    Filter { members: &'a [Member] },
+    Anchor { representative: &'a str, members: &'a [Member] },
 }
 
 struct SetRewrite<'a> {
@@ -438,6 +457,62 @@ mod tests {
             reached: 1,
             endpoints: Vec::new(),
         }
+    }
+
+    fn member(value: &str, iri: bool, datatype: Option<&str>) -> Member {
+        Member {
+            value: value.into(),
+            label: value.into(),
+            iri,
+            datatype: datatype.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn an_answer_set_filters_with_values_or_takes_the_place_of_its_representative() {
+        let p = path(&[("released", true)]);
+        let list = select(&[("http://e/A", &p)], &Shape::List { distinct_only: false }).unwrap();
+        let members = [
+            member("http://e/A", true, None),
+            member("1994", false, Some("http://www.w3.org/2001/XMLSchema#gYear")),
+            member("x\" } DROP ALL", false, None),
+        ];
+        let filtered = over_set(list.clone(), SetScope::Filter { members: &members }).unwrap();
+        let text = filtered.query.to_string();
+        assert!(text.contains("VALUES ( ?answer ) { ( <http://e/A> )"), "{text}");
+        assert!(text.contains(r#""1994"^^<http://www.w3.org/2001/XMLSchema#gYear>"#), "{text}");
+        // Literal text stays a literal: the query parses back to the same algebra.
+        assert_eq!(ReadQuery::parse(&text).unwrap().as_query(), filtered.query.as_query());
+        assert!(text.contains("<http://e/A> <http://e/released> ?answer"), "{text}");
+
+        let anchored = over_set(
+            list,
+            SetScope::Anchor {
+                representative: "http://e/A",
+                members: &members,
+            },
+        )
+        .unwrap();
+        let text = anchored.query.to_string();
+        assert!(text.contains("VALUES ( ?member ) { ( <http://e/A> )"), "{text}");
+        assert!(!text.contains("1994") && !text.contains("DROP"), "literals cannot stand for a vertex: {text}");
+        assert!(text.contains("?member <http://e/released> ?answer"), "{text}");
+        assert!(text.starts_with("SELECT DISTINCT ?answer ?member"), "{text}");
+        assert_eq!(anchored.patterns[0].subject, TermPattern::Variable(var(MEMBER_VARIABLE)));
+
+        // A count keeps its one projected variable.
+        let count = select(&[("http://e/A", &p)], &Shape::Count { exclude: Vec::new() }).unwrap();
+        let text = over_set(
+            count,
+            SetScope::Anchor {
+                representative: "http://e/A",
+                members: &members,
+            },
+        )
+        .unwrap()
+        .query
+        .to_string();
+        assert!(text.contains("COUNT(DISTINCT ?answer)") && !text.contains("?count ?member"), "{text}");
     }
 
     #[test]

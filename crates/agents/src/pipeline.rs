@@ -25,7 +25,7 @@ use crate::graph::{END, StateGraph};
 use crate::answer::ValueKind;
 use crate::qir::QuestionKind;
 use crate::referents::Member;
-use crate::state::{AgentState, Mode, STOPPED, Turn, TurnEntity};
+use crate::state::{AgentState, AnswerSet, Mode, STOPPED, SetRole, Turn, TurnEntity};
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -179,10 +179,19 @@ impl Turn {
         } else {
             Vec::new()
         };
+        // A list put in one member's place ("when were they released") was not about that member.
+        let representative = match &explanation.answer_set {
+            Some(AnswerSet {
+                role: SetRole::Anchor { representative },
+                ..
+            }) => Some(representative.as_str()),
+            _ => None,
+        };
         let mut entities: Vec<TurnEntity> = Vec::new();
         for link in &explanation.entities {
             if let (Some(iri), Some(label)) = (&link.iri, &link.label)
                 && !entities.iter().any(|e| &e.iri == iri)
+                && representative != Some(iri.as_str())
             {
                 entities.push(TurnEntity {
                     mention: link.mention.clone(),

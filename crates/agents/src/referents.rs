@@ -635,11 +635,12 @@ pub fn substitute(question: &str, reference: &Reference, label: &str) -> String 
         (_, true) => format!("{label}'s"),
         (_, false) => label.to_owned(),
     };
-    let mut out = String::with_capacity(question.len() + label.len());
-    out.push_str(&question[..reference.start]);
-    out.push_str(&replacement);
-    out.push_str(&question[reference.end..]);
-    out
+    // Spans come from this question; one that does not fit it leaves it unchanged (and the
+    // substitution check then refuses the result).
+    let (Some(before), Some(after)) = (question.get(..reference.start), question.get(reference.end..)) else {
+        return question.to_owned();
+    };
+    format!("{before}{replacement}{after}")
 }
 
 /// A fragment question ("And X's genre?") as a question: the leading "and" dropped and, unless

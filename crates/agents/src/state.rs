@@ -85,9 +85,12 @@ pub enum ResolutionMethod {
 pub struct AnswerSet {
     pub members: Vec<Member>,
     pub role: SetRole,
-    /// "How many are there?": the previous question, counted over the members.
+    /// "How many are there?": the previous question again, counted (over all its answers).
     #[serde(default)]
     pub count: bool,
+    /// The dialogue kept only the first L values of that answer: the plan covers those.
+    #[serde(default)]
+    pub partial: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

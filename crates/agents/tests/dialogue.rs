@@ -238,3 +238,25 @@ async fn a_pronoun_is_not_what_its_own_question_names() {
     assert_eq!(answers[1].resolved_question, "Is Oslo the capital of Norway?");
     assert_eq!(answers[1].display_answers(), ["true"]);
 }
+
+#[tokio::test]
+async fn yes_or_no_about_a_list_and_a_count_after_a_fragment() {
+    let cities = "Which cities are in Norway?";
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Was Henrik Ibsen born in any of them?"]).await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].display_answers(), ["true"], "Skien is one of them");
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Was Sigrid Undset born in any of them?"]).await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].display_answers(), ["false"], "Kalundborg is not");
+    // Two expressions, one of which makes the question the previous one: the other is not
+    // substituted into it.
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Them: how many are there?"]).await else {
+        return;
+    };
+    assert_eq!(answers[1].resolved_question, cities);
+    assert_eq!(answers[1].display_answers(), ["4"]);
+}

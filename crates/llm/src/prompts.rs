@@ -45,6 +45,10 @@ pub const BUILTIN: [(&str, &str); 6] = [
     ("chat_translate", include_str!("../../../prompts/chat_translate.jinja")),
 ];
 
+/// Templates of earlier versions whose agent asks no model any more: a prompt directory that
+/// still holds one is loaded without it. (The classifier decides from the question's words.)
+const RETIRED: [&str; 1] = ["classifier"];
+
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
@@ -96,6 +100,10 @@ impl PromptLibrary {
             .collect();
         if let Some(dir) = dir {
             for (name, path) in template_files(dir)? {
+                if RETIRED.contains(&name.as_str()) {
+                    tracing::warn!(file = %path.display(), "this template is no longer used (the agent asks no model); ignored");
+                    continue;
+                }
                 if !sources.contains_key(&name) {
                     return Err(PromptError::Directory {
                         dir: dir.into(),
@@ -334,6 +342,8 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("notes.txt"), "not a template").unwrap();
+        // A template of an agent that asks no model any more is ignored, not an error.
+        std::fs::write(dir.path().join("classifier.jinja"), "[system]\nOld.\n[user]\n{{ question }}\n").unwrap();
         let prompts = PromptLibrary::load(Some(dir.path())).unwrap();
         let messages = prompts
             .render("chat_translate", json!({"question": "Who?"}))

@@ -212,11 +212,16 @@ impl Agent for QueryPlanningAgent {
         };
         label_values(ctx, &mut answer).await?;
         if kind == QuestionKind::Boolean && answer.values.iter().all(|v| v.kind != ValueKind::Boolean) {
-            // One anchor: yes when a value the path reaches is named in the question.
+            // One anchor: yes when a value the path reaches is named in the question, or, over
+            // an earlier list ("were any of them …"), when the path reaches one of its members.
+            let over_members = state
+                .answer_set
+                .as_ref()
+                .is_some_and(|s| s.role == SetRole::Filter && !s.count);
             let named = answer
                 .values
                 .iter()
-                .find(|v| named_in(v.display(), state.working_question()));
+                .find(|v| over_members || named_in(v.display(), state.working_question()));
             let mut value = AnswerValue::boolean(named.is_some());
             value.provenance = named.map(|v| v.provenance.clone()).unwrap_or_default();
             answer.values = vec![value];
@@ -354,12 +359,16 @@ fn over_answer_set(state: &AgentState, query: CandidateQuery) -> Result<Candidat
     let Some(set) = &state.answer_set else {
         return Ok(query);
     };
-    let members: Vec<String> = set.members.iter().filter(|m| m.iri).map(|m| m.value.clone()).collect();
+    // "How many are there?" re-runs the previous question: it counts every answer, not only the
+    // L values the dialogue kept.
+    if set.count {
+        return Ok(query);
+    }
     let scope = match &set.role {
-        SetRole::Filter => SetScope::Filter { members: &members },
+        SetRole::Filter => SetScope::Filter { members: &set.members },
         SetRole::Anchor { representative } => SetScope::Anchor {
             representative,
-            members: &members,
+            members: &set.members,
         },
     };
     over_set(query, scope)

@@ -73,22 +73,35 @@ impl Agent for RephraserAgent {
         references.sort_by_key(|r| std::cmp::Reverse(r.start));
         let mut labels_used: Vec<String> = Vec::new();
         let mut substituted: Vec<Reference> = Vec::new();
+        // The question became an earlier one ("What about X?", "How many are there?"): the other
+        // expressions' spans no longer point into it, so they are not substituted.
+        let mut replaced = false;
         for reference in references {
             match reference.kind {
                 ReferenceKind::WhatAbout => {
-                    let r = resolve_what_about(ctx, state, &reference, &candidates).await?;
-                    if let Some((previous, chosen)) = r.chosen.as_ref().and_then(|c| Some((previous_question(state, c)?, c)))
-                        && let Some(mention) = &chosen.mention
-                        && let Some(new) = &reference.noun
-                    {
-                        text = replace_mention(&previous, mention, new);
+                    let mut r = resolve_what_about(ctx, state, &reference, &candidates).await?;
+                    let previous = r.chosen.as_ref().and_then(|c| {
+                        replace_mention(&previous_question(state, c)?, c.mention.as_deref()?, reference.noun.as_deref()?)
+                    });
+                    match previous {
+                        Some(previous) if !replaced => {
+                            text = previous;
+                            replaced = true;
+                        }
+                        // The mention is not written in the earlier question: left as asked.
+                        _ => {
+                            r.chosen = None;
+                            r.method = ResolutionMethod::Unresolved;
+                        }
                     }
                     resolved.push(r);
                     continue;
                 }
                 ReferenceKind::Ordinal => {
                     let r = resolve_ordinal(&reference, &candidates);
-                    if let Some(c) = &r.chosen {
+                    if let Some(c) = &r.chosen
+                        && !replaced
+                    {
                         text = substitute(&text, &reference, &c.label);
                         labels_used.push(c.label.clone());
                         substituted.push(reference.clone());
@@ -117,18 +130,24 @@ impl Agent for RephraserAgent {
                 1 => (Some(fit[0].clone()), ResolutionMethod::Only),
                 _ => (Some(choose(ctx, state, &reference, &fit).await?), ResolutionMethod::Model),
             };
-            if let Some(c) = &chosen {
+            if let Some(c) = &chosen
+                && !replaced
+            {
                 if c.role == Role::Answers {
-                    if reference.kind == ReferenceKind::Set {
+                    if answer_set.is_some() {
+                        // One list per question: a second list expression keeps its words.
+                    } else if reference.kind == ReferenceKind::Set {
                         let bare = bare_set_question(&question, &reference);
                         if bare && let Some(previous) = previous_question(state, c) {
                             // "How many are there?": the previous question, counted.
                             text = previous;
+                            replaced = true;
                         }
                         answer_set = Some(AnswerSet {
                             members: c.members.clone(),
                             role: SetRole::Filter,
-                            count: bare,
+                            count: bare && replaced,
+                            partial: c.total > c.members.len(),
                         });
                     } else if let Some(first) = c.members.iter().find(|m| m.iri) {
                         // "When were they released?": the path search starts from one of them,
@@ -142,6 +161,7 @@ impl Agent for RephraserAgent {
                                 representative: first.value.clone(),
                             },
                             count: false,
+                            partial: c.total > c.members.len(),
                         });
                     }
                 } else {
@@ -159,7 +179,7 @@ impl Agent for RephraserAgent {
             });
         }
         resolved.reverse();
-        if !substituted.is_empty() {
+        if !substituted.is_empty() && !replaced {
             text = complete_fragment(&text);
             let labels: Vec<&str> = labels_used.iter().map(String::as_str).collect();
             if let Err(problem) = check_substitution(&question, &text, &substituted, &labels) {
@@ -420,15 +440,22 @@ async fn path_fit(
         let substituted = substitute(question, reference, &vertex.label);
         let form = QuestionForm::detect(&substituted, None);
         let labels = [vertex.label.clone()];
-        let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form).await?;
         let anchor = Anchor {
             mention: vertex.label.clone(),
             iri: vertex.value.clone(),
             label: vertex.label.clone(),
         };
-        let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
-        let best = ranker.rank(paths, &labels).first().map_or(0.0, |s| s.score);
-        scores.push(best);
+        let best = async {
+            let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form).await?;
+            let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
+            Ok::<f32, AgentError>(ranker.rank(paths, &labels).first().map_or(0.0, |s| s.score))
+        }
+        .await;
+        // A graph that cannot say (a timeout) only leaves this tie to the next rule.
+        scores.push(best.unwrap_or_else(|error| {
+            tracing::warn!(%error, "path fit of a referent candidate");
+            0.0
+        }));
     }
     Ok(scores)
 }
@@ -519,6 +546,8 @@ fn resolve_ordinal(reference: &Reference, candidates: &[Candidate]) -> ResolvedR
     let list = candidates.iter().find(|c| c.role == Role::Answers);
     let chosen = list.and_then(|list| {
         let member = match reference.position {
+            // The last stored value is not the last one when the list was cut.
+            Some(0) if list.total > list.members.len() => None,
             Some(0) => list.members.last(),
             Some(n) => list.members.get(n - 1),
             None => None,
@@ -551,16 +580,23 @@ fn previous_question(state: &AgentState, c: &Candidate) -> Option<String> {
     state.history.get(turn).map(|t| t.question.clone())
 }
 
-/// `question` with the first occurrence of `mention` (up to case) replaced by `new`.
-fn replace_mention(question: &str, mention: &str, new: &str) -> String {
-    let lower = question.to_lowercase();
-    match lower.find(&mention.to_lowercase()) {
-        // Lower-casing can change byte lengths outside ASCII: only splice when it did not.
-        Some(at) if lower.len() == question.len() => {
-            format!("{}{}{}", &question[..at], new, &question[at + mention.len()..])
-        }
-        _ => question.to_owned(),
+/// `question` with the first whole-word occurrence of `mention` (up to case) replaced by `new`;
+/// `None` when the question does not hold it.
+fn replace_mention(question: &str, mention: &str, new: &str) -> Option<String> {
+    let (lower, wanted) = (question.to_lowercase(), mention.to_lowercase());
+    // Lower-casing can change byte lengths outside ASCII: only splice when it did not.
+    if wanted.is_empty() || lower.len() != question.len() {
+        return None;
     }
+    let boundary = |at: usize| {
+        question[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric())
+            && question[at + wanted.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric())
+    };
+    let at = lower
+        .match_indices(&wanted)
+        .map(|(at, _)| at)
+        .find(|&at| question.is_char_boundary(at) && question.is_char_boundary(at + wanted.len()) && boundary(at))?;
+    Some(format!("{}{}{}", &question[..at], new, &question[at + wanted.len()..]))
 }
 
 /// "How many are there?", "How many of them?": nothing but the reference and question words.
@@ -635,9 +671,11 @@ mod tests {
     #[test]
     fn what_about_replaces_the_mention() {
         assert_eq!(
-            replace_mention("What is the capital of Sweden?", "sweden", "Norway"),
-            "What is the capital of Norway?"
+            replace_mention("What is the capital of Sweden?", "sweden", "Norway").as_deref(),
+            Some("What is the capital of Norway?")
         );
+        assert_eq!(replace_mention("Who is Swedenborg?", "sweden", "Norway"), None);
+        assert_eq!(replace_mention("Who directed Alien?", "Aliens", "Big"), None);
     }
 
     #[test]
