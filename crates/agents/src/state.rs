@@ -76,6 +76,9 @@ pub enum ResolutionMethod {
     Only,
     /// Several fitted: the model chose one of them.
     Model,
+    /// Nothing fitted the pronoun's kind ("they" of a paper): the one entity of the most recent
+    /// turn that fits its shape, chosen without a model call.
+    Relaxed,
     /// Nothing in the dialogue fits: the words are left as written.
     Unresolved,
 }

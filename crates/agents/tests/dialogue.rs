@@ -260,3 +260,17 @@ async fn yes_or_no_about_a_list_and_a_count_after_a_fragment() {
     assert_eq!(answers[1].resolved_question, cities);
     assert_eq!(answers[1].display_answers(), ["4"]);
 }
+
+#[tokio::test]
+async fn a_pronoun_of_the_wrong_kind_falls_back_to_the_entity_it_can_stand_for() {
+    // "she" of a painting: nothing fits by kind, so the one vertex of the turn is taken, and the
+    // explanation says so.
+    let Some((answers, _)) =
+        converse(ScriptedChatModel::new(), &["Where is The Scream located?", "Who created her?"]).await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].resolved_question, "Who created The Scream?");
+    assert_eq!(answers[1].display_answers(), ["Edvard Munch"]);
+    assert_eq!(method(&answers[1]), ResolutionMethod::Relaxed);
+}

@@ -122,11 +122,26 @@ impl Agent for RephraserAgent {
                 .filter(|c| fits(&reference, c) && !named(c))
                 .cloned()
                 .collect();
+            // People say "they" of a paper and "it" of a band: when nothing fits a pronoun by
+            // kind, the entities it could stand for by shape (one vertex) are its candidates.
+            let relaxed = fit.is_empty()
+                && matches!(
+                    reference.kind,
+                    ReferenceKind::Person | ReferenceKind::Thing | ReferenceKind::Plural | ReferenceKind::Place
+                );
+            if relaxed {
+                fit = candidates
+                    .iter()
+                    .filter(|c| c.role != Role::Answers && c.iri().is_some() && !named(c))
+                    .cloned()
+                    .collect();
+            }
             if fit.len() > 1 {
                 fit = best_fitting(ctx, &question, &reference, fit).await?;
             }
             let (chosen, method) = match fit.len() {
                 0 => (None, ResolutionMethod::Unresolved),
+                1 if relaxed => (Some(fit[0].clone()), ResolutionMethod::Relaxed),
                 1 => (Some(fit[0].clone()), ResolutionMethod::Only),
                 _ => (Some(choose(ctx, state, &reference, &fit).await?), ResolutionMethod::Model),
             };
@@ -399,12 +414,15 @@ async fn best_fitting(
     if kept.iter().any(|(_, e)| *e) {
         kept.retain(|(_, e)| *e);
     }
-    let mut kept: Vec<Candidate> = kept.into_iter().map(|(c, _)| c).collect();
-    let kept_refs: Vec<Candidate> = kept.clone();
-    let latest = fitting(reference, &kept_refs);
-    let latest: Vec<Candidate> = latest.into_iter().cloned().collect();
-    kept = latest;
-    Ok(kept)
+    let latest = kept.iter().map(|(c, _)| c.turns_ago).min().unwrap_or(0);
+    let mut seen = std::collections::HashSet::new();
+    Ok(kept
+        .into_iter()
+        .map(|(c, _)| c)
+        .filter(|c| c.turns_ago == latest)
+        // The same vertex named and answered in one turn is one referent.
+        .filter(|c| seen.insert((c.role == Role::Answers, c.members.clone())))
+        .collect())
 }
 
 /// How well the question fits the graph around each candidate: the score of the best relation
