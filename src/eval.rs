@@ -110,21 +110,16 @@ pub fn build_dialogues(args: &BuildDialoguesArgs) -> Result<()> {
 
 /// Loads `file` into a fresh temporary embedded store (the directory is removed on drop).
 pub fn load_kb(file: &Path, settings: &GraphSettings, progress: bool) -> Result<tempfile::TempDir> {
-    let dir = tempfile::Builder::new()
-        .prefix("chatty-kg-kb-")
-        .tempdir()
-        .context("creating a temporary store directory")?;
     let name_triples = matches!(file.extension().and_then(|e| e.to_str()), Some("txt" | "tsv"));
-    let rdf = if name_triples {
+    if !name_triples {
+        return temporary_store(settings, progress, |_| Ok(RdfFile::new(file)?));
+    }
+    temporary_store(settings, progress, |dir| {
         let stem = file
             .file_stem()
             .map_or_else(|| "kb".into(), |s| s.to_string_lossy().into_owned());
         let namespace = kb::namespace(&stem);
-        let nt = dir.path().join("kb.nt");
-        let mut out =
-            std::io::BufWriter::new(std::fs::File::create(&nt).with_context(|| format!("creating {}", nt.display()))?);
-        let converted = kb::name_triples_to_ntriples(file, &namespace, &mut out)?;
-        std::io::Write::flush(&mut out).with_context(|| format!("writing {}", nt.display()))?;
+        let (rdf, converted) = write_ntriples(dir, |out| Ok(kb::name_triples_to_ntriples(file, &namespace, out)?))?;
         eprintln!(
             "{}: {} triples, {} entities, {} relations (as <{namespace}…>)",
             file.display(),
@@ -132,44 +127,54 @@ pub fn load_kb(file: &Path, settings: &GraphSettings, progress: bool) -> Result<
             converted.entities,
             converted.relations
         );
-        RdfFile::new(&nt)?
-    } else {
-        RdfFile::new(file)?
-    };
-    let report = EmbeddedStore::load(&dir.path().join("store"), &[rdf], settings, progress)?;
-    eprintln!(
-        "loaded into a temporary store {}: {} triples, {} labels, in {:.1} s",
-        dir.path().display(),
-        report.store_size,
-        report.labels,
-        report.seconds
-    );
-    Ok(dir)
+        Ok(rdf)
+    })
 }
 
 /// Builds the KG of a dialogue file's triples ([`kb::dialogue_triples_to_ntriples`]) in a fresh
 /// temporary embedded store (removed on drop).
 pub fn load_dialogue_kg(file: &Path, settings: &GraphSettings, progress: bool) -> Result<tempfile::TempDir> {
+    temporary_store(settings, progress, |dir| {
+        let (rdf, kg) = write_ntriples(dir, |out| Ok(kb::dialogue_triples_to_ntriples(file, out)?))?;
+        eprintln!(
+            "{}: {} dialogues, {} triples, {} vertices ({} named by seed_label, {} by their IRI)",
+            file.display(),
+            kg.dialogues,
+            kg.triples,
+            kg.vertices,
+            kg.seed_labels,
+            kg.iri_labels
+        );
+        Ok(rdf)
+    })
+}
+
+/// `write` into `<dir>/kb.nt`, flushed: the file to load and what `write` reported.
+fn write_ntriples<T>(
+    dir: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<T>,
+) -> Result<(RdfFile, T)> {
+    let nt = dir.join("kb.nt");
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(&nt).with_context(|| format!("creating {}", nt.display()))?);
+    let report = write(&mut out)?;
+    std::io::Write::flush(&mut out).with_context(|| format!("writing {}", nt.display()))?;
+    Ok((RdfFile::new(&nt)?, report))
+}
+
+/// A temporary directory with a store at `store/`, loaded from the file `rdf` names (it may
+/// write that file into the directory first).
+fn temporary_store(
+    settings: &GraphSettings,
+    progress: bool,
+    rdf: impl FnOnce(&Path) -> Result<RdfFile>,
+) -> Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new()
         .prefix("chatty-kg-kb-")
         .tempdir()
         .context("creating a temporary store directory")?;
-    let nt = dir.path().join("kb.nt");
-    let mut out =
-        std::io::BufWriter::new(std::fs::File::create(&nt).with_context(|| format!("creating {}", nt.display()))?);
-    let kg = kb::dialogue_triples_to_ntriples(file, &mut out)?;
-    std::io::Write::flush(&mut out).with_context(|| format!("writing {}", nt.display()))?;
-    drop(out);
-    eprintln!(
-        "{}: {} dialogues, {} triples, {} vertices ({} named by seed_label, {} by their IRI)",
-        file.display(),
-        kg.dialogues,
-        kg.triples,
-        kg.vertices,
-        kg.seed_labels,
-        kg.iri_labels
-    );
-    let report = EmbeddedStore::load(&dir.path().join("store"), &[RdfFile::new(&nt)?], settings, progress)?;
+    let file = rdf(dir.path())?;
+    let report = EmbeddedStore::load(&dir.path().join("store"), &[file], settings, progress)?;
     eprintln!(
         "loaded into a temporary store {}: {} triples, {} labels, in {:.1} s",
         dir.path().display(),

@@ -52,6 +52,20 @@ fn scripted_config(dir: &Path, script: &serde_json::Value) -> PathBuf {
     config
 }
 
+/// `chatty-kg chat` with `args`, `input` typed into it: what it printed (it must succeed).
+fn chat(args: &[&str], input: &str) -> String {
+    let mut all = vec!["chat"];
+    all.extend_from_slice(args);
+    let mut child = command(&all)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    stdout(&child.wait_with_output().unwrap())
+}
+
 /// The bundled KB, loaded once through the CLI.
 fn metaqa_store() -> &'static Path {
     static STORE: OnceLock<PathBuf> = OnceLock::new();
@@ -220,20 +234,10 @@ fn chat_resolves_a_pronoun_and_explains() {
     let store = metaqa_store().to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let config = scripted_config(dir.path(), &serde_json::json!([]));
-    let mut child = command(&["chat", "--config", config.to_str().unwrap(), "--store", store])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"Who directed Ratcatcher?\nWhat else did she direct?\n/explain\n/quit\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let out = stdout(&output);
+    let out = chat(
+        &["--config", config.to_str().unwrap(), "--store", store],
+        "Who directed Ratcatcher?\nWhat else did she direct?\n/explain\n/quit\n",
+    );
     let mut lines = out.lines();
     assert_eq!(lines.next(), Some("Lynne Ramsay"), "{out}");
     let films = lines.next().unwrap();
@@ -256,20 +260,10 @@ fn a_three_turn_chat_with_the_real_model_refers_back_to_the_first_answer() {
         return;
     }
     let store = metaqa_store().to_str().unwrap();
-    let mut child = command(&["chat", "--store", store, "--model", catalog::DEFAULT_CHAT_MODEL])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"Who directed Ratcatcher?\nWhen was Ratcatcher released?\nWhat else did she direct?\n/explain\n/quit\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let out = stdout(&output);
+    let out = chat(
+        &["--store", store, "--model", catalog::DEFAULT_CHAT_MODEL],
+        "Who directed Ratcatcher?\nWhen was Ratcatcher released?\nWhat else did she direct?\n/explain\n/quit\n",
+    );
     let mut lines = out.lines();
     assert_eq!(lines.next(), Some("Lynne Ramsay"), "{out}");
     assert_eq!(lines.next(), Some("1999"), "{out}");

@@ -161,8 +161,12 @@ pub struct TurnContext {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<ContextValue>,
     /// How many answer values there were (more than `values` when they were cut).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub total: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// An entity a turn's question named, and its vertex.

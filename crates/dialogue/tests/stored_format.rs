@@ -49,3 +49,40 @@ async fn an_old_record_on_disk_is_read_by_the_store() {
     let next = store.append(&id, old.context, old.explanation).await.unwrap();
     assert_eq!((next.index, next.format), (1, chatty_kg_dialogue::TURN_FORMAT));
 }
+
+#[tokio::test]
+async fn a_turns_referents_are_kept_and_given_back() {
+    use chatty_kg_dialogue::{ContextEntity, ContextValue, TurnContext};
+    let dir = tempfile::tempdir().unwrap();
+    let store = DialogueStore::open(dir.path(), None).unwrap();
+    let id = store.create("default", None).await.unwrap().id;
+    let context = TurnContext {
+        question: "Which films did Tom Hanks star in?".into(),
+        answers: vec!["Big".into(), "1988".into()],
+        entities: vec![ContextEntity {
+            mention: "Tom Hanks".into(),
+            iri: "http://e/Tom_Hanks".into(),
+            label: "Tom Hanks".into(),
+        }],
+        values: vec![
+            ContextValue {
+                value: "http://e/Big".into(),
+                label: "Big".into(),
+                iri: true,
+                datatype: None,
+            },
+            ContextValue {
+                value: "1988".into(),
+                label: "1988".into(),
+                iri: false,
+                datatype: Some("http://www.w3.org/2001/XMLSchema#gYear".into()),
+            },
+        ],
+        total: 7,
+    };
+    let record = store.append(&id, context.clone(), serde_json::json!({})).await.unwrap();
+    assert_eq!(record.format, 2);
+    drop(store);
+    let store = DialogueStore::open(dir.path(), None).unwrap();
+    assert_eq!(store.history(&id, 3).unwrap(), [context]);
+}

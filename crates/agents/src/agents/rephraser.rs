@@ -143,7 +143,10 @@ impl Agent for RephraserAgent {
                 0 => (None, ResolutionMethod::Unresolved),
                 1 if relaxed => (Some(fit[0].clone()), ResolutionMethod::Relaxed),
                 1 => (Some(fit[0].clone()), ResolutionMethod::Only),
-                _ => (Some(choose(ctx, state, &reference, &fit).await?), ResolutionMethod::Model),
+                _ => (
+                    Some(choose(ctx, state, &reference.text, false, &fit).await?),
+                    ResolutionMethod::Model,
+                ),
             };
             if let Some(c) = &chosen
                 && !replaced
@@ -478,11 +481,14 @@ async fn path_fit(
     Ok(scores)
 }
 
-/// The model chooses among the fitting candidates' labels.
+/// The model chooses among the fitting candidates' labels (one enum, checked, ≤ θ attempts):
+/// what `expression` refers to, or with `replaces` ("What about X?"), which one X takes the
+/// place of.
 async fn choose(
     ctx: &AgentContext,
     state: &AgentState,
-    reference: &Reference,
+    expression: &str,
+    replaces: bool,
     fit: &[Candidate],
 ) -> Result<Candidate, AgentError> {
     let labels = option_labels(fit);
@@ -494,8 +500,8 @@ async fn choose(
     let variables = json!({
         "history": state.history,
         "question": state.english_question(),
-        "expression": reference.text,
-        "replaces": false,
+        "expression": expression,
+        "replaces": replaces,
         "candidates": labels,
     });
     let label = ask_validated(ctx, NAME, NAME, variables, schema, |reply| check_choice(reply, &labels)).await?;
@@ -532,22 +538,8 @@ async fn resolve_what_about(
         0 => (None, ResolutionMethod::Unresolved),
         1 => (Some(fit[0].clone()), ResolutionMethod::Only),
         _ => {
-            let labels = option_labels(&fit);
-            let schema = json!({
-                "type": "object",
-                "properties": {"referent": {"enum": labels}},
-                "required": ["referent"], "additionalProperties": false
-            });
-            let variables = json!({
-                "history": state.history,
-                "question": state.english_question(),
-                "expression": reference.noun,
-                "replaces": true,
-                "candidates": labels,
-            });
-            let label = ask_validated(ctx, NAME, NAME, variables, schema, |reply| check_choice(reply, &labels)).await?;
-            let at = labels.iter().position(|l| *l == label).unwrap_or(0);
-            (Some(fit[at].clone()), ResolutionMethod::Model)
+            let new = reference.noun.as_deref().unwrap_or(&reference.text);
+            (Some(choose(ctx, state, new, true, &fit).await?), ResolutionMethod::Model)
         }
     };
     Ok(ResolvedReference {
