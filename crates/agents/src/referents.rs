@@ -869,4 +869,52 @@ mod tests {
         assert_eq!(singular("films"), "film");
         assert_eq!(singular("boss"), "boss");
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Questions of words a follow-up is made of, with punctuation, apostrophes and text
+        /// outside ASCII between them.
+        fn question() -> impl Strategy<Value = String> {
+            let word = prop_oneof![
+                prop::sample::select(vec![
+                    "he", "his", "her", "it", "its", "it's", "they", "them", "their", "there", "this", "that",
+                    "these", "those", "the", "second", "last", "one", "of", "which", "how", "many", "are", "what",
+                    "about", "and", "is", "was", "city", "film", "event", "born", "Oslo", "Malmö", "Ålesund",
+                ])
+                .prop_map(str::to_owned),
+                "[a-zA-Zé'’\\-]{1,8}",
+                "[ ?!,.'\"()]{1,2}",
+                "\\PC{1,3}",
+            ];
+            prop::collection::vec(word, 0..12).prop_map(|w| w.join(" "))
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// Spans index the question at character boundaries and hold the expression's text;
+            /// substituting any one of them names the label, keeps everything else, and passes
+            /// the substitution check, fragment completion included.
+            #[test]
+            fn spans_and_substitutions_hold(q in question(), label in "[A-Z][a-zé]{1,6}( [A-Z][a-z]{1,6})?") {
+                let references = detect(&q);
+                for r in &references {
+                    prop_assert!(q.is_char_boundary(r.start) && q.is_char_boundary(r.end) && r.start < r.end);
+                    prop_assert_eq!(&q[r.start..r.end], r.text.as_str());
+                    if r.kind == ReferenceKind::WhatAbout || r.kind == ReferenceKind::Set {
+                        continue;
+                    }
+                    let out = complete_fragment(&substitute(&q, r, &label));
+                    prop_assert!(out.contains(&label), "{out:?}");
+                    let checked = check_substitution(&q, &out, std::slice::from_ref(r), &[label.as_str()]);
+                    prop_assert!(checked.is_ok(), "{q:?} → {out:?}: {checked:?}");
+                }
+                for w in references.windows(2) {
+                    prop_assert!(w[0].end <= w[1].start, "overlapping: {references:?}");
+                }
+            }
+        }
+    }
 }
