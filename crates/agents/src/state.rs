@@ -61,7 +61,8 @@ pub struct Resolution {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResolvedReference {
     pub reference: Reference,
-    /// The candidates that fit, of the most recent turn that has any, as shown to the model.
+    /// The candidates left once kind, the graph's path fit, evidence and recency have spoken
+    /// (when several, exactly those the model chose among).
     pub fitting: Vec<Candidate>,
     /// How many candidates the dialogue offered in all.
     pub offered: usize,
