@@ -46,6 +46,7 @@ try {
   assert.match(films, /Cast Away/);
   await second.locator("summary").click();
   assert.match(await second.locator("details").textContent(), /What else did Robert Zemeckis direct\?/);
+  assert.match(await second.locator(".referents").textContent(), /“he” → Robert Zemeckis \(the one that fits\)/);
 
   // A reload resumes the same session, with both turns.
   await page.reload();

@@ -168,6 +168,21 @@ function details(e) {
   if (e.resolved_question && e.resolved_question !== e.question) {
     section(panel, "Question on its own").append(el("p", "", e.resolved_question));
   }
+  if (e.resolution && e.resolution.references.length) {
+    const list = el("ul", "referents");
+    for (const r of e.resolution.references) {
+      const chosen = r.chosen ? r.chosen.label : "nothing fits: left as written";
+      const how = { only: "the one that fits", model: "chosen by the model", relaxed: "the one entity it can stand for",
+        unresolved: "" }[r.method] || r.method;
+      const among = r.fitting.length > 1 ? " among " + r.fitting.map((c) => c.label).join(", ") : "";
+      list.append(el("li", "", "“" + r.reference.text + "” → " + chosen + (how ? " (" + how + among + ")" : "")));
+    }
+    if (e.answer_set) {
+      list.append(el("li", "", "over the " + e.answer_set.members.length + " values of an earlier answer" +
+        (e.answer_set.count ? ", counted" : "")));
+    }
+    section(panel, "What it refers to").append(list);
+  }
   if (e.entities.length) {
     const list = el("ul", "");
     for (const link of e.entities) {
