@@ -52,6 +52,10 @@ pub struct EvalArgs {
     /// values), each vertex named by its name triple, its dialogue's `seed_label`, or its IRI.
     #[arg(long, conflicts_with = "kb")]
     pub kg_from_dialogues: bool,
+    /// With --kg-from-dialogues: leave every label triple out (no name triples, no seed labels),
+    /// so every vertex is named from its IRI.
+    #[arg(long, requires = "kg_from_dialogues")]
+    pub drop_labels: bool,
 }
 
 #[derive(clap::Args)]
@@ -133,17 +137,23 @@ pub fn load_kb(file: &Path, settings: &GraphSettings, progress: bool) -> Result<
 
 /// Builds the KG of a dialogue file's triples ([`kb::dialogue_triples_to_ntriples`]) in a fresh
 /// temporary embedded store (removed on drop).
-pub fn load_dialogue_kg(file: &Path, settings: &GraphSettings, progress: bool) -> Result<tempfile::TempDir> {
+pub fn load_dialogue_kg(
+    file: &Path,
+    drop_labels: bool,
+    settings: &GraphSettings,
+    progress: bool,
+) -> Result<tempfile::TempDir> {
     temporary_store(settings, progress, |dir| {
-        let (rdf, kg) = write_ntriples(dir, |out| Ok(kb::dialogue_triples_to_ntriples(file, out)?))?;
+        let (rdf, kg) = write_ntriples(dir, |out| Ok(kb::dialogue_triples_to_ntriples(file, drop_labels, out)?))?;
         eprintln!(
-            "{}: {} dialogues, {} triples, {} vertices ({} named by seed_label, {} by their IRI)",
+            "{}: {} dialogues, {} triples, {} vertices ({} named by seed_label, {} by their IRI{})",
             file.display(),
             kg.dialogues,
             kg.triples,
             kg.vertices,
             kg.seed_labels,
-            kg.iri_labels
+            kg.unnamed,
+            if drop_labels { format!("; {} label triples left out", kg.dropped) } else { String::new() }
         );
         Ok(rdf)
     })
@@ -267,8 +277,9 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
     let graph = match (&args.kb, args.kg_from_dialogues) {
         (Some(kb), _) => format!("the KB {} (in a temporary store)", kb.display()),
         (None, true) => format!(
-            "the KG built from the triples of {} (in a temporary store)",
-            args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned())
+            "the KG built from the triples of {}{} (in a temporary store)",
+            args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            if args.drop_labels { ", every label triple left out" } else { "" }
         ),
         (None, false) => kg.describe(),
     };

@@ -353,7 +353,7 @@ fn run(cli: Cli) -> Result<()> {
                     let (_, kg) = target.resolve(&config)?;
                     let dir = match kb {
                         Some(file) => eval::load_kb(file, &kg.graph, !args.quiet)?,
-                        None => eval::load_dialogue_kg(&args.file, &kg.graph, !args.quiet)?,
+                        None => eval::load_dialogue_kg(&args.file, args.drop_labels, &kg.graph, !args.quiet)?,
                     };
                     target.store = Some(dir.path().join("store"));
                     Some(dir)

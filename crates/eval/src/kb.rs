@@ -122,17 +122,22 @@ pub struct DialogueKg {
     pub vertices: usize,
     /// Labels taken from a dialogue's `seed_label`.
     pub seed_labels: usize,
-    /// Labels made from IRIs (vertices the triples give no name).
-    pub iri_labels: usize,
+    /// Vertices without a name triple or a seed label (the store names them from their IRIs).
+    pub unnamed: usize,
+    /// Name triples left out (`drop_labels`).
+    pub dropped: usize,
 }
 
 /// The small KG of a Chatty-Gen Subgraph dialogue file (`data[].triples`: per turn, the
 /// `[subject, predicate, object]` triples its answer rests on, objects with their values), as
 /// N-Triples: the union of the triples (an object starting with `http://`/`https://` is an IRI,
-/// anything else a plain literal: the file gives no datatypes), then an `rdfs:label` for every
-/// IRI vertex that has no name triple: its dialogue's `seed_label` for the `seed_entity`, else
-/// its IRI's local name ([`iri_label`]).
-pub fn dialogue_triples_to_ntriples(path: &Path, out: &mut impl Write) -> Result<DialogueKg, DatasetError> {
+/// anything else a plain literal: the file gives no datatypes), then an `rdfs:label` from its
+/// dialogue's `seed_label` for each `seed_entity` that has no name triple. Other vertices without
+/// a name are left to the store, which names them from their IRIs.
+///
+/// With `drop_labels`, no vertex has a name triple: those of the file (`rdfs:label`, `foaf:name`,
+/// …) are left out and no seed label is added, so every name comes from an IRI.
+pub fn dialogue_triples_to_ntriples(path: &Path, drop_labels: bool, out: &mut impl Write) -> Result<DialogueKg, DatasetError> {
     let text = read(path)?;
     let bad = |m: String| DatasetError::format(path, DIALOGUE_FORMAT, m);
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
@@ -168,6 +173,12 @@ pub fn dialogue_triples_to_ntriples(path: &Path, out: &mut impl Write) -> Result
             // An IRI the benchmark wrote with spaces or quotes: not RDF, left out.
             continue;
         };
+        let name_triple = NAME_PREDICATES.contains(&p.as_str()) && !is_iri(o);
+        vertices.insert(s.clone());
+        if name_triple && drop_labels {
+            report.dropped += 1;
+            continue;
+        }
         let object = if is_iri(o) {
             match NamedNode::new(o.as_str()) {
                 Ok(node) => {
@@ -181,40 +192,23 @@ pub fn dialogue_triples_to_ntriples(path: &Path, out: &mut impl Write) -> Result
         };
         writeln!(out, "{subject} {predicate} {object} .").map_err(io)?;
         report.triples += 1;
-        vertices.insert(s.clone());
-        if NAME_PREDICATES.contains(&p.as_str()) && !is_iri(o) {
+        if name_triple {
             named.insert(s.clone());
         }
     }
     let label = NamedNode::new_unchecked(RDFS_LABEL);
     for vertex in vertices.iter().filter(|v| !named.contains(*v)) {
-        let Ok(subject) = NamedNode::new(vertex.as_str()) else { continue };
-        let name = match seeds.get(vertex) {
-            Some(seed) if !seed.is_empty() => {
+        match seeds.get(vertex) {
+            Some(seed) if !seed.is_empty() && !drop_labels => {
+                let Ok(subject) = NamedNode::new(vertex.as_str()) else { continue };
+                writeln!(out, "{subject} {label} {} .", Literal::new_simple_literal(seed.as_str())).map_err(io)?;
                 report.seed_labels += 1;
-                seed.clone()
             }
-            _ => {
-                report.iri_labels += 1;
-                iri_label(vertex)
-            }
-        };
-        writeln!(out, "{subject} {label} {} .", Literal::new_simple_literal(name)).map_err(io)?;
+            _ => report.unnamed += 1,
+        }
     }
     report.vertices = vertices.len();
     Ok(report)
-}
-
-/// A name from an IRI's last segment, percent-decoded, `_` as a space:
-/// `…/resource/Antony_Cheng` → "Antony Cheng", `…/pid/t/AlanMTuring` → "AlanMTuring".
-pub fn iri_label(iri: &str) -> String {
-    let trimmed = iri.trim_end_matches(['/', '#']);
-    let segment = trimmed.rsplit(['/', '#']).next().unwrap_or(trimmed);
-    percent_encoding::percent_decode_str(segment)
-        .decode_utf8_lossy()
-        .replace('_', " ")
-        .trim()
-        .to_owned()
 }
 
 #[cfg(test)]
@@ -238,18 +232,24 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        let kg = dialogue_triples_to_ntriples(&path, &mut out).unwrap();
+        let kg = dialogue_triples_to_ntriples(&path, false, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!((kg.dialogues, kg.triples, kg.vertices), (2, 4, 4));
         // The seed has no name triple: its dialogue's seed_label names it.
         assert!(text.contains(r#"<https://makg.org/entity/1> <http://www.w3.org/2000/01/rdf-schema#label> "Donald E. Thrall" ."#));
-        // A vertex named by a name predicate gets no other label.
+        // A vertex named by a name predicate gets no other label; the others are the store's to
+        // name from their IRIs.
         assert!(!text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://www.w3.org/2000/01/rdf-schema#label>"#));
-        // Others are named from their IRIs.
-        assert!(text.contains(r#"<http://dbpedia.org/resource/Vancouver_%28BC%29> <http://www.w3.org/2000/01/rdf-schema#label> "Vancouver (BC)" ."#));
-        assert!(text.contains(r#"<https://makg.org/entity/2> <http://www.w3.org/2000/01/rdf-schema#label> "2" ."#));
+        assert!(text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://xmlns.com/foaf/0.1/name> "Tony Cheng" ."#));
         assert!(text.contains(r#"<http://purl.org/dc/terms/created> "2016-06-24" ."#));
-        assert_eq!((kg.seed_labels, kg.iri_labels), (1, 2));
+        assert_eq!((kg.seed_labels, kg.unnamed, kg.dropped), (1, 2, 0));
+
+        // Without label triples: no name triple, no seed label.
+        let mut out = Vec::new();
+        let kg = dialogue_triples_to_ntriples(&path, true, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("rdf-schema#label") && !text.contains("foaf/0.1/name"), "{text}");
+        assert_eq!((kg.triples, kg.seed_labels, kg.unnamed, kg.dropped), (3, 0, 4, 1));
     }
 
     #[test]

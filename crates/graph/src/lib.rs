@@ -146,16 +146,14 @@ pub trait KnowledgeGraph: Send + Sync {
     }
 
     /// A label for each IRI that has one (the earliest configured label predicate wins, so
-    /// rdfs:label before skos:altLabel; `[]` → no query).
+    /// rdfs:label before skos:altLabel; `[]` → no query); with `iri_names`, every other IRI is
+    /// named from its IRI ([`text::iri_name`]).
     async fn labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
         let predicates = &self.settings().label_predicates;
         // IRI → (rank of its label's predicate, label).
         let mut best: HashMap<String, (usize, String)> = HashMap::new();
-        if iris.is_empty() || predicates.is_empty() {
-            return Ok(HashMap::new());
-        }
         // Chunked so a long answer list does not become one huge VALUES block.
-        for chunk in iris.chunks(LABELS_PER_QUERY) {
+        for chunk in iris.chunks(LABELS_PER_QUERY).filter(|_| !predicates.is_empty()) {
             let QueryResults::Solutions(solutions) = self.query(&labels_query(chunk, predicates)?).await? else {
                 continue;
             };
@@ -174,7 +172,17 @@ pub trait KnowledgeGraph: Send + Sync {
                 }
             }
         }
-        Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
+        let mut labels: HashMap<String, String> = best.into_iter().map(|(iri, (_, label))| (iri, label)).collect();
+        if self.settings().iri_names {
+            for iri in iris {
+                if !labels.contains_key(*iri)
+                    && let Some(name) = text::iri_name(iri)
+                {
+                    labels.insert((*iri).to_owned(), name);
+                }
+            }
+        }
+        Ok(labels)
     }
 
     /// The classes (`rdf:type`) of each IRI, named by their `rdfs:label` where the graph has one

@@ -42,6 +42,10 @@ struct Manifest {
     /// The label predicates the label index was built with.
     #[serde(default)]
     label_predicates: Vec<String>,
+    /// Whether the label index names unlabelled vertices from their IRIs (absent: built before
+    /// it could).
+    #[serde(default)]
+    iri_names: bool,
     /// Set while `index` rebuilds the label index; left set by an interrupted rebuild.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     indexing: bool,
@@ -153,6 +157,13 @@ impl EmbeddedStore {
                 manifest.label_predicates
             );
         }
+        if manifest.iri_names != settings.iri_names {
+            tracing::warn!(
+                store = %dir.display(),
+                "the label index was built {} names from IRIs; run `chatty-kg index` to rebuild it",
+                if manifest.iri_names { "with" } else { "without" }
+            );
+        }
         let store = Store::open_read_only(dir.join("rdf")).map_err(|e| GraphError::storage(dir, e))?;
         let labels = LabelIndex::open(&dir.join("labels"))?;
         tracing::debug!(store = %dir.display(), "store open: `load` and `index` refuse it until it is closed");
@@ -226,6 +237,7 @@ impl EmbeddedStore {
         manifest.indexing = false; // the label index was rebuilt, whatever an old `index` left
         manifest.loads.push(report.clone());
         manifest.label_predicates = settings.label_predicates.clone();
+        manifest.iri_names = settings.iri_names;
         manifest.write(dir)?;
         Ok(report)
     }
@@ -259,6 +271,7 @@ impl EmbeddedStore {
         };
         manifest.indexing = false;
         manifest.label_predicates = settings.label_predicates.clone();
+        manifest.iri_names = settings.iri_names;
         manifest.write(dir)?;
         Ok(labels)
     }
@@ -371,31 +384,72 @@ fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
 }
 
 /// Collects every (IRI, literal label) of the configured label predicates and builds the label
-/// index from them.
+/// index from them; with `iri_names`, then every vertex without a label (a subject, or an IRI
+/// object other than a class) under a name made from its IRI ([`crate::text::iri_name`]).
 fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
     let predicates = settings
         .label_predicates
         .iter()
         .map(|p| named_node(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let entries = predicates.into_iter().flat_map(move |predicate| {
+    // Vertices already named, by a hash of their IRI (8 bytes each, not the IRI).
+    let named = std::cell::RefCell::new(std::collections::HashSet::<u64>::new());
+    let hash = |iri: &str| {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(iri)
+    };
+    let labelled = predicates.clone().into_iter().flat_map(|predicate| {
         store
             .quads_for_pattern(None, Some(predicate.as_ref()), None, None)
-            .filter_map(move |quad| match quad {
+            .filter_map(|quad| match quad {
                 Ok(Quad {
                     subject: NamedOrBlankNode::NamedNode(subject),
                     object: Term::Literal(label),
                     ..
-                }) => Some(Ok(LabelEntry {
-                    iri: subject.into_string(),
-                    label: label.value().to_owned(),
-                })),
+                }) => {
+                    named.borrow_mut().insert(hash(subject.as_str()));
+                    Some(Ok(LabelEntry {
+                        iri: subject.into_string(),
+                        label: label.value().to_owned(),
+                    }))
+                }
                 Ok(_) => None, // blank-node subjects and non-literal labels cannot be linked
                 Err(e) => Some(Err(GraphError::storage(dir, e))),
             })
     });
-    LabelIndex::build(&dir.join("labels"), entries)
+    let rdf_type = named_node(RDF_TYPE)?;
+    let unlabelled = store
+        .quads_for_pattern(None, None, None, None)
+        .filter(|_| settings.iri_names)
+        .flat_map(|quad| {
+            let quad = match quad {
+                Ok(quad) => quad,
+                Err(e) => return vec![Err(GraphError::storage(dir, e))],
+            };
+            let mut vertices: Vec<String> = Vec::with_capacity(2);
+            if let NamedOrBlankNode::NamedNode(subject) = &quad.subject {
+                vertices.push(subject.as_str().to_owned());
+            }
+            let label_or_type = quad.predicate == rdf_type || predicates.contains(&quad.predicate);
+            if let Term::NamedNode(object) = &quad.object
+                && !label_or_type
+            {
+                vertices.push(object.as_str().to_owned());
+            }
+            vertices
+                .into_iter()
+                // Each vertex once: named ones (labelled, or named here already) are skipped.
+                .filter(|iri| named.borrow_mut().insert(hash(iri)))
+                .filter_map(|iri| {
+                    let label = crate::text::iri_name(&iri)?;
+                    Some(Ok(LabelEntry { iri, label }))
+                })
+                .collect()
+        });
+    LabelIndex::build(&dir.join("labels"), labelled.chain(unlabelled))
 }
+
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 
 fn evaluate(
     store: &Store,

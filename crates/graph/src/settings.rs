@@ -24,6 +24,10 @@ pub struct GraphSettings {
     pub max_result_bytes: usize,
     /// Wall-clock limit for one query, in seconds.
     pub query_timeout_secs: f64,
+    /// A vertex with no label (none of `label_predicates`) is named from its IRI's last segment
+    /// ("…/Antony_Cheng" → "Antony Cheng"): in answers and explanations on every backend, and in
+    /// the embedded store's label index, so entity search finds it.
+    pub iri_names: bool,
 }
 
 pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
@@ -60,6 +64,7 @@ impl Default for GraphSettings {
             max_rows: 10_000,
             max_result_bytes: 64 << 20,
             query_timeout_secs: 30.0,
+            iri_names: true,
         }
     }
 }

@@ -102,6 +102,31 @@ pub fn within_one_edit(a: &str, b: &str) -> bool {
     }
 }
 
+/// A name for a vertex the graph gives no label, from its IRI's last segment: percent-decoded,
+/// `_` as a space, and camelCase split when the segment has no separator of its own
+/// (`…/Antony_Cheng` → "Antony Cheng", `…/AlanMTuring` → "Alan M Turing", `…/Ray_McDonald` →
+/// "Ray McDonald", `…/entity/245811625` → "245811625"). `None` when nothing readable is left.
+pub fn iri_name(iri: &str) -> Option<String> {
+    let trimmed = iri.trim_end_matches(['/', '#']);
+    let segment = trimmed.rsplit(['/', '#']).next().unwrap_or(trimmed);
+    let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+    let separated = decoded.contains(['_', ' ', '-', '+']);
+    let mut name = String::with_capacity(decoded.len() + 4);
+    let chars: Vec<char> = decoded.chars().map(|c| if c == '_' || c == '+' { ' ' } else { c }).collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !separated && i > 0 && c.is_uppercase() {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
+                name.push(' ');
+            }
+        }
+        name.push(c);
+    }
+    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    name.chars().any(char::is_alphanumeric).then_some(name)
+}
+
 /// A human label for a predicate from the last segment of its IRI:
 /// `http://dbpedia.org/ontology/birthPlace` → "birth place", `.../directed_by` → "directed by",
 /// `.../P569` → "p 569".
@@ -144,6 +169,19 @@ fn flush(current: &mut String, words: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_from_iris() {
+        let name = |iri: &str| iri_name(iri);
+        assert_eq!(name("http://dbpedia.org/resource/Antony_Cheng").as_deref(), Some("Antony Cheng"));
+        assert_eq!(name("https://dblp.org/pid/t/AlanMTuring").as_deref(), Some("Alan M Turing"));
+        assert_eq!(name("http://dbpedia.org/resource/Ray_McDonald").as_deref(), Some("Ray McDonald"));
+        assert_eq!(name("https://makg.org/entity/245811625").as_deref(), Some("245811625"));
+        assert_eq!(name("http://e.org/Malm%C3%B6_FF").as_deref(), Some("Malmö FF"));
+        assert_eq!(name("http://e.org/x#HTMLParser").as_deref(), Some("HTML Parser"));
+        assert_eq!(name("http://e.org/things/"), Some("things".into()));
+        assert_eq!(name("http://e.org/_%20_"), None);
+    }
 
     fn toks(s: &str) -> Vec<String> {
         normalize_tokens(s)

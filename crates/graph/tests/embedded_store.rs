@@ -326,3 +326,39 @@ async fn an_index_that_fails_before_replacing_anything_keeps_the_store_serving()
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
     assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
 }
+
+/// Without a single label triple (tests/fixtures/no-labels.ttl), every vertex is found and named
+/// by its IRI; the class, only ever an object of rdf:type, is not a vertex to link. Turned off,
+/// the index holds nothing and the names stay IRIs.
+#[tokio::test]
+async fn vertices_without_labels_are_named_and_found_by_their_iris() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/no-labels.ttl");
+    let store = tmp.path().join("store");
+    let report = EmbeddedStore::load(&store, &[RdfFile::new(&fixture).unwrap()], &GraphSettings::default(), false).unwrap();
+    assert_eq!(report.labels, 9, "every subject and IRI object but the class");
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    let found = |text: &str| {
+        let kg = &kg;
+        let text = text.to_owned();
+        async move { kg.search_entities(&text, 5).await.unwrap().into_iter().map(|c| (c.iri, c.label)).collect::<Vec<_>>() }
+    };
+    assert_eq!(found("Antony Cheng").await[0], ("http://example.org/resource/Antony_Cheng".into(), "Antony Cheng".into()));
+    assert_eq!(found("Alan M. Turing").await[0].1, "Alan M Turing");
+    assert_eq!(found("malmo ff").await[0], ("http://example.org/resource/Malm%C3%B6_FF".into(), "Malmö FF".into()));
+    assert_eq!(found("245811625").await[0].1, "245811625");
+    assert!(found("skater").await.is_empty(), "a class is not an entity to link");
+    let labels = kg.labels(&["http://example.org/resource/Vancouver", "http://example.org/resource/LiJiang"]).await.unwrap();
+    assert_eq!(labels["http://example.org/resource/Vancouver"], "Vancouver");
+    assert_eq!(labels["http://example.org/resource/LiJiang"], "Li Jiang");
+    drop(kg);
+
+    let off = GraphSettings {
+        iri_names: false,
+        ..GraphSettings::default()
+    };
+    assert_eq!(EmbeddedStore::reindex(&store, &off).unwrap(), 0);
+    let kg = EmbeddedStore::open(&store, off).unwrap();
+    assert!(kg.search_entities("Antony Cheng", 5).await.unwrap().is_empty());
+    assert!(kg.labels(&["http://example.org/resource/Vancouver"]).await.unwrap().is_empty());
+}
