@@ -146,14 +146,16 @@ pub fn load_dialogue_kg(
     temporary_store(settings, progress, |dir| {
         let (rdf, kg) = write_ntriples(dir, |out| Ok(kb::dialogue_triples_to_ntriples(file, drop_labels, out)?))?;
         eprintln!(
-            "{}: {} dialogues, {} triples, {} vertices ({} named by seed_label, {} by their IRI{})",
+            "{}: {} dialogues, {} triples, {} vertices ({})",
             file.display(),
             kg.dialogues,
             kg.triples,
             kg.vertices,
-            kg.seed_labels,
-            kg.unnamed,
-            if drop_labels { format!("; {} label triples left out", kg.dropped) } else { String::new() }
+            if drop_labels {
+                format!("{} label triples left out: the store names every vertex from its IRI", kg.dropped)
+            } else {
+                format!("{} named by seed_label, {} by their IRI", kg.seed_labels, kg.iri_labels)
+            }
         );
         Ok(rdf)
     })

@@ -122,7 +122,10 @@ pub struct DialogueKg {
     pub vertices: usize,
     /// Labels taken from a dialogue's `seed_label`.
     pub seed_labels: usize,
-    /// Vertices without a name triple or a seed label (the store names them from their IRIs).
+    /// Labels made from IRIs (vertices without a name triple or a seed label).
+    pub iri_labels: usize,
+    /// Vertices left without any label triple (`drop_labels`: the store names them from their
+    /// IRIs).
     pub unnamed: usize,
     /// Name triples left out (`drop_labels`).
     pub dropped: usize,
@@ -131,12 +134,14 @@ pub struct DialogueKg {
 /// The small KG of a Chatty-Gen Subgraph dialogue file (`data[].triples`: per turn, the
 /// `[subject, predicate, object]` triples its answer rests on, objects with their values), as
 /// N-Triples: the union of the triples (an object starting with `http://`/`https://` is an IRI,
-/// anything else a plain literal: the file gives no datatypes), then an `rdfs:label` from its
-/// dialogue's `seed_label` for each `seed_entity` that has no name triple. Other vertices without
-/// a name are left to the store, which names them from their IRIs.
+/// anything else a plain literal: the file gives no datatypes), then an `rdfs:label` for every
+/// IRI vertex that has no name triple: its dialogue's `seed_label` for the `seed_entity`, else a
+/// name made from its IRI ([`chatty_kg_graph::text::iri_name`]). The labels are triples of the
+/// graph, as the gold queries expect (some ask for `rdfs:label`).
 ///
-/// With `drop_labels`, no vertex has a name triple: those of the file (`rdfs:label`, `foaf:name`,
-/// …) are left out and no seed label is added, so every name comes from an IRI.
+/// With `drop_labels`, no vertex has a label triple: those of the file (`rdfs:label`,
+/// `foaf:name`, …) are left out and none is added, so every name comes from an IRI, given by the
+/// store ([`chatty_kg_graph::GraphSettings::iri_names`]).
 pub fn dialogue_triples_to_ntriples(path: &Path, drop_labels: bool, out: &mut impl Write) -> Result<DialogueKg, DatasetError> {
     let text = read(path)?;
     let bad = |m: String| DatasetError::format(path, DIALOGUE_FORMAT, m);
@@ -198,13 +203,18 @@ pub fn dialogue_triples_to_ntriples(path: &Path, drop_labels: bool, out: &mut im
     }
     let label = NamedNode::new_unchecked(RDFS_LABEL);
     for vertex in vertices.iter().filter(|v| !named.contains(*v)) {
-        match seeds.get(vertex) {
-            Some(seed) if !seed.is_empty() && !drop_labels => {
-                let Ok(subject) = NamedNode::new(vertex.as_str()) else { continue };
-                writeln!(out, "{subject} {label} {} .", Literal::new_simple_literal(seed.as_str())).map_err(io)?;
+        let Ok(subject) = NamedNode::new(vertex.as_str()) else { continue };
+        let name = match seeds.get(vertex) {
+            _ if drop_labels => None,
+            Some(seed) if !seed.is_empty() => {
                 report.seed_labels += 1;
+                Some(seed.clone())
             }
-            _ => report.unnamed += 1,
+            _ => chatty_kg_graph::text::iri_name(vertex).inspect(|_| report.iri_labels += 1),
+        };
+        match name {
+            Some(name) => writeln!(out, "{subject} {label} {} .", Literal::new_simple_literal(name)).map_err(io)?,
+            None => report.unnamed += 1,
         }
     }
     report.vertices = vertices.len();
@@ -237,12 +247,14 @@ mod tests {
         assert_eq!((kg.dialogues, kg.triples, kg.vertices), (2, 4, 4));
         // The seed has no name triple: its dialogue's seed_label names it.
         assert!(text.contains(r#"<https://makg.org/entity/1> <http://www.w3.org/2000/01/rdf-schema#label> "Donald E. Thrall" ."#));
-        // A vertex named by a name predicate gets no other label; the others are the store's to
-        // name from their IRIs.
+        // A vertex named by a name predicate gets no other label; the others are named from
+        // their IRIs.
         assert!(!text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://www.w3.org/2000/01/rdf-schema#label>"#));
         assert!(text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://xmlns.com/foaf/0.1/name> "Tony Cheng" ."#));
+        assert!(text.contains(r#"<http://dbpedia.org/resource/Vancouver_%28BC%29> <http://www.w3.org/2000/01/rdf-schema#label> "Vancouver (BC)" ."#));
+        assert!(text.contains(r#"<https://makg.org/entity/2> <http://www.w3.org/2000/01/rdf-schema#label> "2" ."#));
         assert!(text.contains(r#"<http://purl.org/dc/terms/created> "2016-06-24" ."#));
-        assert_eq!((kg.seed_labels, kg.unnamed, kg.dropped), (1, 2, 0));
+        assert_eq!((kg.seed_labels, kg.iri_labels, kg.unnamed, kg.dropped), (1, 2, 0, 0));
 
         // Without label triples: no name triple, no seed label.
         let mut out = Vec::new();
