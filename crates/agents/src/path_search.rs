@@ -181,12 +181,24 @@ pub(crate) async fn search(
             break;
         }
         report.hops = hop;
+        // Predicates are read by their own labels where the graph has them (one query a hop).
+        let predicates: Vec<&str> = fetched
+            .iter()
+            .flat_map(|n| n.edges.iter().map(|e| e.predicate.as_str()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // (A label lookup, like the answers' labels, is not counted among the search's queries.)
+        let names = ctx.kg.predicate_names(&predicates).await?;
         // edges[vertex] = (hop, neighbour)
         let mut edges: HashMap<&str, Vec<(Hop, Term)>> = HashMap::new();
         for neighbourhood in &fetched {
             for edge in &neighbourhood.edges {
                 let hop = Hop {
-                    label: predicate_label(&edge.predicate),
+                    label: names
+                        .get(&edge.predicate)
+                        .cloned()
+                        .unwrap_or_else(|| predicate_label(&edge.predicate)),
                     predicate: edge.predicate.clone(),
                     forward: edge.direction == Direction::Outgoing,
                 };

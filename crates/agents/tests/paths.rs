@@ -11,7 +11,7 @@ use chatty_kg_agents::{
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
-use common::{context, world};
+use common::{context, labelled_predicates, world};
 
 
 /// The QIR a weak model writes: one triple from the first entity, `type: list`.
@@ -230,4 +230,18 @@ async fn the_same_search_on_a_remote_virtuoso_endpoint() {
     let search = e.path_search.as_ref().unwrap();
     assert!(search.queries >= 4 && search.cut.is_none(), "{search:?}");
     assert_eq!(e.llm.calls, 0);
+}
+
+/// Predicates named by their own labels in the graph (Wikidata's `P57` is "director"): the path
+/// search reads "director", not "p 57", so the question finds its relation.
+#[tokio::test]
+async fn predicates_are_read_by_their_labels_in_the_graph() {
+    let Some(fixture) = labelled_predicates() else { return };
+    let (ctx, _) = context(fixture, ScriptedChatModel::new());
+    let pipeline = Pipeline::new(ctx);
+    let e = ask(&pipeline, "Who is the director of Jaws?").await;
+    assert_eq!(e.display_answers(), ["Steven Spielberg"], "{:#?}", e.paths);
+    assert_eq!(e.chosen_path().unwrap().text, "Jaws → director");
+    let e = ask(&pipeline, "Which cast members does Jaws have?").await;
+    assert_eq!(e.display_answers(), ["Roy Scheider"], "{:#?}", e.paths);
 }

@@ -145,10 +145,9 @@ pub trait KnowledgeGraph: Send + Sync {
             .collect())
     }
 
-    /// A label for each IRI that has one (the earliest configured label predicate wins, so
-    /// rdfs:label before skos:altLabel; `[]` → no query); with `iri_names`, every other IRI is
-    /// named from its IRI ([`text::iri_name`]).
-    async fn labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
+    /// A label for each IRI that has one in the graph (the earliest configured label predicate
+    /// wins, so rdfs:label before skos:altLabel; `[]` → no query).
+    async fn graph_labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
         let predicates = &self.settings().label_predicates;
         // IRI → (rank of its label's predicate, label).
         let mut best: HashMap<String, (usize, String)> = HashMap::new();
@@ -172,7 +171,13 @@ pub trait KnowledgeGraph: Send + Sync {
                 }
             }
         }
-        let mut labels: HashMap<String, String> = best.into_iter().map(|(iri, (_, label))| (iri, label)).collect();
+        Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
+    }
+
+    /// A name for each IRI: its label in the graph ([`graph_labels`](Self::graph_labels)); with
+    /// `iri_names`, every other IRI is named from its IRI ([`text::iri_name`]).
+    async fn labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
+        let mut labels = self.graph_labels(iris).await?;
         if self.settings().iri_names {
             for iri in iris {
                 if !labels.contains_key(*iri)
@@ -183,6 +188,18 @@ pub trait KnowledgeGraph: Send + Sync {
             }
         }
         Ok(labels)
+    }
+
+    /// How relation linking reads each predicate: its own label in the graph where it has one
+    /// (Wikidata's `P57` is "director"), else [`text::predicate_label`] of its IRI.
+    async fn predicate_names(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
+        let mut names = self.graph_labels(iris).await?;
+        for iri in iris {
+            names
+                .entry((*iri).to_owned())
+                .or_insert_with(|| text::predicate_label(iri));
+        }
+        Ok(names)
     }
 
     /// The classes (`rdf:type`) of each IRI, named by their `rdfs:label` where the graph has one

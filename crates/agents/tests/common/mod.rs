@@ -32,6 +32,12 @@ pub fn world() -> Option<&'static Fixture> {
     FIXTURE.get_or_init(|| load("world.ttl")).as_ref()
 }
 
+/// A graph whose predicates are named only by their own labels (tests/fixtures/labelled-predicates.ttl).
+pub fn labelled_predicates() -> Option<&'static Fixture> {
+    static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
+    FIXTURE.get_or_init(|| load("labelled-predicates.ttl")).as_ref()
+}
+
 /// The people-places-classes graph of the dialogue tests (tests/fixtures/dialogue.ttl).
 pub fn dialogue_graph() -> Option<&'static Fixture> {
     static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
