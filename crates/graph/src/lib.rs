@@ -149,8 +149,9 @@ pub trait KnowledgeGraph: Send + Sync {
     /// wins, so rdfs:label before skos:altLabel; `[]` → no query).
     async fn graph_labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
         let predicates = &self.settings().label_predicates;
-        // IRI → (rank of its label's predicate, label).
-        let mut best: HashMap<String, (usize, String)> = HashMap::new();
+        let language = self.settings().language.as_str();
+        // IRI → ((rank of its label's predicate, rank of its language), label).
+        let mut best: HashMap<String, ((usize, u8), String)> = HashMap::new();
         // Chunked so a long answer list does not become one huge VALUES block.
         for chunk in iris.chunks(LABELS_PER_QUERY).filter(|_| !predicates.is_empty()) {
             let QueryResults::Solutions(solutions) = self.query(&labels_query(chunk, predicates)?).await? else {
@@ -161,11 +162,12 @@ pub trait KnowledgeGraph: Send + Sync {
                 else {
                     continue;
                 };
-                let rank = match row.get(2) {
+                let predicate = match row.get(2) {
                     Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
                     _ => None,
                 }
                 .unwrap_or(usize::MAX);
+                let rank = (predicate, language_rank(label.language(), language));
                 if best.get(iri.as_str()).is_none_or(|(known, _)| rank < *known) {
                     best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
                 }
@@ -391,6 +393,25 @@ pub fn predicate_links(
             _ => None,
         })
         .collect()
+}
+
+/// How much a label's language tag is preferred (lower first): the configured language (or one
+/// of its regional forms, `en-GB` for `en`), then no tag, then any other.
+fn language_rank(tag: Option<&str>, preferred: &str) -> u8 {
+    match tag {
+        Some(tag)
+            if !preferred.is_empty()
+                && (tag.eq_ignore_ascii_case(preferred)
+                    || tag
+                        .split('-')
+                        .next()
+                        .is_some_and(|primary| primary.eq_ignore_ascii_case(preferred))) =>
+        {
+            0
+        }
+        None => 1,
+        Some(_) => 2,
+    }
 }
 
 /// IRIs per label query.

@@ -28,6 +28,9 @@ pub struct GraphSettings {
     /// ("…/Antony_Cheng" → "Antony Cheng"): in answers and explanations on every backend, and in
     /// the embedded store's label index, so entity search finds it.
     pub iri_names: bool,
+    /// The language whose labels are preferred when a vertex has several (`"en"`): a label in
+    /// it first, then one without a language tag, then any other. Empty: no preference.
+    pub language: String,
 }
 
 pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
@@ -65,6 +68,7 @@ impl Default for GraphSettings {
             max_result_bytes: 64 << 20,
             query_timeout_secs: 30.0,
             iri_names: true,
+            language: "en".into(),
         }
     }
 }

@@ -332,8 +332,27 @@ async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
         Some("Goldfinger"),
         "schema:name is a label too"
     );
-    assert!(!labels.contains_key(&nobody));
+    // A vertex without a label is named from its IRI (iri_names, on by default).
+    assert_eq!(labels.get(&nobody).map(String::as_str), Some("Nobody"));
+    assert!(!kg.graph_labels(&[&nobody]).await.unwrap().contains_key(&nobody));
+    // Of "Cast Away" and "Seul au monde"@fr, the preferred language (en) has none: untagged wins.
+    let away = format!("{E}Cast_Away");
+    assert_eq!(kg.labels(&[&away]).await.unwrap()[&away], "Cast Away");
     assert!(kg.labels(&[]).await.unwrap().is_empty());
+}
+
+async fn labels_follow_the_settings(make: impl Fn(GraphSettings) -> Option<Arc<dyn KnowledgeGraph>>) {
+    let Some(kg) = make(GraphSettings {
+        language: "fr".into(),
+        iri_names: false,
+        ..GraphSettings::default()
+    }) else {
+        return;
+    };
+    let (away, nobody) = (format!("{E}Cast_Away"), format!("{E}Nobody"));
+    let labels = kg.labels(&[&away, &nobody]).await.unwrap();
+    assert_eq!(labels.get(&away).map(String::as_str), Some("Seul au monde"));
+    assert!(!labels.contains_key(&nobody), "no names from IRIs when turned off");
 }
 
 async fn rows_are_capped(make: impl Fn(GraphSettings) -> Option<Arc<dyn KnowledgeGraph>>) {
@@ -369,6 +388,10 @@ macro_rules! backend_suite {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn rows_are_capped() {
                 super::rows_are_capped($make).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn labels_follow_the_settings() {
+                super::labels_follow_the_settings($make).await;
             }
         }
     };
