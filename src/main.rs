@@ -37,6 +37,15 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Print the knowledge graph's schema profile: its predicates (triples, objects that are
+    /// vertices, literals by datatype, labels) and classes (instances), the most used first.
+    Profile {
+        #[command(flatten)]
+        target: Target,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rebuild the label index of an embedded store (after changing label predicates).
     Index {
         #[command(flatten)]
@@ -272,6 +281,25 @@ fn run(cli: Cli) -> Result<()> {
                 report.store_size,
                 report.labels
             );
+            // The schema profile, computed now and saved beside the store.
+            let store = EmbeddedStore::open(&dir, kg.graph.clone())?;
+            let started = std::time::Instant::now();
+            let profile = runtime.block_on(store.profile())?;
+            eprintln!(
+                "schema profile: {} predicates, {} classes, in {:.1} s (`chatty-kg profile` prints it)",
+                profile.predicates.len(),
+                profile.classes.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Command::Profile { target, json } => {
+            let kg = target.open(&config)?;
+            let profile = runtime.block_on(kg.profile())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(profile.as_ref())?);
+            } else {
+                print!("{}", profile.render());
+            }
         }
         Command::Index { target } => {
             let (dir, kg) = target.resolve(&config)?;

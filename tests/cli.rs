@@ -173,6 +173,27 @@ fn load_refuses_a_store_another_command_has_open() {
     stdout(&chatty(&["load", "--store", store, movies]));
 }
 
+/// `load` ends by computing the schema profile and saving it beside the store; `profile` prints
+/// it (from the saved file), as a table or JSON.
+#[test]
+fn load_profiles_the_graph_and_profile_prints_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/movies.ttl");
+    let output = chatty(&["load", "--store", store.to_str().unwrap(), movies.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("schema profile: 8 predicates, 2 classes"), "{stderr}");
+    assert!(store.join("profile.json").is_file());
+    let table = stdout(&chatty(&["profile", "--store", store.to_str().unwrap()]));
+    assert!(table.starts_with("8 predicates, 29 triples, 2 classes"), "{table}");
+    assert!(table.contains("http://example.org/relation/starredActors\tstarred actors\t5\t5\t"), "{table}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&chatty(&["profile", "--json", "--store", store.to_str().unwrap()]))).unwrap();
+    assert_eq!(json["classes"][0]["label"], "Film", "{json:#}");
+    assert_eq!(json["classes"][0]["instances"], 2, "{json:#}");
+}
+
 /// The real models (SmolLM2 for speed, MiniLM) answer from the bundled KB, and the JSON
 /// explanation has every documented field. The entity is a label in the question and one path
 /// fits clearly, so the chat model is loaded but not asked.

@@ -20,6 +20,7 @@ mod label_index;
 mod load;
 mod lock;
 mod oxigraph;
+pub mod profile;
 mod query;
 mod settings;
 mod sparql_endpoint;
@@ -41,6 +42,7 @@ pub use crate::sparql_endpoint::SparqlEndpoint;
 pub use ::oxigraph::model::{Literal, NamedNode, Term};
 
 use async_trait::async_trait;
+use std::sync::Arc;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -234,6 +236,12 @@ pub trait KnowledgeGraph: Send + Sync {
             }
         }
         Ok(out)
+    }
+
+    /// The graph's schema profile (predicates, classes; [`profile`]). Backends cache it; this
+    /// default computes it on every call.
+    async fn profile(&self) -> Result<Arc<profile::SchemaProfile>, GraphError> {
+        Ok(Arc::new(profile::compute(self).await?))
     }
 
     /// Up to `limit` entities whose label matches `text`, best first: by match tier

@@ -13,6 +13,7 @@
 //! so is the label index (built aside, synced, renamed into place).
 
 use crate::label_index::{LabelEntry, LabelIndex};
+use crate::profile::SchemaProfile;
 use crate::load::{LoadReport, RdfFile};
 use crate::lock::{StoreLock, sync_dir};
 use crate::query::named_node;
@@ -30,6 +31,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
+/// Where `write_atomically` stages the manifest.
+#[cfg(test)]
 const MANIFEST_STAGING: &str = "manifest.json.tmp";
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -67,18 +70,30 @@ impl Manifest {
     /// the directory synced: a crash (even a power cut) leaves the old or the new manifest whole.
     fn write(&self, dir: &Path) -> Result<(), GraphError> {
         let path = dir.join(MANIFEST);
-        let staging = dir.join(MANIFEST_STAGING);
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| GraphError::storage(&path, e))?;
-        let write_staging = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&staging)?;
-            std::io::Write::write_all(&mut file, &bytes)?;
-            file.sync_all()
-        };
-        write_staging()
-            .and_then(|()| std::fs::rename(&staging, &path))
-            .and_then(|()| sync_dir(dir))
-            .map_err(|source| GraphError::Io { path, source })
+        write_atomically(&path, &bytes)
     }
+}
+
+/// `bytes` into `path` through `<path>.tmp` in the same directory: written, synced, renamed over
+/// the old file, the directory synced. A crash leaves the old or the new file whole.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), GraphError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut staging = path.as_os_str().to_owned();
+    staging.push(".tmp");
+    let staging = PathBuf::from(staging);
+    let write_staging = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&staging)?;
+        std::io::Write::write_all(&mut file, bytes)?;
+        file.sync_all()
+    };
+    write_staging()
+        .and_then(|()| std::fs::rename(&staging, path))
+        .and_then(|()| sync_dir(dir))
+        .map_err(|source| GraphError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// An Oxigraph store opened for queries.
@@ -93,7 +108,20 @@ pub struct EmbeddedStore {
     /// The shared lock that keeps `load` and `index` out while the store (or a query on it, which
     /// holds a clone) is in use.
     lock: Arc<StoreLock>,
+    /// Loads finished so far (a saved profile of fewer loads is stale).
+    loads: usize,
+    /// The schema profile, read from `profile.json` or computed on first use.
+    profile: tokio::sync::OnceCell<Arc<SchemaProfile>>,
 }
+
+/// The schema profile as saved beside the store, with the number of loads it describes.
+#[derive(Serialize, Deserialize)]
+struct SavedProfile {
+    loads: usize,
+    profile: SchemaProfile,
+}
+
+const PROFILE: &str = "profile.json";
 
 /// Cancels an evaluation when the future waiting for it is dropped.
 struct CancelOnDrop(CancellationToken);
@@ -174,6 +202,8 @@ impl EmbeddedStore {
             settings,
             running: Arc::new(AtomicUsize::new(0)),
             lock: Arc::new(lock),
+            loads: manifest.loads.len(),
+            profile: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -496,6 +526,34 @@ fn evaluate(
 
 #[async_trait]
 impl KnowledgeGraph for EmbeddedStore {
+    /// Read from `profile.json` when it describes every load, else computed once and saved there
+    /// (`chatty-kg load` does this right after loading; a store on a read-only disk just keeps
+    /// it in memory).
+    async fn profile(&self) -> Result<Arc<SchemaProfile>, GraphError> {
+        let profile = self
+            .profile
+            .get_or_try_init(|| async {
+                let path = self.dir.join(PROFILE);
+                if let Ok(bytes) = std::fs::read(&path)
+                    && let Ok(saved) = serde_json::from_slice::<SavedProfile>(&bytes)
+                    && saved.loads == self.loads
+                {
+                    return Ok(Arc::new(saved.profile));
+                }
+                let profile = crate::profile::compute(self).await?;
+                let saved = SavedProfile {
+                    loads: self.loads,
+                    profile,
+                };
+                if let Err(error) = write_atomically(&path, &serde_json::to_vec_pretty(&saved).unwrap_or_default()) {
+                    tracing::warn!(store = %self.dir.display(), %error, "the schema profile could not be saved");
+                }
+                Ok::<_, GraphError>(Arc::new(saved.profile))
+            })
+            .await?;
+        Ok(Arc::clone(profile))
+    }
+
     fn describe(&self) -> String {
         format!("embedded store {}", self.dir.display())
     }

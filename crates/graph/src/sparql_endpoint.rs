@@ -27,6 +27,8 @@ pub struct SparqlEndpoint {
     settings: GraphSettings,
     client: reqwest::Client,
     timeout: Duration,
+    /// The schema profile, computed on first use (bounded queries) and kept.
+    profile: tokio::sync::OnceCell<std::sync::Arc<crate::profile::SchemaProfile>>,
 }
 
 impl SparqlEndpoint {
@@ -64,6 +66,7 @@ impl SparqlEndpoint {
             settings,
             client,
             timeout,
+            profile: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -260,6 +263,16 @@ impl KnowledgeGraph for SparqlEndpoint {
 
     fn settings(&self) -> &GraphSettings {
         &self.settings
+    }
+
+    /// Computed on first use with bounded queries (grouped counts, LIMIT, the query timeout),
+    /// then kept for the endpoint's life.
+    async fn profile(&self) -> Result<std::sync::Arc<crate::profile::SchemaProfile>, GraphError> {
+        let profile = self
+            .profile
+            .get_or_try_init(|| async { Ok::<_, GraphError>(std::sync::Arc::new(crate::profile::compute(self).await?)) })
+            .await?;
+        Ok(std::sync::Arc::clone(profile))
     }
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {

@@ -355,6 +355,32 @@ async fn labels_follow_the_settings(make: impl Fn(GraphSettings) -> Option<Arc<d
     assert!(!labels.contains_key(&nobody), "no names from IRIs when turned off");
 }
 
+async fn the_schema_profile_counts_predicates_and_classes(kg: Arc<dyn KnowledgeGraph>) {
+    let profile = kg.profile().await.unwrap();
+    let predicate = |local: &str| {
+        profile
+            .predicates
+            .iter()
+            .find(|p| p.iri == format!("{R}{local}"))
+            .unwrap_or_else(|| panic!("{local}: {profile:#?}"))
+    };
+    let starring = predicate("starredActors");
+    assert_eq!((starring.triples, starring.iri_objects), (5, 5));
+    assert_eq!(starring.label, "starred actors");
+    assert!(starring.datatypes.is_empty());
+    let year = predicate("release_year");
+    assert_eq!((year.triples, year.iri_objects), (4, 0));
+    assert_eq!(year.datatypes["http://www.w3.org/2001/XMLSchema#string"], 4);
+    // The most used first.
+    assert!(profile.predicates.windows(2).all(|w| w[0].triples >= w[1].triples), "{profile:#?}");
+    let classes: Vec<(&str, &str, u64)> =
+        profile.classes.iter().map(|c| (c.iri.trim_start_matches(E), c.label.as_str(), c.instances)).collect();
+    assert_eq!(classes, [("Film", "Film", 2), ("Actor", "Actor", 1)]);
+    assert!(!profile.truncated);
+    // Kept: the second call is the same profile.
+    assert!(Arc::ptr_eq(&profile, &kg.profile().await.unwrap()));
+}
+
 async fn rows_are_capped(make: impl Fn(GraphSettings) -> Option<Arc<dyn KnowledgeGraph>>) {
     let Some(kg) = make(GraphSettings {
         max_rows: 2,
@@ -416,6 +442,7 @@ macro_rules! all_cases {
                 predicates_between_vertices,
                 frontier_neighbourhood,
                 labels_of_answers,
+                the_schema_profile_counts_predicates_and_classes,
             ]
         );
     };

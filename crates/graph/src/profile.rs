@@ -1,0 +1,244 @@
+//! A knowledge graph's schema profile: its predicates (how often each is used, what its objects
+//! are: vertices, or literals of which datatypes; its own label where the graph has one) and its
+//! classes (how many instances, their labels). `chatty-kg profile` prints it; the embedded store
+//! computes it when it loads and keeps it beside the store, a remote endpoint computes it on
+//! first use, with bounded queries (grouped counts, `LIMIT`, the query timeout).
+//!
+//! The queries are spargebra algebra, like every query the graph layer builds.
+
+use crate::query::{ReadQuery, named_node, triple, var};
+use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
+use serde::{Deserialize, Serialize};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
+use std::collections::BTreeMap;
+
+/// Predicates and classes kept, the most used first.
+pub const PROFILE_LIMIT: usize = 1000;
+/// Datatype rows kept (predicate × datatype).
+const DATATYPE_ROWS: usize = 5000;
+
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SchemaProfile {
+    /// Triples counted over the predicates kept.
+    pub triples: u64,
+    /// The most used predicates first.
+    pub predicates: Vec<PredicateProfile>,
+    /// The classes with the most instances first.
+    pub classes: Vec<ClassProfile>,
+    /// More predicates or classes than [`PROFILE_LIMIT`]: the rarest are left out.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredicateProfile {
+    pub iri: String,
+    /// Its label in the graph, else one made from its IRI.
+    pub label: String,
+    pub triples: u64,
+    /// Triples whose object is an IRI (the rest are literals or blank nodes).
+    pub iri_objects: u64,
+    /// Literal objects by datatype IRI (language-tagged strings under rdf:langString).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub datatypes: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassProfile {
+    pub iri: String,
+    pub label: String,
+    pub instances: u64,
+}
+
+fn count(term: Option<&Option<Term>>) -> u64 {
+    match term {
+        Some(Some(Term::Literal(l))) => l.value().parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn iri(term: Option<&Option<Term>>) -> Option<String> {
+    match term {
+        Some(Some(Term::NamedNode(n))) => Some(n.as_str().to_owned()),
+        _ => None,
+    }
+}
+
+/// `SELECT ?p (COUNT(*) AS ?n) (SUM(IF(isIRI(?o), 1, 0)) AS ?iris) WHERE { ?s ?p ?o } GROUP BY ?p
+/// ORDER BY DESC(?n) LIMIT limit`.
+pub fn predicates_query(limit: usize) -> Result<ReadQuery, GraphError> {
+    let (s, p, o, n, iris) = (var("s"), var("p"), var("o"), var("n"), var("iris"));
+    let is_iri = Expression::If(
+        Box::new(Expression::FunctionCall(Function::IsIri, vec![Expression::Variable(o.clone())])),
+        Box::new(Expression::Literal(1.into())),
+        Box::new(Expression::Literal(0.into())),
+    );
+    let grouped = GraphPattern::Group {
+        inner: Box::new(GraphPattern::Bgp {
+            patterns: vec![triple(s, p.clone(), o)],
+        }),
+        variables: vec![p.clone()],
+        aggregates: vec![
+            (n.clone(), AggregateExpression::CountSolutions { distinct: false }),
+            (
+                iris.clone(),
+                AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Sum,
+                    expr: is_iri,
+                    distinct: false,
+                },
+            ),
+        ],
+    };
+    ranked(grouped, vec![p, n.clone(), iris], n, limit)
+}
+
+/// `SELECT ?p ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) BIND(DATATYPE(?o) AS ?dt) }
+/// GROUP BY ?p ?dt ORDER BY DESC(?n) LIMIT limit`.
+pub fn datatypes_query(limit: usize) -> Result<ReadQuery, GraphError> {
+    let (s, p, o, dt, n) = (var("s"), var("p"), var("o"), var("dt"), var("n"));
+    let literals = GraphPattern::Extend {
+        inner: Box::new(GraphPattern::Filter {
+            expr: Expression::FunctionCall(Function::IsLiteral, vec![Expression::Variable(o.clone())]),
+            inner: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(s, p.clone(), o.clone())],
+            }),
+        }),
+        variable: dt.clone(),
+        expression: Expression::FunctionCall(Function::Datatype, vec![Expression::Variable(o)]),
+    };
+    let grouped = GraphPattern::Group {
+        inner: Box::new(literals),
+        variables: vec![p.clone(), dt.clone()],
+        aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
+    };
+    ranked(grouped, vec![p, dt, n.clone()], n, limit)
+}
+
+/// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s rdf:type ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT limit`.
+pub fn classes_query(limit: usize) -> Result<ReadQuery, GraphError> {
+    let (s, c, n) = (var("s"), var("c"), var("n"));
+    let grouped = GraphPattern::Group {
+        inner: Box::new(GraphPattern::Bgp {
+            patterns: vec![triple(s, named_node(RDF_TYPE)?, c.clone())],
+        }),
+        variables: vec![c.clone()],
+        aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
+    };
+    ranked(grouped, vec![c, n.clone()], n, limit)
+}
+
+fn ranked(
+    grouped: GraphPattern,
+    variables: Vec<spargebra::term::Variable>,
+    by: spargebra::term::Variable,
+    limit: usize,
+) -> Result<ReadQuery, GraphError> {
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(GraphPattern::OrderBy {
+                inner: Box::new(grouped),
+                expression: vec![OrderExpression::Desc(Expression::Variable(by))],
+            }),
+            variables,
+        }),
+        start: 0,
+        length: Some(limit),
+    })
+}
+
+/// Computes the profile of `kg` with the queries above and its labels.
+pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfile, GraphError> {
+    let mut profile = SchemaProfile::default();
+    if let QueryResults::Solutions(solutions) = kg.query(&predicates_query(PROFILE_LIMIT + 1)?).await? {
+        for row in &solutions.rows {
+            let Some(p) = iri(row.first()) else { continue };
+            profile.predicates.push(PredicateProfile {
+                label: String::new(),
+                triples: count(row.get(1)),
+                iri_objects: count(row.get(2)),
+                datatypes: BTreeMap::new(),
+                iri: p,
+            });
+        }
+    }
+    if let QueryResults::Solutions(solutions) = kg.query(&datatypes_query(DATATYPE_ROWS)?).await? {
+        for row in &solutions.rows {
+            let (Some(p), Some(dt)) = (iri(row.first()), iri(row.get(1))) else {
+                continue;
+            };
+            if let Some(predicate) = profile.predicates.iter_mut().find(|x| x.iri == p) {
+                predicate.datatypes.insert(dt, count(row.get(2)));
+            }
+        }
+    }
+    if let QueryResults::Solutions(solutions) = kg.query(&classes_query(PROFILE_LIMIT + 1)?).await? {
+        for row in &solutions.rows {
+            let Some(c) = iri(row.first()) else { continue };
+            profile.classes.push(ClassProfile {
+                label: String::new(),
+                instances: count(row.get(1)),
+                iri: c,
+            });
+        }
+    }
+    profile.truncated = profile.predicates.len() > PROFILE_LIMIT || profile.classes.len() > PROFILE_LIMIT;
+    profile.predicates.truncate(PROFILE_LIMIT);
+    profile.classes.truncate(PROFILE_LIMIT);
+    profile.triples = profile.predicates.iter().map(|p| p.triples).sum();
+    let predicates: Vec<&str> = profile.predicates.iter().map(|p| p.iri.as_str()).collect();
+    let names = kg.predicate_names(&predicates).await?;
+    let classes: Vec<&str> = profile.classes.iter().map(|c| c.iri.as_str()).collect();
+    let class_names = kg.labels(&classes).await?;
+    for p in &mut profile.predicates {
+        p.label = names.get(&p.iri).cloned().unwrap_or_else(|| crate::text::predicate_label(&p.iri));
+    }
+    for c in &mut profile.classes {
+        c.label = class_names
+            .get(&c.iri)
+            .cloned()
+            .unwrap_or_else(|| crate::text::predicate_label(&c.iri));
+    }
+    Ok(profile)
+}
+
+impl SchemaProfile {
+    /// A plain-text table: predicates, then classes.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} predicates, {} triples, {} classes{}",
+            self.predicates.len(),
+            self.triples,
+            self.classes.len(),
+            if self.truncated { " (the rarest left out)" } else { "" }
+        );
+        let _ = writeln!(out, "\npredicate\tlabel\ttriples\tto vertices\tliterals by datatype");
+        for p in &self.predicates {
+            let datatypes: Vec<String> = p
+                .datatypes
+                .iter()
+                .map(|(dt, n)| format!("{} {n}", crate::text::predicate_label(dt)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}",
+                p.iri,
+                p.label,
+                p.triples,
+                p.iri_objects,
+                datatypes.join(", ")
+            );
+        }
+        if !self.classes.is_empty() {
+            let _ = writeln!(out, "\nclass\tlabel\tinstances");
+            for c in &self.classes {
+                let _ = writeln!(out, "{}\t{}\t{}", c.iri, c.label, c.instances);
+            }
+        }
+        out
+    }
+}
