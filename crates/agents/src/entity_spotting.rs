@@ -104,6 +104,11 @@ pub(crate) async fn spot_entities(
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
+            // "Titanic 2" is not "Titanic": a label followed by a sequel's number names
+            // something else (the longer span, had it been a label, was found first).
+            if lower.get(start + len).is_some_and(|next| is_sequel_number(next)) {
+                continue;
+            }
             let hits = ctx.kg.search_entities(&mention, 1).await?;
             if !hits.first().is_some_and(|c| c.score >= EXACT_MATCH_SCORE) {
                 continue;
@@ -142,6 +147,12 @@ fn choose(mut found: Vec<Spotted>, max: usize) -> Vec<Spotted> {
         }
     }
     chosen
+}
+
+/// A number that continues a title: digits, or a roman numeral from II to X.
+pub(crate) fn is_sequel_number(word: &str) -> bool {
+    (!word.is_empty() && word.len() <= 2 && word.chars().all(|c| c.is_ascii_digit()))
+        || matches!(word, "ii" | "iii" | "iv" | "v" | "vi" | "vii" | "viii" | "ix" | "x")
 }
 
 const QUESTION_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];

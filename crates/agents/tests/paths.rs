@@ -245,3 +245,30 @@ async fn predicates_are_read_by_their_labels_in_the_graph() {
     let e = ask(&pipeline, "Which cast members does Jaws have?").await;
     assert_eq!(e.display_answers(), ["Roy Scheider"], "{:#?}", e.paths);
 }
+
+/// "The Time of the Hero 2" is not "The Time of the Hero": the label followed by a sequel's
+/// number is not grounded, and no candidate can name the mention, so the graph says it does not
+/// know the book instead of answering about another one (and no model picks a vertex).
+#[tokio::test]
+async fn a_sequel_is_not_the_book_it_continues() {
+    let scripted = ScriptedChatModel::new().reply_when(
+        "qir",
+        "the time of the hero 2",
+        &weak_qir("The Time of the Hero 2", "wrote"),
+    );
+    let Some(pipeline) = pipeline(scripted, |_| {}) else { return };
+    let e = ask(&pipeline, "Who wrote The Time of the Hero 2?").await;
+    assert_eq!(
+        e.outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["The Time of the Hero 2".into()]
+        },
+        "{:#?}",
+        e.entities
+    );
+    assert!(e.answers.is_empty());
+    assert!(!e.llm.by_agent.contains_key("matching"), "{:?}", e.llm.by_agent);
+    // The book itself is still found.
+    let e = ask(&pipeline, "Who wrote The Time of the Hero?").await;
+    assert_eq!(e.display_answers(), ["Mario Vargas Llosa"]);
+}

@@ -78,9 +78,32 @@ impl Agent for MatchingAgent {
     }
 }
 
+/// Whether `label` can name what `mention` says: every number of the mention is in the label
+/// ("Titanic 2" is not "Titanic"), and at least half of its other words are there, exactly, by
+/// prefix or with one typo ("Cast Awy" is "Cast Away", "Spielberg" is "Steven Spielberg").
+pub fn mention_fits(mention: &str, label: &str) -> bool {
+    use chatty_kg_graph::text::within_one_edit;
+    let label = normalize_tokens(label);
+    let words = normalize_tokens(mention);
+    let found = |w: &String| {
+        label
+            .iter()
+            .any(|l| l == w || (w.len() >= 3 && l.starts_with(w.as_str())) || (w.len() >= 4 && within_one_edit(l, w)))
+    };
+    let (numbers, others): (Vec<&String>, Vec<&String>) = words
+        .iter()
+        .partition(|w| crate::entity_spotting::is_sequel_number(w) || w.chars().all(|c| c.is_ascii_digit()));
+    let content: Vec<&String> = others.into_iter().filter(|w| !crate::entity_spotting::is_function_word(w)).collect();
+    numbers.iter().all(|n| label.contains(n))
+        && (content.is_empty() || content.iter().filter(|w| found(w)).count() * 2 >= content.len())
+}
+
 /// Entity retriever, vertex selection and vertex validator for one mention.
 async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Result<EntityLink, AgentError> {
-    let candidates = ctx.kg.search_entities(mention, ctx.params.vlimit).await?;
+    let mut candidates = ctx.kg.search_entities(mention, ctx.params.vlimit).await?;
+    // Only candidates whose labels can name the mention: none left is an unknown entity, said
+    // so, rather than the model's pick of something else.
+    candidates.retain(|c| mention_fits(mention, &c.label));
     let labels = distinct_labels(&candidates, ctx.params.vertex_choices.max(1));
     let mut link = EntityLink {
         mention: mention.to_owned(),
@@ -171,6 +194,19 @@ fn distinct_labels(candidates: &[EntityCandidate], limit: usize) -> Vec<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_must_be_able_to_name_the_mention() {
+        assert!(mention_fits("Titanic", "Titanic"));
+        assert!(!mention_fits("Titanic 2", "Titanic"));
+        assert!(!mention_fits("Rocky II", "Rocky"));
+        assert!(mention_fits("Rocky II", "Rocky II"));
+        assert!(mention_fits("Cast Awy", "Cast Away"));
+        assert!(mention_fits("Spielberg", "Steven Spielberg"));
+        assert!(mention_fits("tom han", "Tom Hanks"));
+        assert!(mention_fits("the Matrix", "The Matrix Reloaded"));
+        assert!(!mention_fits("Zorblax Quintrell", "Quintet"));
+    }
 
     #[test]
     fn the_vertex_validator_accepts_only_shown_labels() {
