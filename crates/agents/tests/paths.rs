@@ -272,3 +272,18 @@ async fn a_sequel_is_not_the_book_it_continues() {
     let e = ask(&pipeline, "Who wrote The Time of the Hero?").await;
     assert_eq!(e.display_answers(), ["Mario Vargas Llosa"]);
 }
+
+/// "Does X have a Y?" asks whether the path has a value at all, not whether the question names
+/// one of them.
+#[tokio::test]
+async fn a_question_about_existence_is_yes_when_the_path_has_a_value() {
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let e = ask(&pipeline, "Does Peru have a capital?").await;
+    assert_eq!(e.answer_kind, Some(QuestionKind::Boolean));
+    assert_eq!(e.display_answers(), ["true"], "{:#?}", e.paths);
+    // Naming a value still checks it.
+    let e = ask(&pipeline, "Is Lima the capital of Peru?").await;
+    assert_eq!(e.display_answers(), ["true"]);
+    let e = ask(&pipeline, "Is Cusco the capital of Peru?").await;
+    assert_eq!(e.display_answers(), ["false"]);
+}

@@ -218,10 +218,14 @@ impl Agent for QueryPlanningAgent {
                 .answer_set
                 .as_ref()
                 .is_some_and(|s| s.role == SetRole::Filter && !s.count);
+            // "Is there a DOI for X?", "Does X have a homepage?": whether the path has a value
+            // at all, when the question names none of them.
+            let question = state.working_question();
+            let exists = asks_existence(question) && !answer.values.iter().any(|v| named_in(v.display(), question));
             let named = answer
                 .values
                 .iter()
-                .find(|v| over_members || named_in(v.display(), state.working_question()));
+                .find(|v| over_members || exists || named_in(v.display(), question));
             let mut value = AnswerValue::boolean(named.is_some());
             value.provenance = named.map(|v| v.provenance.clone()).unwrap_or_default();
             answer.values = vec![value];
@@ -374,6 +378,20 @@ fn over_answer_set(state: &AgentState, query: CandidateQuery) -> Result<Candidat
     over_set(query, scope)
 }
 
+/// A yes/no question about whether something exists: "is there", "are there any", "does X
+/// have", "has X got".
+fn asks_existence(question: &str) -> bool {
+    let words = normalize_tokens(question);
+    let there = words
+        .windows(2)
+        .any(|w| matches!(w[0].as_str(), "is" | "are" | "was" | "were") && w[1] == "there");
+    let have = matches!(words.first().map(String::as_str), Some("does" | "do" | "did"))
+        && words.iter().any(|w| w == "have" || w == "has");
+    let has = matches!(words.first().map(String::as_str), Some("has" | "have"))
+        && !words.iter().any(|w| w.ends_with("ed") || w.ends_with("en"));
+    there || have || has
+}
+
 /// Whether `value` is written in `question` (as whole words, up to case and accents); a date
 /// also by its year ("released in 1994" and 1994-07-06).
 fn named_in(value: &str, question: &str) -> bool {
@@ -521,6 +539,16 @@ async fn label_values(ctx: &AgentContext, answer: &mut Answer) -> Result<(), Gra
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_about_existence() {
+        assert!(asks_existence("Is there any DOI associated with the publication X?"));
+        assert!(asks_existence("Does Jiaxin Pan have a primary homepage?"));
+        assert!(asks_existence("Has Tom Hanks got a homepage?"));
+        assert!(!asks_existence("Is Tom Hanks an actor?"));
+        assert!(!asks_existence("Did Tom Hanks star in Big?"));
+        assert!(!asks_existence("Has Tom Hanks directed Big?"));
+    }
 
     #[test]
     fn values_named_in_the_question() {
