@@ -2,7 +2,8 @@
 //! path into SPARQL of the question's form, executes it, and aggregates the answer.
 //!
 //! - **Form**: a list (SELECT DISTINCT), yes/no (ASK from one anchor to the other; with one
-//!   anchor, whether the path's values include something the question names), count
+//!   anchor, whether the path's values include something the question names, or, for "is there
+//!   a DOI for X" / "does X have a homepage", whether the path has a value at all), count
 //!   (COUNT(DISTINCT) over the path, or the number itself when the path ends at a number the
 //!   graph stores: "how many people live in X"), superlative (ORDER BY the numeric or date
 //!   attribute one hop beyond the path's answers, most similar to the superlative's words, LIMIT 1).
