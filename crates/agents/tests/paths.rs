@@ -11,7 +11,7 @@ use chatty_kg_agents::{
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
-use common::{context, labelled_predicates, world};
+use common::{context, from_turtle, labelled_predicates, world};
 
 
 /// The QIR a weak model writes: one triple from the first entity, `type: list`.
@@ -286,4 +286,26 @@ async fn a_question_about_existence_is_yes_when_the_path_has_a_value() {
     assert_eq!(e.display_answers(), ["true"]);
     let e = ask(&pipeline, "Is Cusco the capital of Peru?").await;
     assert_eq!(e.display_answers(), ["false"]);
+}
+
+/// A hub with 300 predicates (and 3 000 edges) stays within the search's query and time
+/// budgets, and the one predicate the question names is still found among them.
+#[tokio::test]
+async fn a_hub_with_three_hundred_predicates_stays_within_the_budgets() {
+    let mut turtle = String::from("@prefix h: <http://example.org/hub/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n");
+    turtle.push_str("h:Hub rdfs:label \"Grand Hub\" ; h:mayor h:Ada .\nh:Ada rdfs:label \"Ada Lovelace\" .\n");
+    for p in 0..300 {
+        for v in 0..10 {
+            turtle.push_str(&format!("h:Hub h:property{p} h:v{p}_{v} .\n"));
+        }
+    }
+    let Some(fixture) = from_turtle(&turtle) else { return };
+    let (ctx, _) = context(&fixture, ScriptedChatModel::new());
+    let params = ctx.params.clone();
+    let pipeline = Pipeline::new(ctx);
+    let e = ask(&pipeline, "Who is the mayor of Grand Hub?").await;
+    assert_eq!(e.display_answers(), ["Ada Lovelace"], "{:#?}", e.paths);
+    let search = e.path_search.as_ref().unwrap();
+    assert!(search.queries <= params.path_queries, "{search:?}");
+    assert!(search.elapsed_ms <= params.path_time_ms as f64 * 1.5, "{search:?}");
 }

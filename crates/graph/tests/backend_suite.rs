@@ -373,8 +373,13 @@ async fn the_schema_profile_counts_predicates_and_classes(kg: Arc<dyn KnowledgeG
     assert_eq!(year.datatypes["http://www.w3.org/2001/XMLSchema#string"], 4);
     // The most used first.
     assert!(profile.predicates.windows(2).all(|w| w[0].triples >= w[1].triples), "{profile:#?}");
-    let classes: Vec<(&str, &str, u64)> =
-        profile.classes.iter().map(|c| (c.iri.trim_start_matches(E), c.label.as_str(), c.instances)).collect();
+    // (Virtuoso's default graph also holds its own system classes: only the fixture's are
+    // compared.)
+    let classes: Vec<(&str, &str, u64)> = profile
+        .classes
+        .iter()
+        .filter_map(|c| Some((c.iri.strip_prefix(E)?, c.label.as_str(), c.instances)))
+        .collect();
     assert_eq!(classes, [("Film", "Film", 2), ("Actor", "Actor", 1)]);
     assert!(!profile.truncated);
     // Kept: the second call is the same profile.

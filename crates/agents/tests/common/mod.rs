@@ -45,9 +45,20 @@ pub fn dialogue_graph() -> Option<&'static Fixture> {
 }
 
 fn load(file: &str) -> Option<Fixture> {
+    load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(file))
+}
+
+/// A graph written by the test itself (Turtle), in a fresh store.
+pub fn from_turtle(turtle: &str) -> Option<Fixture> {
+    let file = tempfile::Builder::new().suffix(".ttl").tempfile().unwrap();
+    std::fs::write(file.path(), turtle).unwrap();
+    load_path(file.path())
+}
+
+fn load_path(path: &Path) -> Option<Fixture> {
     let model_dir = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
     let dir = tempfile::tempdir().unwrap();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(file);
+    let path = path.to_path_buf();
     let settings = GraphSettings::default();
     EmbeddedStore::load(dir.path(), &[RdfFile::new(path).unwrap()], &settings, false).unwrap();
     let store = Arc::new(EmbeddedStore::open(dir.path(), settings).unwrap());
