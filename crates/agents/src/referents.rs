@@ -651,10 +651,11 @@ pub fn complete_fragment(question: &str) -> String {
     let Some(first) = t.first() else {
         return trimmed.to_owned();
     };
-    if first.lower != "and" || t.len() < 2 {
+    if first.lower != "and" || first.start != 0 || t.len() < 2 {
         return trimmed.to_owned();
     }
-    let rest = trimmed[t[1].start..].to_owned();
+    // Everything after "and" (a symbol before the next word included).
+    let rest = trimmed[first.end..].trim_start().to_owned();
     let opener = t[1].lower.as_str();
     let opens = WH.contains(&opener)
         || BE.contains(&opener)
@@ -678,23 +679,26 @@ pub fn complete_fragment(question: &str) -> String {
 /// expressions (and a leading "and") and adds only the referents' words and "what is", "in",
 /// "'s": the check a rewriting must pass, whoever wrote it.
 pub fn check_substitution(original: &str, rewritten: &str, references: &[Reference], labels: &[&str]) -> Result<(), String> {
-    use chatty_kg_graph::text::normalize_tokens;
-    let mut allowed: Vec<String> = normalize_tokens(original);
+    // Words as the detection reads them (symbols split words; a possessive 's is not a word).
+    let words = |text: &str| -> Vec<String> {
+        tokens(text)
+            .into_iter()
+            .map(|t| t.lower.strip_suffix("'s").map(str::to_owned).unwrap_or(t.lower))
+            .collect()
+    };
+    let mut allowed: Vec<String> = words(original);
     for label in labels {
-        allowed.extend(normalize_tokens(label));
+        allowed.extend(words(label));
     }
-    allowed.extend(["what", "is", "in", "s"].map(str::to_owned));
-    let added: Vec<String> = normalize_tokens(rewritten)
-        .into_iter()
-        .filter(|w| !allowed.contains(w))
-        .collect();
+    allowed.extend(["what", "is", "in"].map(str::to_owned));
+    let kept = words(rewritten);
+    let added: Vec<&String> = kept.iter().filter(|w| !allowed.contains(w)).collect();
     if !added.is_empty() {
         return Err(format!("the rewritten question adds {added:?}"));
     }
-    let mut dropped_ok: Vec<String> = references.iter().flat_map(|r| normalize_tokens(&r.text)).collect();
+    let mut dropped_ok: Vec<String> = references.iter().flat_map(|r| words(&r.text)).collect();
     dropped_ok.push("and".into());
-    let kept = normalize_tokens(rewritten);
-    let lost: Vec<String> = normalize_tokens(original)
+    let lost: Vec<String> = words(original)
         .into_iter()
         .filter(|w| !kept.contains(w) && !dropped_ok.contains(w))
         .collect();
@@ -702,8 +706,8 @@ pub fn check_substitution(original: &str, rewritten: &str, references: &[Referen
         return Err(format!("the rewritten question loses {lost:?}"));
     }
     for label in labels {
-        let words = normalize_tokens(label).join(" ");
-        if !format!(" {} ", kept.join(" ")).contains(&format!(" {words} ")) {
+        let name = words(label).join(" ");
+        if !format!(" {} ", kept.join(" ")).contains(&format!(" {name} ")) {
             return Err(format!("the rewritten question does not name {label:?}"));
         }
     }
