@@ -80,7 +80,9 @@ impl Agent for MatchingAgent {
 
 /// Whether `label` can name what `mention` says: every number of the mention is in the label
 /// ("Titanic 2" is not "Titanic"), and at least half of its other words are there, exactly, by
-/// prefix or with one typo ("Cast Awy" is "Cast Away", "Spielberg" is "Steven Spielberg").
+/// prefix or with one typo ("Cast Awy" is "Cast Away", "Spielberg" is "Steven Spielberg"), or
+/// the whole label is in the mention (a model's mention with a relation word: "21's track list"
+/// names "21").
 pub fn mention_fits(mention: &str, label: &str) -> bool {
     use chatty_kg_graph::text::within_one_edit;
     let label = normalize_tokens(label);
@@ -93,9 +95,13 @@ pub fn mention_fits(mention: &str, label: &str) -> bool {
     let (numbers, others): (Vec<&String>, Vec<&String>) = words
         .iter()
         .partition(|w| crate::entity_spotting::is_sequel_number(w) || w.chars().all(|c| c.is_ascii_digit()));
-    let content: Vec<&String> = others.into_iter().filter(|w| !crate::entity_spotting::is_function_word(w)).collect();
+    let content: Vec<&String> = others
+        .into_iter()
+        .filter(|w| w.len() > 1 && !crate::entity_spotting::is_function_word(w))
+        .collect();
+    let label_in_mention = !label.is_empty() && label.iter().all(|l| words.contains(l));
     numbers.iter().all(|n| label.contains(n))
-        && (content.is_empty() || content.iter().filter(|w| found(w)).count() * 2 >= content.len())
+        && (content.is_empty() || label_in_mention || content.iter().filter(|w| found(w)).count() * 2 >= content.len())
 }
 
 /// Entity retriever, vertex selection and vertex validator for one mention.
@@ -205,6 +211,8 @@ mod tests {
         assert!(mention_fits("Spielberg", "Steven Spielberg"));
         assert!(mention_fits("tom han", "Tom Hanks"));
         assert!(mention_fits("the Matrix", "The Matrix Reloaded"));
+        assert!(mention_fits("21's track list", "21"));
+        assert!(!mention_fits("21's track list", "22"));
         assert!(!mention_fits("Zorblax Quintrell", "Quintet"));
     }
 
