@@ -632,7 +632,9 @@ pub fn fitting<'a>(reference: &Reference, candidates: &'a [Candidate]) -> Vec<&'
 pub fn substitute(question: &str, reference: &Reference, label: &str) -> String {
     let replacement = match (reference.kind, reference.possessive) {
         (ReferenceKind::Place, _) => format!("in {label}"),
-        (_, true) => format!("{label}'s"),
+        // A title's final period does not come before the possessive ("…systems's", not
+        // "…systems.'s").
+        (_, true) => format!("{}'s", label.trim_end_matches(|c: char| !c.is_alphanumeric() && c != ')')),
         (_, false) => label.to_owned(),
     };
     // Spans come from this question; one that does not fit it leaves it unchanged (and the
@@ -790,6 +792,11 @@ mod tests {
         let q = "Who was born there?";
         let out = substitute(q, &detect(q)[0], "Oslo");
         assert_eq!(out, "Who was born in Oslo?");
+        let q = "What is its primary edition?";
+        let r = &detect(q)[0];
+        let out = substitute(q, r, "Cluster abstraction of graph transformation systems.");
+        assert_eq!(out, "What is Cluster abstraction of graph transformation systems's primary edition?");
+        assert!(check_substitution(q, &out, std::slice::from_ref(r), &["Cluster abstraction of graph transformation systems."]).is_ok());
         let q = "And its population?";
         let out = complete_fragment(&substitute(q, &detect(q)[0], "Oslo"));
         assert_eq!(out, "What is Oslo's population?");
