@@ -403,6 +403,51 @@ pub fn predicate_links(
         .collect()
 }
 
+/// Predicate names once looked up, per open graph: its predicates are few and their labels do
+/// not change while it is open, so the path search's lookup at every hop costs a query only the
+/// first time a predicate is seen.
+#[derive(Default)]
+pub(crate) struct NameCache(std::sync::Mutex<HashMap<String, String>>);
+
+/// Names kept at most (a graph with more predicates looks the rest up each time).
+const NAME_CACHE_SIZE: usize = 100_000;
+
+impl NameCache {
+    pub(crate) async fn names(
+        &self,
+        kg: &(impl KnowledgeGraph + ?Sized),
+        iris: &[&str],
+    ) -> Result<HashMap<String, String>, GraphError> {
+        let lock = || self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut names = HashMap::with_capacity(iris.len());
+        let mut missing: Vec<&str> = Vec::new();
+        {
+            let cache = lock();
+            for iri in iris {
+                match cache.get(*iri) {
+                    Some(name) => {
+                        names.insert((*iri).to_owned(), name.clone());
+                    }
+                    None => missing.push(iri),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(names);
+        }
+        let fetched = kg.graph_labels(&missing).await?;
+        let mut cache = lock();
+        for iri in missing {
+            let name = fetched.get(iri).cloned().unwrap_or_else(|| text::predicate_label(iri));
+            if cache.len() < NAME_CACHE_SIZE {
+                cache.insert(iri.to_owned(), name.clone());
+            }
+            names.insert(iri.to_owned(), name);
+        }
+        Ok(names)
+    }
+}
+
 /// How much a label's language tag is preferred (lower first): the configured language (or one
 /// of its regional forms, `en-GB` for `en`), then no tag, then any other.
 fn language_rank(tag: Option<&str>, preferred: &str) -> u8 {

@@ -112,6 +112,8 @@ pub struct EmbeddedStore {
     loads: usize,
     /// The schema profile, read from `profile.json` or computed on first use.
     profile: tokio::sync::OnceCell<Arc<SchemaProfile>>,
+    /// Predicate names looked up so far.
+    predicate_names: Arc<crate::NameCache>,
 }
 
 /// The schema profile as saved beside the store, with the number of loads it describes.
@@ -204,6 +206,7 @@ impl EmbeddedStore {
             lock: Arc::new(lock),
             loads: manifest.loads.len(),
             profile: tokio::sync::OnceCell::new(),
+            predicate_names: Arc::default(),
         })
     }
 
@@ -526,6 +529,11 @@ fn evaluate(
 
 #[async_trait]
 impl KnowledgeGraph for EmbeddedStore {
+    /// Looked up once per predicate while the store is open.
+    async fn predicate_names(&self, iris: &[&str]) -> Result<std::collections::HashMap<String, String>, GraphError> {
+        self.predicate_names.names(self, iris).await
+    }
+
     /// Read from `profile.json` when it describes every load, else computed once and saved there
     /// (`chatty-kg load` does this right after loading; a store on a read-only disk just keeps
     /// it in memory).

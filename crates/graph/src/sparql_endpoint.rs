@@ -29,6 +29,8 @@ pub struct SparqlEndpoint {
     timeout: Duration,
     /// The schema profile, computed on first use (bounded queries) and kept.
     profile: tokio::sync::OnceCell<std::sync::Arc<crate::profile::SchemaProfile>>,
+    /// Predicate names looked up so far.
+    predicate_names: crate::NameCache,
 }
 
 impl SparqlEndpoint {
@@ -67,6 +69,7 @@ impl SparqlEndpoint {
             client,
             timeout,
             profile: tokio::sync::OnceCell::new(),
+            predicate_names: crate::NameCache::default(),
         })
     }
 
@@ -263,6 +266,14 @@ impl KnowledgeGraph for SparqlEndpoint {
 
     fn settings(&self) -> &GraphSettings {
         &self.settings
+    }
+
+    /// Looked up once per predicate for the endpoint's life.
+    async fn predicate_names(
+        &self,
+        iris: &[&str],
+    ) -> Result<std::collections::HashMap<String, String>, GraphError> {
+        self.predicate_names.names(self, iris).await
     }
 
     /// Computed on first use with bounded queries (grouped counts, LIMIT, the query timeout),

@@ -362,3 +362,21 @@ async fn vertices_without_labels_are_named_and_found_by_their_iris() {
     assert!(kg.search_entities("Antony Cheng", 5).await.unwrap().is_empty());
     assert!(kg.labels(&["http://example.org/resource/Vancouver"]).await.unwrap().is_empty());
 }
+
+/// Predicates are named by their own labels in the graph, else from their IRIs, and the names
+/// are kept: asking again gives the same names without looking them up.
+#[tokio::test]
+async fn predicates_are_named_by_their_labels_and_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/labelled-predicates.ttl");
+    let store = tmp.path().join("store");
+    EmbeddedStore::load(&store, &[RdfFile::new(&fixture).unwrap()], &GraphSettings::default(), false).unwrap();
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    let (p57, other) = ("http://www.wikidata.org/prop/direct/P57", "http://example.org/prop/birthPlace");
+    let names = kg.predicate_names(&[p57, other]).await.unwrap();
+    assert_eq!(names[p57], "director");
+    assert_eq!(names[other], "birth place");
+    assert_eq!(kg.predicate_names(&[other, p57]).await.unwrap(), names);
+    // A clone of the store shares what was looked up.
+    assert_eq!(kg.clone().predicate_names(&[p57]).await.unwrap()[p57], "director");
+}
