@@ -606,24 +606,32 @@ pub fn fits(reference: &Reference, c: &Candidate) -> bool {
 /// The candidates that fit `reference`: those something says fit if there are any (else those
 /// nothing contradicts), of the most recent turn that has one.
 pub fn fitting<'a>(reference: &Reference, candidates: &'a [Candidate]) -> Vec<&'a Candidate> {
-    let scored: Vec<(&Candidate, bool)> = candidates
-        .iter()
-        .filter_map(|c| Some((c, fit(reference, c)?)))
-        .collect();
+    narrow(
+        candidates
+            .iter()
+            .filter_map(|c| Some((c, fit(reference, c)?)))
+            .collect(),
+    )
+}
+
+/// Of candidates, each with whether something says it fits: those with evidence if any have it,
+/// then those of the most recent turn, each referent once.
+pub fn narrow<C: std::borrow::Borrow<Candidate>>(scored: Vec<(C, bool)>) -> Vec<C> {
     let evidenced = scored.iter().any(|(_, e)| *e);
-    let fit: Vec<&Candidate> = scored
+    let kept: Vec<C> = scored
         .into_iter()
         .filter(|(_, e)| *e || !evidenced)
         .map(|(c, _)| c)
         .collect();
-    let Some(latest) = fit.iter().map(|c| c.turns_ago).min() else {
-        return fit;
+    let Some(latest) = kept.iter().map(|c| c.borrow().turns_ago).min() else {
+        return kept;
     };
-    let mut fit: Vec<&Candidate> = fit.into_iter().filter(|c| c.turns_ago == latest).collect();
     // The same vertex named twice in a turn (asked about and answered) is one referent.
     let mut seen = std::collections::HashSet::new();
-    fit.retain(|c| seen.insert((c.role == Role::Answers, c.members.clone())));
-    fit
+    kept.into_iter()
+        .filter(|c| c.borrow().turns_ago == latest)
+        .filter(|c| seen.insert((c.borrow().role == Role::Answers, c.borrow().members.clone())))
+        .collect()
 }
 
 /// `question` with `reference` replaced by `label` (`label's` for a possessive, `in label` for

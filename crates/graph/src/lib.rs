@@ -197,13 +197,7 @@ pub trait KnowledgeGraph: Send + Sync {
     /// How relation linking reads each predicate: its own label in the graph where it has one
     /// (Wikidata's `P57` is "director"), else [`text::predicate_label`] of its IRI.
     async fn predicate_names(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
-        let mut names = self.graph_labels(iris).await?;
-        for iri in iris {
-            names
-                .entry((*iri).to_owned())
-                .or_insert_with(|| text::predicate_label(iri));
-        }
-        Ok(names)
+        look_up_predicate_names(self, iris).await
     }
 
     /// The classes (`rdf:type`) of each IRI, named by their `rdfs:label` where the graph has one
@@ -403,6 +397,21 @@ pub fn predicate_links(
         .collect()
 }
 
+/// [`KnowledgeGraph::predicate_names`] without a cache: the graph's labels, else names from the
+/// IRIs.
+async fn look_up_predicate_names(
+    kg: &(impl KnowledgeGraph + ?Sized),
+    iris: &[&str],
+) -> Result<HashMap<String, String>, GraphError> {
+    let mut names = kg.graph_labels(iris).await?;
+    for iri in iris {
+        names
+            .entry((*iri).to_owned())
+            .or_insert_with(|| text::predicate_label(iri));
+    }
+    Ok(names)
+}
+
 /// Predicate names once looked up, per open graph: its predicates are few and their labels do
 /// not change while it is open, so the path search's lookup at every hop costs a query only the
 /// first time a predicate is seen.
@@ -435,14 +444,13 @@ impl NameCache {
         if missing.is_empty() {
             return Ok(names);
         }
-        let fetched = kg.graph_labels(&missing).await?;
+        let fetched = look_up_predicate_names(kg, &missing).await?;
         let mut cache = lock();
-        for iri in missing {
-            let name = fetched.get(iri).cloned().unwrap_or_else(|| text::predicate_label(iri));
+        for (iri, name) in fetched {
             if cache.len() < NAME_CACHE_SIZE {
-                cache.insert(iri.to_owned(), name.clone());
+                cache.insert(iri.clone(), name.clone());
             }
-            names.insert(iri.to_owned(), name);
+            names.insert(iri, name);
         }
         Ok(names)
     }

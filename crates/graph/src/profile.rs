@@ -117,7 +117,7 @@ pub fn datatypes_query(limit: usize) -> Result<ReadQuery, GraphError> {
 }
 
 /// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s rdf:type ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT limit`.
-pub fn classes_query(limit: usize) -> Result<ReadQuery, GraphError> {
+pub fn class_counts_query(limit: usize) -> Result<ReadQuery, GraphError> {
     let (s, c, n) = (var("s"), var("c"), var("n"));
     let grouped = GraphPattern::Group {
         inner: Box::new(GraphPattern::Bgp {
@@ -173,7 +173,7 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
             }
         }
     }
-    if let QueryResults::Solutions(solutions) = kg.query(&classes_query(PROFILE_LIMIT + 1)?).await? {
+    if let QueryResults::Solutions(solutions) = kg.query(&class_counts_query(PROFILE_LIMIT + 1)?).await? {
         for row in &solutions.rows {
             let Some(c) = iri(row.first()) else { continue };
             profile.classes.push(ClassProfile {

@@ -21,7 +21,7 @@ use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::referents::{
     Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
-    check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, substitute,
+    check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, narrow, substitute,
 };
 use crate::state::{AgentState, AnswerSet, ResolutionMethod, Resolution, ResolvedReference, SetRole, Turn};
 use chatty_kg_graph::text::normalize_tokens;
@@ -112,10 +112,13 @@ impl Agent for RephraserAgent {
                 _ => {}
             }
             // A pronoun does not stand for what its own question names ("Is it in X?" is not X).
+            let rest = format!(
+                " {} ",
+                normalize_tokens(&format!("{} {}", &question[..reference.start], &question[reference.end..])).join(" ")
+            );
             let named = |c: &Candidate| {
-                let rest = format!("{} {}", &question[..reference.start], &question[reference.end..]);
                 let label = normalize_tokens(&c.label).join(" ");
-                !label.is_empty() && format!(" {} ", normalize_tokens(&rest).join(" ")).contains(&format!(" {label} "))
+                !label.is_empty() && rest.contains(&format!(" {label} "))
             };
             let mut fit: Vec<Candidate> = candidates
                 .iter()
@@ -405,27 +408,17 @@ async fn best_fitting(
 ) -> Result<Vec<Candidate>, AgentError> {
     let scores = path_fit(ctx, question, reference, &fit).await?;
     let best = scores.iter().copied().fold(f32::MIN, f32::max);
-    let mut kept: Vec<(Candidate, bool)> = fit
-        .into_iter()
-        .zip(scores)
-        .filter(|(_, s)| *s >= best - RELATION_TIE)
-        .map(|(c, _)| {
-            let evidence = fit_of(reference, &c) == Some(true);
-            (c, evidence)
-        })
-        .collect();
-    if kept.iter().any(|(_, e)| *e) {
-        kept.retain(|(_, e)| *e);
-    }
-    let latest = kept.iter().map(|(c, _)| c.turns_ago).min().unwrap_or(0);
-    let mut seen = std::collections::HashSet::new();
-    Ok(kept
-        .into_iter()
-        .map(|(c, _)| c)
-        .filter(|c| c.turns_ago == latest)
-        // The same vertex named and answered in one turn is one referent.
-        .filter(|c| seen.insert((c.role == Role::Answers, c.members.clone())))
-        .collect())
+    // (A relaxed candidate fits no kind: it has no evidence, and stays a candidate.)
+    Ok(narrow(
+        fit.into_iter()
+            .zip(scores)
+            .filter(|(_, s)| *s >= best - RELATION_TIE)
+            .map(|(c, _)| {
+                let evidence = fit_of(reference, &c) == Some(true);
+                (c, evidence)
+            })
+            .collect(),
+    ))
 }
 
 /// How well the question fits the graph around each candidate: the score of the best relation
