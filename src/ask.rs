@@ -219,6 +219,17 @@ pub fn render(e: &Explanation) -> String {
             form.kind, form.expects, form.decided_by
         );
     }
+    if let Some(class) = &e.class {
+        let _ = writeln!(
+            s,
+            "  class: {:?} → {} <{}> ({:?}{})",
+            class.mention,
+            class.label,
+            class.iri,
+            class.role,
+            if class.applied { "" } else { ", not applied: no path reached its instances" }
+        );
+    }
     if let Some(search) = &e.path_search {
         let _ = writeln!(
             s,
@@ -233,7 +244,8 @@ pub fn render(e: &Explanation) -> String {
     let chosen = e.path_choice.map(|c| c.index);
     for (i, path) in e.paths.iter().enumerate().take(5) {
         let mark = if Some(i) == chosen { "*" } else { " " };
-        let _ = writeln!(s, "  path{mark} {:.3}  {}", path.score, path.text);
+        let held = if path.reaches_class { "  (reaches the class)" } else { "" };
+        let _ = writeln!(s, "  path{mark} {:.3}  {}{held}", path.score, path.text);
     }
     if let Some(choice) = e.path_choice {
         let why = match choice.reason {
@@ -248,6 +260,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::ChosenPath => "chosen path",
             QueryReason::Join => "two anchors joined",
             QueryReason::Fallback => "next path",
+            QueryReason::Class => "the class named",
         };
         let status = match &q.error {
             Some(error) => format!("error: {error}"),

@@ -49,6 +49,7 @@ pub(crate) async fn spot_entities(
     ctx: &AgentContext,
     question: &str,
     max: usize,
+    skip: Option<&str>,
 ) -> Result<Vec<Spotted>, AgentError> {
     // Words as written, without surrounding punctuation; `possessive` when "'s" followed.
     let mut words: Vec<(String, bool)> = Vec::new();
@@ -85,6 +86,7 @@ pub(crate) async fn spot_entities(
                 || (is_function_word(&span[0]) && !ARTICLES.contains(&span[0].as_str()))
                 || span.iter().any(|w| QUESTION_WORDS.contains(&w.as_str()));
             if content == 0
+                || skip.is_some_and(|s| span.join(" ") == s)
                 || (loose && !titled)
                 || (len == 1 && span[0].len() < 3)
                 || found.iter().any(|f| start >= f.start && start + len <= f.start + f.len)
@@ -160,10 +162,34 @@ const QUESTION_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "when
 /// A QIR from the question alone, or `None` when no span of it is an entity's exact label: the
 /// spotted entities, each in a triple with the rest of the question's content words as its
 /// relation phrase. Nothing is invented: the entities are in the graph and the phrase is the
-/// question's own words. `kind` is the question's form, read from its words.
-pub(crate) async fn spot(ctx: &AgentContext, question: &str, kind: QuestionKind) -> Result<Option<Qir>, AgentError> {
-    let spotted = spot_entities(ctx, question, MAX_ENTITIES).await?;
-    if spotted.is_empty() {
+/// question's own words. `kind` is the question's form, read from its words; `class` is a class
+/// the question names (its normalised words), which is not an entity even where a vertex has its
+/// label.
+pub(crate) async fn spot(
+    ctx: &AgentContext,
+    question: &str,
+    kind: QuestionKind,
+    class: Option<&str>,
+) -> Result<Option<Qir>, AgentError> {
+    let spotted = spot_entities(ctx, question, MAX_ENTITIES, class).await?;
+    let mut entities: Vec<String> = spotted.iter().map(|s| s.mention.clone()).collect();
+    // Values written in the question that the graph stores as literals ("ISBN 0-306-40615-2",
+    // a quoted title that is no label): the matching agent links them by value.
+    for value in literal_mentions(question) {
+        let words = normalize_tokens(&value).join(" ");
+        if entities.len() >= MAX_ENTITIES
+            || entities.iter().any(|e| {
+                let e = normalize_tokens(e).join(" ");
+                e.contains(&words) || words.contains(&e)
+            })
+        {
+            continue;
+        }
+        if !ctx.kg.value_subjects(&value, 1).await?.is_empty() {
+            entities.push(value);
+        }
+    }
+    if entities.is_empty() {
         return Ok(None);
     }
     let words: Vec<&str> = question
@@ -171,7 +197,7 @@ pub(crate) async fn spot(ctx: &AgentContext, question: &str, kind: QuestionKind)
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .collect();
-    let mentions: Vec<String> = spotted.iter().map(|s| normalize_tokens(&s.mention).join(" ")).collect();
+    let mentions: Vec<String> = entities.iter().map(|m| normalize_tokens(m).join(" ")).collect();
     let phrase: Vec<&str> = words
         .iter()
         .filter(|w| {
@@ -187,7 +213,6 @@ pub(crate) async fn spot(ctx: &AgentContext, question: &str, kind: QuestionKind)
     } else {
         phrase.join(" ")
     };
-    let entities: Vec<String> = spotted.into_iter().map(|s| s.mention).collect();
     let triples = if kind == QuestionKind::Boolean && entities.len() == 2 {
         vec![QirTriple {
             subject: QirTerm::Entity(entities[0].clone()),
@@ -220,6 +245,54 @@ pub(crate) async fn spot(ctx: &AgentContext, question: &str, kind: QuestionKind)
     }))
 }
 
+/// Values written in the question that may be stored as literals: quoted text ("the paper
+/// titled 'Deep Residual Learning'", “…”, ‘…’) and codes: words of digits with separators or
+/// letters ("0-306-40615-2", "10.1112/plms/s2-45.1.161", "B0012"), or five digits or more. A year
+/// or a lone number is not one; a quote inside a word ("Tom's") opens nothing.
+pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let chars: Vec<char> = question.chars().collect();
+    let closing = |open: char| match open {
+        '\u{201C}' => '\u{201D}',
+        '\u{2018}' => '\u{2019}',
+        other => other,
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let opens = matches!(c, '"' | '\'' | '\u{201C}' | '\u{2018}')
+            && (i == 0 || !chars[i - 1].is_alphanumeric());
+        if opens {
+            let close = closing(c);
+            let end = (i + 1..chars.len()).find(|&j| {
+                chars[j] == close && chars.get(j + 1).is_none_or(|n| !n.is_alphanumeric())
+            });
+            if let Some(end) = end {
+                let inner: String = chars[i + 1..end].iter().collect();
+                let inner = inner.trim();
+                if inner.chars().any(char::is_alphanumeric) && !out.iter().any(|o| o == inner) {
+                    out.push(inner.to_owned());
+                }
+                i = end + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    for word in question.split_whitespace() {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let digits = word.chars().filter(char::is_ascii_digit).count();
+        let separated = word.chars().any(|c| matches!(c, '-' | '.' | '/' | ':'));
+        let lettered = word.chars().any(char::is_alphabetic);
+        let code = digits >= 1 && word.len() >= 5 && (separated || lettered)
+            || (digits >= 5 && digits == word.chars().count());
+        if code && !out.iter().any(|o| o.contains(word)) {
+            out.push(word.to_owned());
+        }
+    }
+    out
+}
+
 /// Entities taken from one question at most (two anchors join at the answer).
 const MAX_ENTITIES: usize = 2;
 
@@ -234,6 +307,23 @@ mod tests {
             len,
             strength,
         }
+    }
+
+    #[test]
+    fn values_written_in_the_question() {
+        assert_eq!(
+            literal_mentions("Who wrote the book with ISBN 0-306-40615-2?"),
+            ["0-306-40615-2"]
+        );
+        assert_eq!(
+            literal_mentions("Who authored the paper titled 'Deep Residual Learning.'?"),
+            ["Deep Residual Learning."]
+        );
+        assert_eq!(literal_mentions("Which venue published “A Note on Graphs”?"), ["A Note on Graphs"]);
+        assert_eq!(literal_mentions("Who lives at postcode 75001?"), ["75001"]);
+        assert_eq!(literal_mentions("What is the DOI 10.1112/plms/s2-45.1.161 about?"), ["10.1112/plms/s2-45.1.161"]);
+        assert!(literal_mentions("Which of Tom's films came out in 1994?").is_empty());
+        assert!(literal_mentions("How many films did the Coen brothers make after 2000?").is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! per agent, and the model calls and tokens per agent. `chatty-kg ask --json` prints this.
 
 use crate::answer::AnswerValue;
+use crate::classes::ClassMention;
 use crate::path_ranking::ScoredPath;
 use crate::path_search::SearchReport;
 use crate::qir::{Qir, QuestionKind};
@@ -43,6 +44,9 @@ pub struct Explanation {
     /// The question's form (list, yes/no, count, superlative) and how it was decided.
     #[serde(default)]
     pub form: Option<QuestionForm>,
+    /// A class of the graph the question names, its role, and whether the answer was held to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ClassMention>,
     /// The best relation paths found around the linked vertices, ranked, with their scores.
     #[serde(default)]
     pub paths: Vec<ScoredPath>,
@@ -158,6 +162,7 @@ impl Explanation {
             entities: state.entities.clone(),
             relations: state.relations.clone(),
             form: state.form.clone(),
+            class: state.class.clone(),
             paths: state.paths.iter().take(SHOWN_PATHS).cloned().collect(),
             path_choice: state.path_choice,
             path_search: state.path_search.clone(),

@@ -10,6 +10,7 @@
 pub mod agents;
 pub mod answer;
 pub mod ask;
+pub mod classes;
 pub mod context;
 mod entity_spotting;
 pub mod error;
@@ -25,6 +26,7 @@ pub mod question_form;
 pub mod state;
 
 pub use answer::{Answer, AnswerValue, ValueKind};
+pub use classes::{ClassMention, ClassRole};
 pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use explanation::Explanation;

@@ -9,7 +9,7 @@
 use crate::path_search::{Hop, RelationPath};
 use crate::referents::Member;
 use crate::qir::Order;
-use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, named_node, triple, var};
+use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, instance_of, named_node, triple, var};
 use serde::{Deserialize, Serialize};
 use spargebra::term::{Literal, Variable};
 use spargebra::Query;
@@ -127,6 +127,16 @@ pub enum Shape {
 
 /// A SELECT over `paths` (each `(anchor IRI, path)`), joined at `?answer`.
 pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<CandidateQuery, GraphError> {
+    select_in(paths, shape, None)
+}
+
+/// [`select`] with the answers held to `class`, when given ("which *cities* …"): instances of it
+/// or of its subclasses, or values of no class at all ([`of_class_or_untyped`]).
+pub fn select_in(
+    paths: &[(&str, &RelationPath)],
+    shape: &Shape,
+    class: Option<&str>,
+) -> Result<CandidateQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let mut patterns = Vec::new();
     let mut intermediates = Vec::new();
@@ -148,12 +158,75 @@ pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<Candidat
         patterns.push(triple(answer.clone(), named_node(&hop.predicate)?, key.clone()));
         predicates.push(hop.predicate.clone());
     }
-    let bgp = differing(
-        GraphPattern::Bgp {
-            patterns: patterns.clone(),
-        },
-        &distinct,
-    );
+    let mut core = GraphPattern::Bgp {
+        patterns: patterns.clone(),
+    };
+    if let Some(class) = class {
+        core = of_class_or_untyped(core, &answer, class)?;
+    }
+    let bgp = differing(core, &distinct);
+    shaped(bgp, shape, intermediates, predicates, patterns)
+}
+
+/// A SELECT over the instances of `class` alone, as `?answer`: "how many countries are there",
+/// "list the cities", "which is the largest city" (ORDER BY `shape`'s attribute).
+pub fn over_class(class: &str, shape: &Shape) -> Result<CandidateQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let mut core = instance_of(answer.clone(), class)?;
+    let mut patterns = Vec::new();
+    let mut predicates = Vec::new();
+    if let Shape::Superlative {
+        attribute: Some(hop), ..
+    } = shape
+    {
+        let attribute = triple(answer, named_node(&hop.predicate)?, var(KEY_VARIABLE));
+        core = join(
+            core,
+            GraphPattern::Bgp {
+                patterns: vec![attribute.clone()],
+            },
+        );
+        patterns.push(attribute);
+        predicates.push(hop.predicate.clone());
+    }
+    shaped(core, shape, Vec::new(), predicates, patterns)
+}
+
+/// `inner` with `?answer` held to `class`: an instance of it (or of a subclass), or a vertex of
+/// no class at all. A graph's types are seldom complete (a film without `rdf:type`), so a missing
+/// type is no evidence against a value; another class is ("which cities …" leaves out the river).
+/// `FILTER(EXISTS { ?answer rdf:type/rdfs:subClassOf* <class> } || !EXISTS { ?answer rdf:type ?t })`.
+fn of_class_or_untyped(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
+    let typed = GraphPattern::Bgp {
+        patterns: vec![triple(answer.clone(), named_node(RDF_TYPE)?, var("answer_type"))],
+    };
+    Ok(GraphPattern::Filter {
+        expr: Expression::Or(
+            Box::new(Expression::Exists(Box::new(instance_of(answer.clone(), class)?))),
+            Box::new(Expression::Not(Box::new(Expression::Exists(Box::new(typed))))),
+        ),
+        inner: Box::new(inner),
+    })
+}
+
+fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
+    GraphPattern::Join {
+        left: Box::new(left),
+        right: Box::new(right),
+    }
+}
+
+/// The query of `shape` over `bgp`, whose solutions bind `?answer` (and `?key`, for a
+/// superlative with an attribute).
+fn shaped(
+    bgp: GraphPattern,
+    shape: &Shape,
+    intermediates: Vec<Variable>,
+    predicates: Vec<String>,
+    patterns: Vec<TriplePattern>,
+) -> Result<CandidateQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let key = var(KEY_VARIABLE);
     let pattern = match shape {
         Shape::List { distinct_only } => {
             let mut variables = vec![answer];
@@ -411,6 +484,42 @@ impl SetRewrite<'_> {
             other => other,
         }
     }
+}
+
+/// The variable a membership query binds to the entity's own class.
+pub const TYPE_VARIABLE: &str = "type";
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+
+/// `SELECT ?type WHERE { <entity> rdf:type ?type . ?type rdfs:subClassOf* <class> } LIMIT 1`:
+/// whether `entity` is of `class` ("is Lima a city?"), with the type that makes it one (its
+/// provenance: `Lima rdf:type Capital`, where `Capital rdfs:subClassOf City`).
+pub fn membership(entity: &str, class: &str) -> Result<CandidateQuery, GraphError> {
+    use spargebra::algebra::PropertyPathExpression as Path;
+    let t = var(TYPE_VARIABLE);
+    let typed = triple(named_node(entity)?, named_node(RDF_TYPE)?, t.clone());
+    let pattern = join(
+        GraphPattern::Bgp {
+            patterns: vec![typed.clone()],
+        },
+        GraphPattern::Path {
+            subject: t.clone().into(),
+            path: Path::ZeroOrMore(Box::new(Path::NamedNode(named_node(RDFS_SUBCLASS_OF)?))),
+            object: named_node(class)?.into(),
+        },
+    );
+    Ok(CandidateQuery {
+        query: ReadQuery::select(GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(pattern),
+                variables: vec![t],
+            }),
+            start: 0,
+            length: Some(1),
+        })?,
+        predicates: vec![RDF_TYPE.to_owned()],
+        patterns: vec![typed],
+    })
 }
 
 /// `ASK { anchor path other }`: does the path lead from one anchor to the other?

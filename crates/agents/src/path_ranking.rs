@@ -77,6 +77,10 @@ pub struct ScoredPath {
     pub score: f32,
     pub support: f32,
     pub coverage: f32,
+    /// The values it reached include instances of the class the question names ("which
+    /// *cities*"): such paths go first, and their answers are held to the class.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reaches_class: bool,
 }
 
 struct Unit {
@@ -453,6 +457,7 @@ impl PathRanker {
                     score,
                     support,
                     coverage,
+                    reaches_class: false,
                 }
             })
             .collect();

@@ -66,6 +66,7 @@ impl Pipeline {
             .with_edge(matching::NAME, matching::LINKED, path_search::NAME)
             .with_edge(matching::NAME, STOPPED, chat::REPLY)
             .with_edge(path_search::NAME, path_search::CHOSEN, query_planning::NAME)
+            .with_edge(path_search::NAME, path_search::OVER_CLASS, query_planning::NAME)
             .with_edge(path_search::NAME, STOPPED, chat::REPLY)
             .with_edge(query_planning::NAME, STOPPED, chat::REPLY)
             .with_edge(chat::REPLY, chat::REPLIED, END)

@@ -69,6 +69,9 @@ pub enum QirSource {
     /// The model gave no valid QIR in θ attempts; the longest span of the question that is exactly
     /// an entity's label became the entity, and the rest of the question the relation phrase.
     EntitySpotting,
+    /// The question names no entity but a class of the graph ("how many countries are there?",
+    /// "which is the largest city?"): it is about the class's instances.
+    Class,
 }
 
 /// A validated QIR.

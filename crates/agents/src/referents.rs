@@ -183,23 +183,8 @@ const ORDINALS: &[(&str, usize)] = &[
 
 const WH: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];
 
-/// The singular of a simple English plural ("films" → "film", "cities" → "city").
-pub fn singular(word: &str) -> String {
-    if let Some(stem) = word.strip_suffix("ies")
-        && stem.len() > 1
-    {
-        return format!("{stem}y");
-    }
-    for suffix in ["ches", "shes", "sses", "xes"] {
-        if let Some(stem) = word.strip_suffix(suffix) {
-            return format!("{stem}{}", &suffix[..suffix.len() - 2]);
-        }
-    }
-    match word.strip_suffix('s') {
-        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_owned(),
-        _ => word.to_owned(),
-    }
-}
+/// The singular of an English noun (shared with class spotting).
+pub use crate::classes::singular;
 
 /// The referring expressions of `question` (see [`detect_with`]) with the generic nouns only.
 pub fn detect(question: &str) -> Vec<Reference> {

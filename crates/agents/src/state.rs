@@ -2,6 +2,7 @@
 //! graph, and the routing decision each agent leaves in it.
 
 use crate::answer::Answer;
+use crate::classes::ClassMention;
 use crate::path_ranking::ScoredPath;
 use crate::path_search::{Anchor, RelationPath, SearchReport};
 use crate::qir::Qir;
@@ -145,6 +146,9 @@ pub enum LinkMethod {
     Model,
     /// The dialogue decided: the mention is a referent of an earlier turn, with its vertex.
     Referent,
+    /// No label matches it exactly, but the graph stores the mention as a literal of this
+    /// vertex (a title, an ISBN, a code): "the book with ISBN 0-306-40615-2".
+    Literal,
     /// Nothing in the graph matches the mention.
     NotFound,
 }
@@ -218,6 +222,9 @@ pub enum QueryReason {
     Join,
     /// The chosen path's query was empty: the next paths in rank order, within a budget.
     Fallback,
+    /// The class the question names: its instances ("how many countries are there"), or
+    /// whether an entity is one ("is Lima a city").
+    Class,
 }
 
 /// How a question ended.
@@ -263,6 +270,8 @@ pub struct AgentState {
     pub relations: Vec<RelationLink>,
     /// The question's form (list, yes/no, count, superlative), from its words.
     pub form: Option<QuestionForm>,
+    /// A class of the graph the question names ("which cities", "is Lima a city").
+    pub class: Option<ClassMention>,
     /// The linked vertices the path search started from.
     pub anchors: Vec<Anchor>,
     /// The best relation paths, ranked.
@@ -299,6 +308,7 @@ impl AgentState {
             entities: Vec::new(),
             relations: Vec::new(),
             form: None,
+            class: None,
             anchors: Vec::new(),
             paths: Vec::new(),
             path_choice: None,

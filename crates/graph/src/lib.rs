@@ -31,8 +31,8 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    MAX_NESTING, ReadQuery, entity_search_query, named_node, neighbourhood_query, neighbourhood_sample_query,
-    predicates_around_query, predicates_between_query, triple, var,
+    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, members_query, named_node, value_subjects_query,
+    neighbourhood_query, neighbourhood_sample_query, predicates_around_query, predicates_between_query, triple, var,
 };
 use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{
@@ -44,7 +44,7 @@ pub use ::oxigraph::model::{Literal, NamedNode, Term};
 use async_trait::async_trait;
 use std::sync::Arc;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The rows of a SELECT, or the answer of an ASK.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +230,43 @@ pub trait KnowledgeGraph: Send + Sync {
             }
         }
         Ok(out)
+    }
+
+    /// The vertices that store `value` as a literal (plain, or tagged with the configured
+    /// language), with the predicate that holds it, at most `limit`: "the book with ISBN
+    /// 0-306-40615-2", "the paper titled '…'". Exact, as stored.
+    async fn value_subjects(&self, value: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = value_subjects_query(value, &self.settings().language, limit)?;
+        let QueryResults::Solutions(solutions) = self.query(&query).await? else {
+            return Ok(Vec::new());
+        };
+        Ok(solutions
+            .rows
+            .iter()
+            .filter_map(|row| match (row.first()?.as_ref()?, row.get(1)?.as_ref()?) {
+                (Term::NamedNode(s), Term::NamedNode(p)) => Some((s.as_str().to_owned(), p.as_str().to_owned())),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Which of `iris` are instances of `class` or of one of its subclasses
+    /// (`rdf:type/rdfs:subClassOf*`), in bounded chunks (`[]` → no query).
+    async fn members_of(&self, iris: &[&str], class: &str) -> Result<HashSet<String>, GraphError> {
+        let mut members = HashSet::new();
+        for chunk in iris.chunks(LABELS_PER_QUERY) {
+            if let QueryResults::Solutions(solutions) = self.query(&members_query(chunk, class)?).await? {
+                members.extend(solutions.column("s").filter_map(|t| match t {
+                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
+                    _ => None,
+                }));
+            }
+        }
+        Ok(members)
     }
 
     /// The graph's schema profile (predicates, classes; [`profile`]). Backends cache it; this

@@ -564,6 +564,29 @@ pub fn predicates_between_query(from: &str, to: &str) -> Result<ReadQuery, Graph
     ReadQuery::select(distinct_project(bgp(vec![pattern]), vec![p], None))
 }
 
+/// `SELECT DISTINCT ?s ?p WHERE { VALUES ?o { "value" "value"@lang } ?s ?p ?o FILTER(isIRI(?s)) }
+/// LIMIT n`: the vertices that store `value` as a literal (a title, an ISBN), the text always a
+/// literal term, never query text.
+pub fn value_subjects_query(value: &str, language: &str, limit: usize) -> Result<ReadQuery, GraphError> {
+    use spargebra::term::GroundTerm;
+    let (s, p, o) = (var("s"), var("p"), var("o"));
+    let mut bindings = vec![vec![Some(GroundTerm::Literal(Literal::new_simple_literal(value)))]];
+    if let Ok(tagged) = Literal::new_language_tagged_literal(value, language) {
+        bindings.push(vec![Some(GroundTerm::Literal(tagged))]);
+    }
+    let stored = GraphPattern::Filter {
+        expr: Expression::FunctionCall(Function::IsIri, vec![Expression::Variable(s.clone())]),
+        inner: Box::new(GraphPattern::Join {
+            left: Box::new(GraphPattern::Values {
+                variables: vec![o.clone()],
+                bindings,
+            }),
+            right: Box::new(bgp(vec![triple(s.clone(), p.clone(), o)])),
+        }),
+    };
+    ReadQuery::select(distinct_project(stored, vec![s, p], Some(limit)))
+}
+
 /// Entity search on a remote endpoint: `SELECT DISTINCT ?s ?l WHERE { ?s ?lp ?l . VALUES ?lp {…}
 /// <filter> } LIMIT n`, where the filter is chosen by the [`SearchStrategy`](crate::SearchStrategy).
 pub fn entity_search_query(
@@ -682,6 +705,39 @@ pub fn classes_query(iris: &[&str], limit: usize) -> Result<ReadQuery, GraphErro
 }
 
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+
+/// `subject rdf:type/rdfs:subClassOf* <class>`: `subject` is an instance of the class or of one
+/// of its subclasses (a `Capital` is a `City` when the graph says `Capital rdfs:subClassOf City`).
+pub fn instance_of(subject: impl Into<TermPattern>, class: &str) -> Result<GraphPattern, GraphError> {
+    use spargebra::algebra::PropertyPathExpression as Path;
+    Ok(GraphPattern::Path {
+        subject: subject.into(),
+        path: Path::Sequence(
+            Box::new(Path::NamedNode(named_node(RDF_TYPE)?)),
+            Box::new(Path::ZeroOrMore(Box::new(Path::NamedNode(named_node(RDFS_SUBCLASS_OF)?)))),
+        ),
+        object: named_node(class)?.into(),
+    })
+}
+
+/// `SELECT DISTINCT ?s WHERE { VALUES ?s {…} ?s rdf:type/rdfs:subClassOf* <class> }`: which of
+/// some vertices are instances of a class.
+pub fn members_query(iris: &[&str], class: &str) -> Result<ReadQuery, GraphError> {
+    let s = var("s");
+    let joined = GraphPattern::Join {
+        left: Box::new(values(&s, iris.iter().copied())?),
+        right: Box::new(instance_of(s.clone(), class)?),
+    };
+    ReadQuery::select(distinct_project(joined, vec![s], None))
+}
+
+/// `SELECT DISTINCT ?s WHERE { ?s rdf:type/rdfs:subClassOf* <class> } LIMIT n`: some instances
+/// of a class.
+pub fn instances_query(class: &str, limit: usize) -> Result<ReadQuery, GraphError> {
+    let s = var("s");
+    ReadQuery::select(distinct_project(instance_of(s.clone(), class)?, vec![s], Some(limit)))
+}
 
 /// `SELECT ?s (COUNT(*) AS ?n) WHERE { VALUES ?s {…} { ?s ?p ?o } UNION { ?o ?p ?s } } GROUP BY ?s`.
 pub fn degrees_query(iris: &[&str]) -> Result<ReadQuery, GraphError> {

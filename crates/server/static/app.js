@@ -190,6 +190,12 @@ function details(e) {
     }
     section(panel, "Entities").append(list);
   }
+  if (e.class) {
+    const role = e.class.role === "membership" ? "asked whether the entity is one" : "what the answers must be";
+    const held = e.class.applied ? "" : " (not applied: no path reached its instances)";
+    section(panel, "Class").append(el("p", "", "\u201c" + e.class.mention + "\u201d \u2192 " + e.class.label +
+      " <" + e.class.iri + ">, " + role + held));
+  }
   if (e.relations.length) {
     const list = el("ul", "");
     for (const relation of e.relations) {

@@ -119,6 +119,11 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
         candidates: candidates.len(),
         top_candidates: labels.iter().take(SHOWN_IN_EXPLANATION).cloned().collect(),
     };
+    if candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
+        && let Some(found) = by_value(ctx, mention).await?
+    {
+        return Ok(found);
+    }
     let Some(first) = candidates.first() else {
         return Ok(link);
     };
@@ -145,6 +150,50 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
     link.iri = Some(chosen.iri.clone());
     link.label = Some(chosen.label.clone());
     Ok(link)
+}
+
+/// Quotes around a written value ("the paper titled 'X'").
+const QUOTES: &[char] = &['\'', '"', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}'];
+
+/// The vertex that stores the mention as a literal, when no label names it exactly (a title
+/// that is not a label, an ISBN): the most connected one when several do.
+async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink>, AgentError> {
+    const SUBJECTS: usize = 16;
+    let value = mention.trim().trim_matches(QUOTES).trim();
+    // A lone short word or number is no identifying value ("2", "red").
+    if value.chars().count() < 4 || !value.chars().any(char::is_alphanumeric) {
+        return Ok(None);
+    }
+    let mut subjects: Vec<String> = Vec::new();
+    for (s, _) in ctx.kg.value_subjects(value, SUBJECTS).await? {
+        if !subjects.contains(&s) {
+            subjects.push(s);
+        }
+    }
+    if subjects.is_empty() {
+        return Ok(None);
+    }
+    let refs: Vec<&str> = subjects.iter().map(String::as_str).collect();
+    if refs.len() > 1 {
+        let degrees = ctx.kg.degrees(&refs).await?;
+        // Stable: the query's order among equals.
+        subjects.sort_by_key(|s| std::cmp::Reverse(degrees.get(s).copied().unwrap_or(0)));
+    }
+    let iri = subjects[0].clone();
+    let label = ctx
+        .kg
+        .labels(&[iri.as_str()])
+        .await?
+        .remove(&iri)
+        .unwrap_or_else(|| value.to_owned());
+    Ok(Some(EntityLink {
+        mention: mention.to_owned(),
+        iri: Some(iri),
+        label: Some(label.clone()),
+        method: LinkMethod::Literal,
+        candidates: subjects.len(),
+        top_candidates: vec![label],
+    }))
 }
 
 /// Vertex selection by the model, checked by the vertex validator.

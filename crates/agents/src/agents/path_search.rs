@@ -15,6 +15,7 @@
 //! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
+use crate::classes::ClassRole;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -32,6 +33,8 @@ pub struct PathSearchAgent;
 
 pub const NAME: &str = "path_search";
 pub const CHOSEN: &str = "chosen";
+/// The question is about a class alone, or whether an entity is of a class: no path to choose.
+pub const OVER_CLASS: &str = "over_class";
 
 /// A path reaching the question's other anchor is evidence the graph gives, for yes/no questions.
 const REACHES_OTHER_ANCHOR: f32 = 0.2;
@@ -67,6 +70,24 @@ impl Agent for PathSearchAgent {
                     iri: iri.clone(),
                     label: label.clone(),
                 });
+            }
+        }
+        // A class the question names is what the answer must be, not a vertex to start from.
+        let class = state.class.clone();
+        if let Some(c) = &class {
+            anchors.retain(|a| a.iri != c.iri);
+        }
+        // "Is Lima a city?", "How many countries are there?": the class decides, no path.
+        if let Some(c) = &class {
+            let membership = c.role == ClassRole::Membership && form.kind == QuestionKind::Boolean && anchors.len() == 1;
+            let alone = c.role == ClassRole::Answer && anchors.is_empty();
+            if membership || alone {
+                state.form = Some(form);
+                state.anchors = anchors;
+                if let Some(c) = &mut state.class {
+                    c.applied = true;
+                }
+                return Ok(OVER_CLASS);
             }
         }
         let mentions: Vec<String> = anchors.iter().map(|a| a.mention.clone()).collect();
@@ -129,6 +150,15 @@ impl Agent for PathSearchAgent {
         let mut seen = std::collections::HashSet::new();
         ranked.retain(|s| seen.insert(s.text.clone()));
         ranked.truncate(p.query_num.max(1));
+        if let Some(c) = class.as_ref().filter(|c| c.role == ClassRole::Answer) {
+            // Paths that reach instances of the class go first; none reaching it, the class is
+            // left aside (the question's word may name the kind loosely).
+            if hold_to_class(ctx, &mut ranked, &c.iri).await?
+                && let Some(c) = &mut state.class
+            {
+                c.applied = true;
+            }
+        }
         state.path_search = Some(report);
         if ranked.is_empty() {
             state.form = Some(form);
@@ -243,4 +273,43 @@ fn relation_links(best: &ScoredPath) -> Vec<RelationLink> {
             }],
         })
         .collect()
+}
+
+/// Marks the ranked paths whose reached values include instances of `class` (one bounded query
+/// over their samples) and moves them first, in their order; true when any does. Not when the
+/// best path is a value the anchor itself stores.
+async fn hold_to_class(ctx: &AgentContext, ranked: &mut Vec<ScoredPath>, class: &str) -> Result<bool, AgentError> {
+    // The best path is a number or a date the anchor itself stores ("how many people live in
+    // X" is its population, though "people" names a class): the class does not apply. A value
+    // further away (the length of a river in the continent) does not count the class's instances.
+    if ranked
+        .first()
+        .is_some_and(|s| s.path.end != EndKind::Entity && s.path.hops.len() == 1)
+    {
+        return Ok(false);
+    }
+    let mut reached: Vec<&str> = Vec::new();
+    for scored in ranked.iter().filter(|s| s.path.end == EndKind::Entity) {
+        for term in &scored.path.endpoints {
+            if let chatty_kg_graph::Term::NamedNode(n) = term
+                && !reached.contains(&n.as_str())
+            {
+                reached.push(n.as_str());
+            }
+        }
+    }
+    let members = ctx.kg.members_of(&reached, class).await?;
+    if members.is_empty() {
+        return Ok(false);
+    }
+    for scored in ranked.iter_mut() {
+        scored.reaches_class = scored
+            .path
+            .endpoints
+            .iter()
+            .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if members.contains(n.as_str())));
+    }
+    // Stable: the ranking's order within each group.
+    ranked.sort_by_key(|s| !s.reaches_class);
+    Ok(true)
 }

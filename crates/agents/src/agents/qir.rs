@@ -9,11 +9,12 @@
 //! fallback when the model's retries run out. Outcome: [`BUILT`].
 
 use crate::ask::{ask_validated, check_reply};
+use crate::classes::{ClassMention, ClassRole, spot_class};
 use crate::context::AgentContext;
 use crate::entity_spotting::spot;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::qir::{Qir, RawQir, TriplesValidator, entities_in_question};
+use crate::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question};
 use crate::question_form::QuestionForm;
 use crate::state::AgentState;
 use serde_json::json;
@@ -64,12 +65,23 @@ impl Agent for QirAgent {
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let question = state.working_question().to_owned();
         let form = QuestionForm::detect(&question, None);
+        // A class of the graph the question names ("which cities", "is Lima a city") is no
+        // entity, even where the class has a label like a vertex.
+        state.class = named_class(ctx, &question, &form).await;
+        let class = state.class.as_ref().map(|c| c.mention.clone());
         // Ground before asking: when the question names vertices by their labels, the graph
         // decides the entities and the model is not asked.
         if ctx.params.ground_entities
-            && let Some(qir) = spot(ctx, &question, form.kind).await?
+            && let Some(qir) = spot(ctx, &question, form.kind, class.as_deref()).await?
         {
             state.qir = Some(qir);
+            return Ok(BUILT);
+        }
+        // No entity, but a class and nothing else to look up: the question is about the class.
+        if let Some(class) = &state.class
+            && about_the_class_alone(&question, class, &form)
+        {
+            state.qir = Some(class_qir(class, form.kind));
             return Ok(BUILT);
         }
         let variables = json!({"question": question});
@@ -80,7 +92,7 @@ impl Agent for QirAgent {
         let qir = match asked {
             Ok(qir) => qir,
             Err(error @ AgentError::RetriesExhausted { .. }) if !ctx.params.ground_entities => {
-                match spot(ctx, &question, form.kind).await? {
+                match spot(ctx, &question, form.kind, class.as_deref()).await? {
                     Some(qir) => {
                         tracing::info!(%error, "QIR from entity spotting");
                         qir
@@ -92,5 +104,56 @@ impl Agent for QirAgent {
         };
         state.qir = Some(qir);
         Ok(BUILT)
+    }
+}
+
+/// The class the question names, from the graph's schema profile; none when the profile cannot
+/// be had (the question is answered without it, as on a graph with no classes).
+async fn named_class(ctx: &AgentContext, question: &str, form: &QuestionForm) -> Option<ClassMention> {
+    match ctx.kg.profile().await {
+        Ok(profile) => spot_class(question, form, &profile.classes),
+        Err(error) => {
+            tracing::warn!(%error, "no schema profile: classes in the question are not recognised");
+            None
+        }
+    }
+}
+
+/// Words that may stand beside a class in a question about the class alone ("how many countries
+/// are there in the graph", "list all the cities").
+const ABOUT_THE_CLASS: &[&str] = &["there", "exist", "exists", "total", "all", "graph", "known", "me", "us"];
+
+/// Whether nothing but the class (and the question's form words) is left to look up: "how many
+/// countries are there?", "which is the largest city?", "list all cities". A question with other
+/// content words ("which films did Tom Hnaks star in", a misspelt name) is not about the class
+/// alone: its entity must be found.
+fn about_the_class_alone(question: &str, class: &ClassMention, form: &QuestionForm) -> bool {
+    use crate::entity_spotting::is_function_word;
+    if class.role != ClassRole::Answer {
+        return false;
+    }
+    let class_words: Vec<&str> = class.mention.split(' ').collect();
+    chatty_kg_graph::text::normalize_tokens(question).iter().all(|w| {
+        is_function_word(w)
+            || class_words.contains(&w.as_str())
+            || form.superlative_words.contains(w)
+            || ABOUT_THE_CLASS.contains(&w.as_str())
+    })
+}
+
+/// The QIR of a question about a class alone: no entity, the class as the relation phrase.
+fn class_qir(class: &ClassMention, kind: QuestionKind) -> Qir {
+    Qir {
+        entities: Vec::new(),
+        unknowns: vec!["answer".to_owned()],
+        relations: vec![class.label.clone()],
+        triples: vec![QirTriple {
+            subject: QirTerm::Variable("answer".to_owned()),
+            relation: "type".to_owned(),
+            object: QirTerm::Variable("class".to_owned()),
+        }],
+        kind,
+        order: None,
+        source: QirSource::Class,
     }
 }

@@ -22,7 +22,10 @@ use crate::answer::{Answer, AnswerValue, ValueKind};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::path_query::{ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, ask, over_set, select};
+use crate::path_query::{
+    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, membership, over_class, over_set,
+    select, select_in,
+};
 use crate::path_ranking::PathRanker;
 use crate::path_search::{EndKind, Hop, RelationPath};
 use crate::qir::QuestionKind;
@@ -55,6 +58,15 @@ impl Agent for QueryPlanningAgent {
             agent: NAME,
             what: "the question's form",
         })?;
+        if state.path_choice.is_none()
+            && let Some(class) = state.class.clone().filter(|c| c.applied)
+        {
+            return about_the_class(ctx, state, &form, &class.iri).await;
+        }
+        // Paths that reach instances of the class the question names are held to it.
+        let class = state.class.as_ref().filter(|c| c.applied).map(|c| c.iri.clone());
+        let held: Vec<bool> = state.paths.iter().map(|s| s.reaches_class).collect();
+        let class_of = |i: usize| class.as_deref().filter(|_| held.get(i).copied().unwrap_or(false));
         let choice = state.path_choice.ok_or(AgentError::MissingState {
             agent: NAME,
             what: "a chosen relation path",
@@ -79,7 +91,8 @@ impl Agent for QueryPlanningAgent {
                     },
                     _ => Shape::List { distinct_only: false },
                 };
-                attempts.push((select(&pair, &shape)?, QueryReason::Join, None));
+                let class = class_of(a).or(class_of(b));
+                attempts.push((select_in(&pair, &shape, class)?, QueryReason::Join, None));
             }
         }
         let tries = if kind == QuestionKind::Boolean {
@@ -90,6 +103,7 @@ impl Agent for QueryPlanningAgent {
         for (n, &i) in order.iter().take(tries).enumerate() {
             let path = &ranked[i];
             let anchor = anchors[path.anchor].as_str();
+            let class = class_of(i);
             let query = match kind {
                 QuestionKind::Boolean => match anchors.iter().find(|a| a.as_str() != anchor) {
                     Some(other) if path.end == EndKind::Entity => ask(anchor, path, other)?,
@@ -101,10 +115,10 @@ impl Agent for QueryPlanningAgent {
                 // A path back through one relation leaves the anchor out by itself (`chain`);
                 // otherwise the anchor counts like any value ("directors Tom Hanks worked with"
                 // include Tom Hanks when he directed one of his films).
-                QuestionKind::Count => select(&[(anchor, path)], &Shape::Count { exclude: Vec::new() })?,
+                QuestionKind::Count => select_in(&[(anchor, path)], &Shape::Count { exclude: Vec::new() }, class)?,
                 QuestionKind::List => match form.order {
-                    Some(o) => superlative(ctx, &form, state, path, anchor, o).await?,
-                    None => select(&[(anchor, path)], &Shape::List { distinct_only: false })?,
+                    Some(o) => superlative(ctx, &form, state, path, anchor, o, class).await?,
+                    None => select_in(&[(anchor, path)], &Shape::List { distinct_only: false }, class)?,
                 },
             };
             let reason = if n == 0 { QueryReason::ChosenPath } else { QueryReason::Fallback };
@@ -139,7 +153,9 @@ impl Agent for QueryPlanningAgent {
                             && kind == QuestionKind::List
                         {
                             // Too many rows with their provenance: the answers alone, complete.
-                            results = answers_only(ctx, state, &candidate, reason, path.map(|i| &ranked[i]), &anchors)
+                            let class = path.and_then(class_of).map(str::to_owned);
+                            let path = path.map(|i| &ranked[i]);
+                            results = answers_only(ctx, state, &candidate, reason, path, &anchors, class.as_deref())
                                 .await?
                                 .unwrap_or(results);
                         }
@@ -237,6 +253,134 @@ impl Agent for QueryPlanningAgent {
     }
 }
 
+/// A question about a class alone ("how many countries are there", "list the cities", "which is
+/// the largest city": ORDER BY the attribute of its instances most like the superlative's words),
+/// or whether the one entity is of it ("is Lima a city").
+async fn about_the_class(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    form: &QuestionForm,
+    class: &str,
+) -> Result<&'static str, AgentError> {
+    let kind = form.kind;
+    let candidate = match kind {
+        QuestionKind::Boolean => {
+            let entity = state.anchors.first().ok_or(AgentError::MissingState {
+                agent: NAME,
+                what: "the entity asked about",
+            })?;
+            membership(&entity.iri, class)?
+        }
+        QuestionKind::Count => over_class(class, &Shape::Count { exclude: Vec::new() })?,
+        QuestionKind::List => match form.order {
+            None => over_class(class, &Shape::List { distinct_only: false })?,
+            Some(order) => match class_attribute(ctx, form, class).await? {
+                Some((attribute, numeric)) => over_class(
+                    class,
+                    &Shape::Superlative {
+                        attribute: Some(attribute),
+                        order,
+                        numeric,
+                    },
+                )?,
+                // Nothing of its instances to order them by.
+                None => return Ok(state.stop(Outcome::NoQuery)),
+            },
+        },
+    };
+    let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
+    executed.used = result.as_ref().is_ok_and(|r| kind != QuestionKind::List || has_answer(r));
+    state.queries.push(executed);
+    let results = result?;
+    let mut answer = match kind {
+        QuestionKind::Boolean => {
+            let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+            let mut value = AnswerValue::boolean(!found.values.is_empty());
+            value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
+            Answer {
+                kind,
+                values: vec![value],
+                truncated: false,
+            }
+        }
+        QuestionKind::Count => aggregate(kind, ANSWER_VARIABLE, &[(&candidate, results)], 1),
+        QuestionKind::List => {
+            if !has_answer(&results) {
+                return Ok(state.stop(Outcome::NoAnswer));
+            }
+            aggregate(kind, ANSWER_VARIABLE, &[(&candidate, results)], ctx.params.provenance_per_answer)
+        }
+    };
+    label_values(ctx, &mut answer).await?;
+    state.answer = Some(answer);
+    Ok(state.stop(Outcome::Answered))
+}
+
+/// Instances sampled to find what a class's instances can be ordered by.
+const CLASS_SAMPLE: usize = 100;
+
+/// The number- or date-valued predicate of a class's instances most like the superlative's
+/// words ("largest" → population), from a sample of instances and their outgoing edges, and
+/// whether its values are numbers; `None` when they have none.
+async fn class_attribute(
+    ctx: &AgentContext,
+    form: &QuestionForm,
+    class: &str,
+) -> Result<Option<(Hop, bool)>, AgentError> {
+    use crate::path_search::literal_kind;
+    let QueryResults::Solutions(sample) = ctx.kg.query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?).await?
+    else {
+        return Ok(None);
+    };
+    let instances: Vec<&str> = sample
+        .column("s")
+        .filter_map(|t| match t {
+            Term::NamedNode(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    let edges = ctx
+        .kg
+        .neighbourhood(&instances, chatty_kg_graph::Direction::Outgoing, ctx.params.path_edge_limit)
+        .await?;
+    // predicate → (number values, date values)
+    let mut kinds: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
+    for edge in &edges.edges {
+        if let Term::Literal(l) = &edge.neighbour {
+            match literal_kind(l.datatype().as_str(), l.value()) {
+                EndKind::Number => kinds.entry(edge.predicate.as_str()).or_default().0 += 1,
+                EndKind::Temporal => kinds.entry(edge.predicate.as_str()).or_default().1 += 1,
+                _ => {}
+            }
+        }
+    }
+    if kinds.is_empty() {
+        return Ok(None);
+    }
+    let predicates: Vec<&str> = kinds.keys().copied().collect();
+    let names = ctx.kg.predicate_names(&predicates).await?;
+    let labels: Vec<String> = predicates
+        .iter()
+        .map(|p| names.get(*p).cloned().unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p)))
+        .collect();
+    let similarity = PathRanker::similarity(ctx, &form.superlative_words.join(" "), &labels).await?;
+    let values = |i: usize| kinds[&predicates[i]].0 + kinds[&predicates[i]].1;
+    let Some(best) = (0..predicates.len())
+        .max_by(|&a, &b| similarity[a].total_cmp(&similarity[b]).then(values(a).cmp(&values(b))).then(b.cmp(&a)))
+    else {
+        return Ok(None);
+    };
+    let (numbers, dates) = kinds[&predicates[best]];
+    Ok(Some((
+        Hop {
+            predicate: predicates[best].to_owned(),
+            label: labels[best].clone(),
+            forward: true,
+        },
+        numbers >= dates,
+    )))
+}
+
 /// Pairs of paths from two different anchors that both end at vertices, best pair first.
 fn join_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
     let firsts: Vec<usize> = order.iter().copied().filter(|&i| ranked[i].end == EndKind::Entity).collect();
@@ -268,6 +412,7 @@ async fn superlative(
     path: &RelationPath,
     anchor: &str,
     order: crate::qir::Order,
+    class: Option<&str>,
 ) -> Result<CandidateQuery, AgentError> {
     if matches!(path.end, EndKind::Number | EndKind::Temporal) {
         let shape = Shape::Superlative {
@@ -289,7 +434,7 @@ async fn superlative(
         })
         .collect();
     if extensions.is_empty() {
-        return Ok(select(&[(anchor, path)], &Shape::List { distinct_only: false })?);
+        return Ok(select_in(&[(anchor, path)], &Shape::List { distinct_only: false }, class)?);
     }
     let labels: Vec<String> = extensions
         .iter()
@@ -305,7 +450,7 @@ async fn superlative(
         order,
         numeric: extensions[best].end == EndKind::Number,
     };
-    Ok(select(&[(anchor, path)], &shape)?)
+    Ok(select_in(&[(anchor, path)], &shape, class)?)
 }
 
 /// Runs one query, recording it.
@@ -343,11 +488,12 @@ async fn answers_only(
     reason: QueryReason,
     path: Option<&RelationPath>,
     anchors: &[String],
+    class: Option<&str>,
 ) -> Result<Option<QueryResults>, AgentError> {
     let Some(path) = path else { return Ok(None) };
     let query = over_answer_set(
         state,
-        select(&[(anchors[path.anchor].as_str(), path)], &Shape::List { distinct_only: true })?,
+        select_in(&[(anchors[path.anchor].as_str(), path)], &Shape::List { distinct_only: true }, class)?,
     )?;
     if query.query == candidate.query {
         return Ok(None);

@@ -44,6 +44,12 @@ pub fn dialogue_graph() -> Option<&'static Fixture> {
     FIXTURE.get_or_init(|| load("dialogue.ttl")).as_ref()
 }
 
+/// Places with classes, a subclass and typed literals (tests/fixtures/classes.ttl).
+pub fn classes_graph() -> Option<&'static Fixture> {
+    static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
+    FIXTURE.get_or_init(|| load("classes.ttl")).as_ref()
+}
+
 fn load(file: &str) -> Option<Fixture> {
     load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(file))
 }

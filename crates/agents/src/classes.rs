@@ -1,0 +1,206 @@
+//! Classes named in the question, read against the graph's own classes (the schema profile):
+//! "which *cities* …", "how many *countries* …", "the most populous *country* …" say what the
+//! answers must be; "is Lima a *city*?" asks whether an entity is one. The graph decides what a
+//! class is (its `rdf:type` objects and their labels); the question's words only say where one is
+//! named and in which role. No model is asked.
+//!
+//! A class word is matched in its singular ("cities" → "city", "people" → "person"), against the
+//! class's label (its `rdfs:label`, else its IRI's local name split: `PopulatedPlace` → "populated
+//! place"). It counts only where English asks for a kind: right after "which", "what", "how
+//! many", "all", "list the", or after a superlative ("the most populous country"), or after "a"/"an"
+//! in a yes/no question ("is Lima a city"). A class word elsewhere ("the capital of Peru", with a
+//! class `Capital`) is a relation word, not a constraint.
+
+use crate::question_form::QuestionForm;
+use chatty_kg_graph::profile::ClassProfile;
+use chatty_kg_graph::text::normalize_tokens;
+use serde::{Deserialize, Serialize};
+
+/// A class of the graph named in the question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassMention {
+    pub iri: String,
+    /// The class's name in the graph.
+    pub label: String,
+    /// The words of the question that name it.
+    pub mention: String,
+    pub role: ClassRole,
+    /// Whether the answer was constrained to the class (some path reached its instances, or the
+    /// question is about the class alone).
+    #[serde(default)]
+    pub applied: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassRole {
+    /// What the answers must be: "which cities", "how many countries", "the most populous country".
+    Answer,
+    /// What an entity is asked to be: "is Lima a city?".
+    Membership,
+}
+
+/// Words after which a class names the kind of answer wanted.
+const ASKING: &[&str] = &["which", "what", "many", "all", "every", "each"];
+/// Words after which "the" + class names the kind of answer wanted ("list the cities").
+const LISTING: &[&str] = &["list", "name", "show", "all", "give"];
+/// Classes matched at most (the most instances first; the profile keeps at most 1 000).
+const MAX_CLASSES: usize = 1000;
+
+/// The class the question names in one of the roles above, if the graph has one by that name:
+/// the longest name wins, then the class with more instances.
+pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile]) -> Option<ClassMention> {
+    let words: Vec<String> = normalize_tokens(question);
+    let singulars: Vec<String> = words.iter().map(|w| singular(w)).collect();
+    let mut best: Option<(usize, u64, ClassMention)> = None;
+    for class in classes.iter().take(MAX_CLASSES) {
+        let name: Vec<String> = normalize_tokens(&class.label).iter().map(|w| singular(w)).collect();
+        if name.is_empty()
+            || (name.len() == 1 && name[0].len() < 3)
+            || name.iter().all(|w| crate::entity_spotting::is_function_word(w))
+        {
+            continue;
+        }
+        for start in 0..words.len().saturating_sub(name.len() - 1) {
+            if singulars[start..start + name.len()] != name[..] {
+                continue;
+            }
+            let Some(role) = role_at(&words, start, form) else {
+                continue;
+            };
+            let rank = (name.len(), class.instances);
+            if best.as_ref().is_none_or(|(len, n, _)| rank > (*len, *n)) {
+                best = Some((
+                    name.len(),
+                    class.instances,
+                    ClassMention {
+                        iri: class.iri.clone(),
+                        label: class.label.clone(),
+                        mention: words[start..start + name.len()].join(" "),
+                        role,
+                        applied: false,
+                    },
+                ));
+            }
+        }
+    }
+    best.map(|(_, _, mention)| mention)
+}
+
+/// The role of a class named at `start`, judged from the words before it.
+fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassRole> {
+    let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
+    if form.kind == crate::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
+        return Some(ClassRole::Membership);
+    }
+    // "the most populous country": the superlative's words stand right before the class.
+    let superlative = &form.superlative_words;
+    if !superlative.is_empty()
+        && start >= superlative.len()
+        && words[start - superlative.len()..start] == superlative[..]
+    {
+        return Some(ClassRole::Answer);
+    }
+    // "which Peruvian cities" is not handled: the class follows the asking word directly.
+    if let Some(word) = before(1) {
+        if ASKING.contains(&word) {
+            return Some(ClassRole::Answer);
+        }
+        if word == "the" && before(2).is_some_and(|w| LISTING.contains(&w)) {
+            return Some(ClassRole::Answer);
+        }
+    }
+    None
+}
+
+/// The singular of an English noun, by the regular rules and the few irregular plurals that name
+/// kinds of things often ("people", "children").
+pub fn singular(word: &str) -> String {
+    const IRREGULAR: &[(&str, &str)] = &[
+        ("people", "person"),
+        ("persons", "person"),
+        ("men", "man"),
+        ("women", "woman"),
+        ("children", "child"),
+        ("mice", "mouse"),
+        ("geese", "goose"),
+        ("teeth", "tooth"),
+        ("feet", "foot"),
+        ("series", "series"),
+        ("species", "species"),
+    ];
+    if let Some((_, s)) = IRREGULAR.iter().find(|(p, _)| *p == word) {
+        return (*s).to_owned();
+    }
+    let n = word.len();
+    if n > 4 && word.ends_with("ies") {
+        format!("{}y", &word[..n - 3])
+    } else if n > 4 && ["ches", "shes", "sses", "xes", "zes"].iter().any(|e| word.ends_with(e)) {
+        word[..n - 2].to_owned()
+    } else if n > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e)) {
+        word[..n - 1].to_owned()
+    } else {
+        word.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qir::QuestionKind;
+
+    fn class(iri: &str, label: &str, instances: u64) -> ClassProfile {
+        ClassProfile {
+            iri: iri.into(),
+            label: label.into(),
+            instances,
+        }
+    }
+
+    fn spot(question: &str) -> Option<(String, ClassRole)> {
+        let classes = [
+            class("http://e/City", "city", 40),
+            class("http://e/Country", "Country", 10),
+            class("http://e/Capital", "capital", 5),
+            class("http://e/PopulatedPlace", "populated place", 60),
+            class("http://e/Person", "person", 100),
+        ];
+        let form = QuestionForm::detect(question, Some(QuestionKind::List));
+        spot_class(question, &form, &classes).map(|c| (c.iri, c.role))
+    }
+
+    #[test]
+    fn classes_are_named_where_a_kind_is_asked_for() {
+        let answer = |iri: &str| Some((iri.to_owned(), ClassRole::Answer));
+        assert_eq!(spot("Which cities are in Peru?"), answer("http://e/City"));
+        assert_eq!(spot("How many countries are in South America?"), answer("http://e/Country"));
+        assert_eq!(spot("What is the most populous country in Africa?"), answer("http://e/Country"));
+        assert_eq!(spot("Which is the largest city?"), answer("http://e/City"));
+        assert_eq!(spot("List the populated places of Peru"), answer("http://e/PopulatedPlace"));
+        assert_eq!(spot("How many people were born in Lima?"), answer("http://e/Person"));
+        assert_eq!(
+            spot("Is Lima a city?"),
+            Some(("http://e/City".to_owned(), ClassRole::Membership))
+        );
+        // A class word as a relation word is no constraint.
+        assert_eq!(spot("What is the capital of Peru?"), None);
+        assert_eq!(spot("Who was born in that city?"), None);
+    }
+
+    #[test]
+    fn singulars() {
+        for (plural, one) in [
+            ("cities", "city"),
+            ("countries", "country"),
+            ("churches", "church"),
+            ("films", "film"),
+            ("people", "person"),
+            ("boxes", "box"),
+            ("status", "status"),
+            ("class", "class"),
+            ("bus", "bus"),
+        ] {
+            assert_eq!(singular(plural), one, "{plural}");
+        }
+    }
+}

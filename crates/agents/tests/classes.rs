@@ -1,0 +1,134 @@
+//! Classes end to end (tests/fixtures/classes.ttl in a real embedded store, the real embedding
+//! model, a scripted model that must not be asked): a class word holds the answers to the class
+//! ("which cities" leaves the river and the mountain out), counts and superlatives work over a
+//! class with and without an entity, "is X a Y" is answered from `rdf:type` through subclasses,
+//! and the same against a real Virtuoso endpoint.
+
+use chatty_kg_agents::{ClassRole, Explanation, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
+use chatty_kg_llm::scripted::ScriptedChatModel;
+
+mod common;
+use common::{classes_graph, context};
+
+fn pipeline() -> Option<Pipeline> {
+    let (ctx, _) = context(classes_graph()?, ScriptedChatModel::new());
+    Some(Pipeline::new(ctx))
+}
+
+async fn ask(pipeline: &Pipeline, question: &str) -> Explanation {
+    let e = pipeline
+        .ask(question, Mode::SingleTurn, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{question}: {e}"));
+    assert_eq!(e.llm.calls, 0, "{question}: no model call is needed");
+    e
+}
+
+fn sorted(e: &Explanation) -> Vec<String> {
+    let mut answers = e.display_answers();
+    answers.sort();
+    answers
+}
+
+#[tokio::test]
+async fn a_class_word_holds_the_answers_to_the_class() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which cities are in Peru?").await;
+    // The river and the mountain are "in Peru" by the same relation; Lima is a city as a capital.
+    assert_eq!(sorted(&e), ["Arequipa", "Cusco", "Lima"], "{:#?}", e.sparql);
+    let class = e.class.as_ref().expect("the class is shown");
+    assert_eq!(
+        (class.iri.as_str(), class.role, class.applied),
+        ("http://example.org/geo/class/City", ClassRole::Answer, true)
+    );
+    assert!(e.chosen_path().is_some_and(|p| p.reaches_class));
+    let used = e.sparql.iter().find(|q| q.used).unwrap();
+    assert!(used.sparql.contains("subClassOf"), "{}", used.sparql);
+    // A value of no class at all is not left out: the graph does not say it is no city.
+    let e = ask(&pipeline, "Which cities are in Chile?").await;
+    assert_eq!(sorted(&e), ["Santiago", "Valparaíso"], "{:#?}", e.sparql);
+
+    // Without a class word the same relation answers with everything in Peru.
+    let e = ask(&pipeline, "What is located in Peru?").await;
+    assert_eq!(sorted(&e), ["Amazon", "Arequipa", "Cusco", "Huascarán", "Lima"]);
+    assert!(e.class.is_none());
+}
+
+#[tokio::test]
+async fn counts_over_a_class_with_and_without_an_entity() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "How many countries are in South America?").await;
+    assert_eq!((e.answer_kind, e.display_answers()), (Some(QuestionKind::Count), vec!["3".to_owned()]));
+
+    let e = ask(&pipeline, "How many countries are there?").await;
+    assert_eq!(e.display_answers(), ["4"]);
+    assert_eq!(e.qir.as_ref().unwrap().source, QirSource::Class);
+    assert_eq!(e.sparql.len(), 1);
+    assert_eq!(e.sparql[0].reason, QueryReason::Class);
+
+    // Through the subclass: the capitals are cities too.
+    let e = ask(&pipeline, "How many cities are there?").await;
+    assert_eq!(e.display_answers(), ["5"]);
+
+    let e = ask(&pipeline, "List all rivers").await;
+    assert_eq!(e.display_answers(), ["Amazon"]);
+}
+
+#[tokio::test]
+async fn superlatives_over_a_class() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "What is the most populous country in South America?").await;
+    assert_eq!(e.display_answers(), ["Peru"], "{:#?}", e.sparql);
+
+    let e = ask(&pipeline, "Which is the most populous city?").await;
+    assert_eq!(e.display_answers(), ["Lima"], "{:#?}", e.sparql);
+    assert_eq!(e.qir.as_ref().unwrap().source, QirSource::Class);
+    assert!(e.sparql[0].sparql.contains("population"), "{}", e.sparql[0].sparql);
+}
+
+#[tokio::test]
+async fn is_x_a_y_is_answered_from_its_types() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Is Lima a city?").await;
+    assert_eq!(e.display_answers(), ["true"]);
+    assert_eq!(e.text, "Yes.");
+    assert_eq!(
+        e.answers[0].provenance,
+        [[
+            "http://example.org/geo/Lima".to_owned(),
+            "http://www.w3.org/1999/02/22-rdf-syntax-ns#type".to_owned(),
+            "http://example.org/geo/class/Capital".to_owned()
+        ]]
+    );
+    assert_eq!(e.class.as_ref().map(|c| c.role), Some(ClassRole::Membership));
+
+    let e = ask(&pipeline, "Is Peru a city?").await;
+    assert_eq!(e.display_answers(), ["false"]);
+    assert_eq!(e.outcome, Outcome::Answered);
+
+    // Accents and case do not matter to the link.
+    let e = ask(&pipeline, "Is huascaran a mountain?").await;
+    assert_eq!(e.display_answers(), ["true"]);
+    assert_eq!(e.entities[0].label.as_deref(), Some("Huascarán"));
+}
+
+#[tokio::test]
+async fn classes_on_a_remote_virtuoso_endpoint() {
+    let (Some(fixture), Some(kg)) = (common::fixture(), common::virtuoso()) else {
+        return;
+    };
+    let (mut ctx, _) = context(fixture, ScriptedChatModel::new());
+    ctx.kg = kg;
+    let pipeline = Pipeline::new(ctx);
+    let e = ask(&pipeline, "Is Tom Hanks an actor?").await;
+    assert_eq!(e.display_answers(), ["true"]);
+    let e = ask(&pipeline, "Is Robert Zemeckis an actor?").await;
+    assert_eq!(e.display_answers(), ["false"]);
+    let e = ask(&pipeline, "How many films are there?").await;
+    assert_eq!(e.display_answers(), ["2"]);
+    let e = ask(&pipeline, "Which films did Tom Hanks star in?").await;
+    // Held to films on the endpoint too; Big has no class at all, which is no evidence against it.
+    assert_eq!(sorted(&e), ["Big", "Cast Away", "Forrest Gump"], "{:#?}", e.sparql);
+    assert!(e.class.as_ref().is_some_and(|c| c.applied));
+    assert!(e.sparql.iter().any(|q| q.used && q.sparql.contains("EXISTS")), "{:#?}", e.sparql);
+}
