@@ -195,7 +195,7 @@ pub fn over_class(class: &str, shape: &Shape) -> Result<CandidateQuery, GraphErr
 /// `inner` with `?answer` held to `class`: an instance of it (or of a subclass), or a vertex of
 /// no class at all. A graph's types are seldom complete (a film without `rdf:type`), so a missing
 /// type is no evidence against a value; another class is ("which cities …" leaves out the river).
-/// `FILTER(EXISTS { ?answer rdf:type/rdfs:subClassOf* <class> } || !EXISTS { ?answer rdf:type ?t })`.
+/// `FILTER(EXISTS { ?answer is an instance of <class> } || !EXISTS { ?answer rdf:type ?t })`.
 fn of_class_or_untyped(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
     let typed = GraphPattern::Bgp {
         patterns: vec![triple(answer.clone(), named_node(RDF_TYPE)?, var("answer_type"))],
@@ -486,28 +486,74 @@ impl SetRewrite<'_> {
     }
 }
 
+/// `SELECT (COUNT(*) AS ?count) WHERE { { SELECT DISTINCT ?answer WHERE { anchor path ?answer .
+/// ?answer is an instance of <class> } LIMIT cap } }`: how many instances of `class`
+/// the path reaches, counted up to `cap`.
+pub fn class_reach(anchor: &str, path: &RelationPath, class: &str, cap: usize) -> Result<ReadQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
+    let reached = differing(
+        join(GraphPattern::Bgp { patterns: chain.patterns }, instance_of(answer.clone(), class)?),
+        &chain.distinct,
+    );
+    let capped = GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Distinct {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(reached),
+                variables: vec![answer],
+            }),
+        }),
+        start: 0,
+        length: Some(cap),
+    };
+    ReadQuery::select(GraphPattern::Project {
+        inner: Box::new(GraphPattern::Group {
+            inner: Box::new(capped),
+            variables: vec![],
+            aggregates: vec![(var(COUNT_VARIABLE), AggregateExpression::CountSolutions { distinct: false })],
+        }),
+        variables: vec![var(COUNT_VARIABLE)],
+    })
+}
+
 /// The variable a membership query binds to the entity's own class.
 pub const TYPE_VARIABLE: &str = "type";
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
 
-/// `SELECT ?type WHERE { <entity> rdf:type ?type . ?type rdfs:subClassOf* <class> } LIMIT 1`:
-/// whether `entity` is of `class` ("is Lima a city?"), with the type that makes it one (its
-/// provenance: `Lima rdf:type Capital`, where `Capital rdfs:subClassOf City`).
+/// `SELECT ?type WHERE { { <entity> rdf:type ?type FILTER(sameTerm(?type, <class>)) } UNION {
+/// <entity> rdf:type ?type . ?type rdfs:subClassOf+ <class> } } LIMIT 1`: whether `entity` is of
+/// `class` ("is Lima a city?"), with the type that makes it one (its provenance: `Lima rdf:type
+/// Capital`, where `Capital rdfs:subClassOf City`). Spelled out so for Virtuoso 7.2, which loses
+/// rows on `subClassOf*` and on `sameTerm(…) || EXISTS {…}` (the backend tests showed both).
 pub fn membership(entity: &str, class: &str) -> Result<CandidateQuery, GraphError> {
     use spargebra::algebra::PropertyPathExpression as Path;
     let t = var(TYPE_VARIABLE);
+    let class = named_node(class)?;
     let typed = triple(named_node(entity)?, named_node(RDF_TYPE)?, t.clone());
-    let pattern = join(
+    let direct = GraphPattern::Filter {
+        expr: Expression::SameTerm(
+            Box::new(Expression::Variable(t.clone())),
+            Box::new(Expression::NamedNode(class.clone())),
+        ),
+        inner: Box::new(GraphPattern::Bgp {
+            patterns: vec![typed.clone()],
+        }),
+    };
+    let through_subclass = join(
         GraphPattern::Bgp {
             patterns: vec![typed.clone()],
         },
         GraphPattern::Path {
             subject: t.clone().into(),
-            path: Path::ZeroOrMore(Box::new(Path::NamedNode(named_node(RDFS_SUBCLASS_OF)?))),
-            object: named_node(class)?.into(),
+            path: Path::OneOrMore(Box::new(Path::NamedNode(named_node(RDFS_SUBCLASS_OF)?))),
+            object: class.into(),
         },
     );
+    let pattern = GraphPattern::Union {
+        left: Box::new(direct),
+        right: Box::new(through_subclass),
+    };
     Ok(CandidateQuery {
         query: ReadQuery::select(GraphPattern::Slice {
             inner: Box::new(GraphPattern::Project {

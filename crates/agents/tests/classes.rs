@@ -2,9 +2,10 @@
 //! model, a scripted model that must not be asked): a class word holds the answers to the class
 //! ("which cities" leaves the river and the mountain out), counts and superlatives work over a
 //! class with and without an entity, "is X a Y" is answered from `rdf:type` through subclasses,
-//! and the same against a real Virtuoso endpoint.
+//! and the same against a real Virtuoso endpoint. Values written in the question (a title that
+//! is no label, a code) anchor it like entities.
 
-use chatty_kg_agents::{ClassRole, Explanation, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
+use chatty_kg_agents::{ClassRole, LinkMethod, Explanation, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
@@ -110,6 +111,28 @@ async fn is_x_a_y_is_answered_from_its_types() {
     let e = ask(&pipeline, "Is huascaran a mountain?").await;
     assert_eq!(e.display_answers(), ["true"]);
     assert_eq!(e.entities[0].label.as_deref(), Some("Huascarán"));
+}
+
+#[tokio::test]
+async fn a_written_value_anchors_the_question() {
+    let Some(pipeline) = pipeline() else { return };
+    for question in [
+        "Who wrote 'The Time of the Hero'?",
+        "Who is the author of the book with ISBN 978-0-0000-1001-4?",
+    ] {
+        let e = ask(&pipeline, question).await;
+        assert_eq!(e.display_answers(), ["Mario Vargas Llosa"], "{question}: {:#?}", e.entities);
+        assert_eq!(e.entities[0].method, LinkMethod::Literal);
+        assert_eq!(e.entities[0].iri.as_deref(), Some("http://example.org/geo/work/W1001"));
+    }
+    // Two hops from a value.
+    let e = ask(&pipeline, "Where was the author of 'The Time of the Hero' born?").await;
+    assert_eq!(e.display_answers(), ["Arequipa"], "{:#?}", e.paths);
+    // A value the graph does not store is an unknown entity, said so.
+    let e = pipeline
+        .ask("Who is the author of the book with ISBN 978-0-0000-9999-9?", Mode::SingleTurn, &[])
+        .await;
+    assert!(e.is_err() || e.as_ref().is_ok_and(|e| e.answers.is_empty()), "{e:?}");
 }
 
 #[tokio::test]

@@ -255,7 +255,7 @@ pub trait KnowledgeGraph: Send + Sync {
     }
 
     /// Which of `iris` are instances of `class` or of one of its subclasses
-    /// (`rdf:type/rdfs:subClassOf*`), in bounded chunks (`[]` → no query).
+    /// ([`instance_of`]), in bounded chunks (`[]` → no query).
     async fn members_of(&self, iris: &[&str], class: &str) -> Result<HashSet<String>, GraphError> {
         let mut members = HashSet::new();
         for chunk in iris.chunks(LABELS_PER_QUERY) {

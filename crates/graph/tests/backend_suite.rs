@@ -386,6 +386,35 @@ async fn the_schema_profile_counts_predicates_and_classes(kg: Arc<dyn KnowledgeG
     assert!(Arc::ptr_eq(&profile, &kg.profile().await.unwrap()));
 }
 
+async fn instances_of_a_class(kg: Arc<dyn KnowledgeGraph>) {
+    let (gump, big, hanks) = (format!("{E}Forrest_Gump"), format!("{E}Big"), format!("{E}Tom_Hanks"));
+    let films = kg.members_of(&[&gump, &big, &hanks], &format!("{E}Film")).await.unwrap();
+    assert_eq!(films, [gump.clone()].into_iter().collect(), "Big has no class, Tom Hanks another");
+    let QueryResults::Solutions(all) = kg
+        .query(&chatty_kg_graph::instances_query(&format!("{E}Film"), 10).unwrap())
+        .await
+        .unwrap()
+    else {
+        panic!("not solutions")
+    };
+    let mut all: Vec<String> = all.column("s").filter_map(chatty_kg_graph::term_text).collect();
+    all.sort();
+    assert_eq!(all, [format!("{E}Cast_Away"), gump]);
+    assert!(kg.members_of(&[], &format!("{E}Film")).await.unwrap().is_empty());
+}
+
+async fn vertices_by_a_stored_value(kg: Arc<dyn KnowledgeGraph>) {
+    // schema:name is no label predicate: the value still finds its vertex, exactly.
+    let found = kg.value_subjects("Goldfinger", 5).await.unwrap();
+    assert_eq!(found, [(format!("{E}Goldfinger"), "http://schema.org/name".to_owned())]);
+    // A language-tagged value in the configured language too; another language is not it.
+    let found = kg.value_subjects("Seul au monde", 5).await.unwrap();
+    assert!(found.is_empty(), "French, not the configured English: {found:?}");
+    assert!(kg.value_subjects("goldfinger", 5).await.unwrap().is_empty(), "exact, as stored");
+    // Query syntax in the value stays a literal.
+    assert!(kg.value_subjects("\" } DROP ALL {", 5).await.unwrap().is_empty());
+}
+
 async fn rows_are_capped(make: impl Fn(GraphSettings) -> Option<Arc<dyn KnowledgeGraph>>) {
     let Some(kg) = make(GraphSettings {
         max_rows: 2,
@@ -448,6 +477,8 @@ macro_rules! all_cases {
                 frontier_neighbourhood,
                 labels_of_answers,
                 the_schema_profile_counts_predicates_and_classes,
+                instances_of_a_class,
+                vertices_by_a_stored_value,
             ]
         );
     };

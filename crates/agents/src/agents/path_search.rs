@@ -153,7 +153,7 @@ impl Agent for PathSearchAgent {
         if let Some(c) = class.as_ref().filter(|c| c.role == ClassRole::Answer) {
             // Paths that reach instances of the class go first; none reaching it, the class is
             // left aside (the question's word may name the kind loosely).
-            if hold_to_class(ctx, &mut ranked, &c.iri).await?
+            if hold_to_class(ctx, &mut ranked, &anchors, &c.iri).await?
                 && let Some(c) = &mut state.class
             {
                 c.applied = true;
@@ -195,7 +195,10 @@ async fn choose(ctx: &AgentContext, question: &str, ranked: &[ScoredPath]) -> Re
             what: "a ranked path",
         });
     };
-    let rival = ranked[1..].iter().find(|s| !mirrors(&first.path, &s.path));
+    // A path held to the class the question names has no rival among those that reach none.
+    let rival = ranked[1..]
+        .iter()
+        .find(|s| !mirrors(&first.path, &s.path) && s.reaches_class == first.reaches_class);
     let margin = rival.map_or(f32::INFINITY, |r| first.score - r.score);
     if rival.is_none() {
         return Ok(PathChoice {
@@ -275,10 +278,21 @@ fn relation_links(best: &ScoredPath) -> Vec<RelationLink> {
         .collect()
 }
 
-/// Marks the ranked paths whose reached values include instances of `class` (one bounded query
-/// over their samples) and moves them first, in their order; true when any does. Not when the
-/// best path is a value the anchor itself stores.
-async fn hold_to_class(ctx: &AgentContext, ranked: &mut Vec<ScoredPath>, class: &str) -> Result<bool, AgentError> {
+/// Paths whose reach in instances of the class is counted (one bounded query each).
+const CLASS_CHECKS: usize = 8;
+/// Instances counted per path at most.
+const CLASS_REACH_CAP: usize = 1000;
+
+/// Counts the instances of `class` each of the best paths ending at vertices reaches, marks the
+/// ones that reach some and moves them first: the shorter first, then the one that reaches more
+/// of the class ("which cities are in Peru": "located in", not "capital"), then the ranking's
+/// order. True when any does. Not when the best path is a value the anchor itself stores.
+async fn hold_to_class(
+    ctx: &AgentContext,
+    ranked: &mut [ScoredPath],
+    anchors: &[Anchor],
+    class: &str,
+) -> Result<bool, AgentError> {
     // The best path is a number or a date the anchor itself stores ("how many people live in
     // X" is its population, though "people" names a class): the class does not apply. A value
     // further away (the length of a river in the continent) does not count the class's instances.
@@ -288,28 +302,37 @@ async fn hold_to_class(ctx: &AgentContext, ranked: &mut Vec<ScoredPath>, class: 
     {
         return Ok(false);
     }
-    let mut reached: Vec<&str> = Vec::new();
-    for scored in ranked.iter().filter(|s| s.path.end == EndKind::Entity) {
-        for term in &scored.path.endpoints {
-            if let chatty_kg_graph::Term::NamedNode(n) = term
-                && !reached.contains(&n.as_str())
-            {
-                reached.push(n.as_str());
-            }
+    let mut reach = vec![0u64; ranked.len()];
+    let checked: Vec<usize> = (0..ranked.len())
+        .filter(|&i| ranked[i].path.end == EndKind::Entity)
+        .take(CLASS_CHECKS)
+        .collect();
+    for i in checked {
+        let path = &ranked[i].path;
+        let Some(anchor) = anchors.get(path.anchor) else { continue };
+        let query = crate::path_query::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
+        if let chatty_kg_graph::QueryResults::Solutions(s) = ctx.kg.query(&query).await? {
+            reach[i] = s
+                .column(crate::path_query::COUNT_VARIABLE)
+                .find_map(|t| match t {
+                    chatty_kg_graph::Term::Literal(l) => l.value().parse().ok(),
+                    _ => None,
+                })
+                .unwrap_or(0);
         }
     }
-    let members = ctx.kg.members_of(&reached, class).await?;
-    if members.is_empty() {
+    if reach.iter().all(|&n| n == 0) {
         return Ok(false);
     }
-    for scored in ranked.iter_mut() {
-        scored.reaches_class = scored
-            .path
-            .endpoints
-            .iter()
-            .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if members.contains(n.as_str())));
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_by_key(|&i| {
+        let reached = reach[i] > 0;
+        (!reached, if reached { ranked[i].path.hops.len() } else { 0 }, std::cmp::Reverse(reach[i]), i)
+    });
+    let mut sorted: Vec<ScoredPath> = order.iter().map(|&i| ranked[i].clone()).collect();
+    for (scored, &i) in sorted.iter_mut().zip(&order) {
+        scored.reaches_class = reach[i] > 0;
     }
-    // Stable: the ranking's order within each group.
-    ranked.sort_by_key(|s| !s.reaches_class);
+    ranked.clone_from_slice(&sorted);
     Ok(true)
 }
