@@ -153,7 +153,7 @@ impl Agent for PathSearchAgent {
         if let Some(c) = class.as_ref().filter(|c| c.role == ClassRole::Answer) {
             // Paths that reach instances of the class go first; none reaching it, the class is
             // left aside (the question's word may name the kind loosely).
-            if hold_to_class(ctx, &mut ranked, &anchors, &c.iri).await?
+            if hold_to_class(ctx, &mut ranked, &anchors, &c.iri, form.kind).await?
                 && let Some(c) = &mut state.class
             {
                 c.applied = true;
@@ -286,19 +286,22 @@ const CLASS_REACH_CAP: usize = 1000;
 /// Counts the instances of `class` each of the best paths ending at vertices reaches, marks the
 /// ones that reach some and moves them first: the shorter first, then the one that reaches more
 /// of the class ("which cities are in Peru": "located in", not "capital"), then the ranking's
-/// order. True when any does. Not when the best path is a value the anchor itself stores.
+/// order. True when any does. Not for a count whose best path is a number the anchor stores.
 async fn hold_to_class(
     ctx: &AgentContext,
     ranked: &mut [ScoredPath],
     anchors: &[Anchor],
     class: &str,
+    kind: QuestionKind,
 ) -> Result<bool, AgentError> {
-    // The best path is a number or a date the anchor itself stores ("how many people live in
+    // A count whose best path is a number the anchor itself stores ("how many people live in
     // X" is its population, though "people" names a class): the class does not apply. A value
-    // further away (the length of a river in the continent) does not count the class's instances.
-    if ranked
-        .first()
-        .is_some_and(|s| s.path.end != EndKind::Entity && s.path.hops.len() == 1)
+    // further away (the length of a river in the continent) does not count the class's instances,
+    // and a list of a class ("which rivers …") is of vertices.
+    if kind == QuestionKind::Count
+        && ranked
+            .first()
+            .is_some_and(|s| s.path.end != EndKind::Entity && s.path.hops.len() == 1)
     {
         return Ok(false);
     }
