@@ -164,6 +164,13 @@ pub struct EntityLink {
     pub candidates: usize,
     /// The best few candidate labels, as shown (or as they would have been shown) to the model.
     pub top_candidates: Vec<String>,
+    /// Other vertices with the same label, in rank order (degree): tried in turn when no
+    /// relation path from the linked one fits the question.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub homonyms: Vec<String>,
+    /// The linked vertex was not the first homonym: the ones before it had no path that fits.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub homonym_retried: bool,
 }
 
 /// Relation linking of one QIR triple: its phrase and the ranked predicates around its vertices.

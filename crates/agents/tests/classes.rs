@@ -136,6 +136,21 @@ async fn a_written_value_anchors_the_question() {
 }
 
 #[tokio::test]
+async fn a_homonym_is_tried_when_no_path_from_the_first_fits() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Who was born in Arequipa?").await;
+    assert_eq!(e.display_answers(), ["Mario Vargas Llosa"], "{:#?} {:#?}", e.entities, e.paths);
+    let link = &e.entities[0];
+    assert_eq!(link.iri.as_deref(), Some("http://example.org/geo/Arequipa"));
+    assert!(link.homonym_retried);
+    assert_eq!(link.homonyms, ["http://example.org/geo/Arequipa_Ship"], "the one tried first");
+    // Where the first fits, it stays.
+    let e = ask(&pipeline, "Who operates Arequipa?").await;
+    assert_eq!(e.display_answers(), ["Pacific Line"]);
+    assert!(!e.entities[0].homonym_retried);
+}
+
+#[tokio::test]
 async fn classes_on_a_remote_virtuoso_endpoint() {
     let (Some(fixture), Some(kg)) = (common::fixture(), common::virtuoso()) else {
         return;

@@ -29,6 +29,9 @@ pub struct MatchingAgent;
 pub const NAME: &str = "matching";
 pub const LINKED: &str = "linked";
 
+/// Homonyms of a linked vertex kept for the path search to try.
+const MAX_HOMONYMS: usize = 4;
+
 /// Candidate labels kept in the explanation of each link.
 const SHOWN_IN_EXPLANATION: usize = 10;
 
@@ -61,6 +64,8 @@ impl Agent for MatchingAgent {
                     method: LinkMethod::Referent,
                     candidates: 1,
                     top_candidates: vec![label.clone()],
+                    homonyms: Vec::new(),
+                    homonym_retried: false,
                 },
                 None => link_entity(ctx, &question, mention).await?,
             });
@@ -118,6 +123,8 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
         method: LinkMethod::NotFound,
         candidates: candidates.len(),
         top_candidates: labels.iter().take(SHOWN_IN_EXPLANATION).cloned().collect(),
+        homonyms: Vec::new(),
+        homonym_retried: false,
     };
     if candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
         && let Some(found) = by_value(ctx, mention).await?
@@ -149,6 +156,15 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
     };
     link.iri = Some(chosen.iri.clone());
     link.label = Some(chosen.label.clone());
+    // The other vertices of the same label, for the path search to try when this one has no
+    // path that fits ("Who was born in Arequipa?" of a ship named after the city).
+    let same = normalize_tokens(&chosen.label);
+    link.homonyms = candidates
+        .iter()
+        .filter(|c| c.iri != chosen.iri && normalize_tokens(&c.label) == same)
+        .take(MAX_HOMONYMS)
+        .map(|c| c.iri.clone())
+        .collect();
     Ok(link)
 }
 
@@ -192,6 +208,8 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
         label: Some(label.clone()),
         method: LinkMethod::Literal,
         candidates: subjects.len(),
+        homonyms: subjects[1..].iter().take(MAX_HOMONYMS).cloned().collect(),
+        homonym_retried: false,
         top_candidates: vec![label],
     }))
 }

@@ -15,12 +15,12 @@
 //! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
-use crate::classes::ClassRole;
+use crate::classes::{ClassMention, ClassRole};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::path_ranking::{PathRanker, ScoredPath};
-use crate::path_search::{Anchor, EndKind, RelationPath, SearchBudget, search};
+use crate::path_search::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
 use crate::qir::{QirSource, QuestionKind};
 use crate::path_query::PredicateChoice;
 use crate::question_form::{Expectation, QuestionForm};
@@ -108,56 +108,47 @@ impl Agent for PathSearchAgent {
             frontier: p.path_frontier,
             edge_limit: p.path_edge_limit,
         };
-        let (paths, report) = search(ctx, &anchors, &mut ranker, &budget).await?;
-        // Every path found stays available to the planner (a superlative's attribute is a path
-        // one hop longer than the chosen one, whatever its rank).
-        let pool = paths.clone();
-        let mut ranked = ranker.rank(paths, &labels);
-        if form.kind == QuestionKind::Boolean && anchors.len() >= 2 {
-            // Yes/no about two entities: the path between them; one that reached the other in
-            // the search's sample is the graph's own evidence.
-            for scored in &mut ranked {
-                let other: Vec<&str> = anchors
+        let mut found = find_paths(ctx, &anchors, &labels, &mut ranker, &budget, &form, class.as_ref()).await?;
+        if found.ranked.is_empty() {
+            // No path from the linked vertex fits: its homonyms (same label, lower degree) are
+            // tried in turn, the first with a path that fits taken.
+            let mut spent = found.report.queries;
+            'homonyms: for i in 0..anchors.len() {
+                let Some(e) = state
+                    .entities
                     .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != scored.path.anchor)
-                    .map(|(_, a)| a.iri.as_str())
-                    .collect();
-                if scored.path.end == EndKind::Entity
-                    && scored
-                        .path
-                        .endpoints
-                        .iter()
-                        .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if other.contains(&n.as_str())))
-                {
-                    scored.score += REACHES_OTHER_ANCHOR;
+                    .position(|l| l.iri.as_deref() == Some(anchors[i].iri.as_str()))
+                else {
+                    continue;
+                };
+                for homonym in state.entities[e].homonyms.clone() {
+                    let mut tried = anchors.clone();
+                    tried[i].iri = homonym.clone();
+                    let mut again = find_paths(ctx, &tried, &labels, &mut ranker, &budget, &form, class.as_ref()).await?;
+                    spent += again.report.queries;
+                    if !again.ranked.is_empty() {
+                        again.report.queries = spent;
+                        let link = &mut state.entities[e];
+                        let first = link.iri.replace(homonym.clone());
+                        link.homonyms.retain(|h| h != &homonym);
+                        link.homonyms.extend(first);
+                        link.homonym_retried = true;
+                        anchors = tried;
+                        found = again;
+                        break 'homonyms;
+                    }
                 }
             }
-            ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.text.cmp(&b.text)));
+            found.report.queries = found.report.queries.max(spent);
         }
-        // A path that says nothing of the question, or ends in the wrong kind of value for a
-        // "when" question, is no answer: better "no answer" than a made-up one.
-        // With no content word left (every word is a mention or a question word: "Where is X?"),
-        // support says nothing, and the kind and the anchors decide.
-        let judged = ranker.has_units();
-        ranked.retain(|s| {
-            (!judged || s.support >= p.min_relation_score)
-                && !(form.expects == Expectation::Temporal
-                    && form.order.is_none()
-                    && s.path.end != EndKind::Temporal)
-        });
-        // Paths with the same text (two predicates with one label) are one choice, the best kept.
-        let mut seen = std::collections::HashSet::new();
-        ranked.retain(|s| seen.insert(s.text.clone()));
-        ranked.truncate(p.query_num.max(1));
-        if let Some(c) = class.as_ref().filter(|c| c.role == ClassRole::Answer) {
-            // Paths that reach instances of the class go first; none reaching it, the class is
-            // left aside (the question's word may name the kind loosely).
-            if hold_to_class(ctx, &mut ranked, &anchors, &c.iri, form.kind).await?
-                && let Some(c) = &mut state.class
-            {
-                c.applied = true;
-            }
+        let Found {
+            ranked,
+            pool,
+            report,
+            class_applied,
+        } = found;
+        if class_applied && let Some(c) = &mut state.class {
+            c.applied = true;
         }
         state.path_search = Some(report);
         if ranked.is_empty() {
@@ -184,6 +175,84 @@ impl Agent for PathSearchAgent {
         state.paths = ranked;
         Ok(CHOSEN)
     }
+}
+
+/// What one search from a set of anchors gives.
+struct Found {
+    /// The paths that fit the question, best first (held to the class first, when one applies).
+    ranked: Vec<ScoredPath>,
+    /// Every path found (the planner's superlative extensions).
+    pool: Vec<RelationPath>,
+    report: SearchReport,
+    /// Some path reaches instances of the class the question names.
+    class_applied: bool,
+}
+
+/// Searches the paths from `anchors`, ranks them and keeps the ones that fit the question.
+async fn find_paths(
+    ctx: &AgentContext,
+    anchors: &[Anchor],
+    labels: &[String],
+    ranker: &mut PathRanker,
+    budget: &SearchBudget,
+    form: &QuestionForm,
+    class: Option<&ClassMention>,
+) -> Result<Found, AgentError> {
+    let p = &ctx.params;
+    let (paths, report) = search(ctx, anchors, ranker, budget).await?;
+    // Every path found stays available to the planner (a superlative's attribute is a path
+    // one hop longer than the chosen one, whatever its rank).
+    let pool = paths.clone();
+    let mut ranked = ranker.rank(paths, labels);
+    if form.kind == QuestionKind::Boolean && anchors.len() >= 2 {
+        // Yes/no about two entities: the path between them; one that reached the other in
+        // the search's sample is the graph's own evidence.
+        for scored in &mut ranked {
+            let other: Vec<&str> = anchors
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != scored.path.anchor)
+                .map(|(_, a)| a.iri.as_str())
+                .collect();
+            if scored.path.end == EndKind::Entity
+                && scored
+                    .path
+                    .endpoints
+                    .iter()
+                    .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if other.contains(&n.as_str())))
+            {
+                scored.score += REACHES_OTHER_ANCHOR;
+            }
+        }
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.text.cmp(&b.text)));
+    }
+    // A path that says nothing of the question, or ends in the wrong kind of value for a
+    // "when" question, is no answer: better "no answer" than a made-up one.
+    // With no content word left (every word is a mention or a question word: "Where is X?"),
+    // support says nothing, and the kind and the anchors decide.
+    let judged = ranker.has_units();
+    ranked.retain(|s| {
+        (!judged || s.support >= p.min_relation_score)
+            && !(form.expects == Expectation::Temporal
+                && form.order.is_none()
+                && s.path.end != EndKind::Temporal)
+    });
+    // Paths with the same text (two predicates with one label) are one choice, the best kept.
+    let mut seen = std::collections::HashSet::new();
+    ranked.retain(|s| seen.insert(s.text.clone()));
+    ranked.truncate(p.query_num.max(1));
+    let mut class_applied = false;
+    if let Some(c) = class.filter(|c| c.role == ClassRole::Answer) {
+        // Paths that reach instances of the class go first; none reaching it, the class is
+        // left aside (the question's word may name the kind loosely).
+        class_applied = hold_to_class(ctx, &mut ranked, anchors, &c.iri, form.kind).await?;
+    }
+    Ok(Found {
+        ranked,
+        pool,
+        report,
+        class_applied,
+    })
 }
 
 /// The margin rule, or the model's pick among the best few. A path that is the best one walked
