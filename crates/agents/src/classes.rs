@@ -62,7 +62,7 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
             continue;
         }
         for start in 0..words.len().saturating_sub(name.len() - 1) {
-            if singulars[start..start + name.len()] != name[..] {
+            if !(0..name.len()).all(|k| names_word(&words[start + k], &singulars[start + k], &name[k])) {
                 continue;
             }
             let Some(role) = role_at(&words, start, form) else {
@@ -87,11 +87,20 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
     best.map(|(_, _, mention)| mention)
 }
 
+/// Whether a question word (as written, and in the singular) is a class name's word: "cities"
+/// is "city", and "movies" is "movie" though the rules make it "movy".
+fn names_word(word: &str, singular: &str, name: &str) -> bool {
+    singular == name || word == name || word.strip_suffix('s') == Some(name)
+}
+
 /// The role of a class named at `start`, judged from the words before it.
 fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassRole> {
     let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
+    // "Is Lima a city?": a copula opens the question and "a"/"an" + the class end it ("Did Tom
+    // Hanks direct a film?" asks for a path, not for a type).
     if form.kind == crate::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
-        return Some(ClassRole::Membership);
+        let copula = matches!(words.first().map(String::as_str), Some("is" | "was" | "are" | "were"));
+        return copula.then_some(ClassRole::Membership);
     }
     // "the most populous country": the superlative's words stand right before the class.
     let superlative = &form.superlative_words;
@@ -135,7 +144,7 @@ pub fn singular(word: &str) -> String {
     let n = word.len();
     if n > 4 && word.ends_with("ies") {
         format!("{}y", &word[..n - 3])
-    } else if n > 4 && ["ches", "shes", "sses", "xes", "zes"].iter().any(|e| word.ends_with(e)) {
+    } else if n > 4 && ["ches", "shes", "sses", "xes", "zzes"].iter().any(|e| word.ends_with(e)) {
         word[..n - 2].to_owned()
     } else if n > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e)) {
         word[..n - 1].to_owned()
@@ -182,6 +191,12 @@ mod tests {
             spot("Is Lima a city?"),
             Some(("http://e/City".to_owned(), ClassRole::Membership))
         );
+        // "movies" names a class "Movie" though its rule-made singular is "movy".
+        let classes = [class("http://e/Movie", "Movie", 3)];
+        let form = QuestionForm::detect("Which movies did Tom Hanks star in?", None);
+        assert!(spot_class("Which movies did Tom Hanks star in?", &form, &classes).is_some());
+        // "a film" in a question about a path is no type check.
+        assert_eq!(spot("Did Tom Hanks direct a city?"), None);
         // A class word as a relation word is no constraint.
         assert_eq!(spot("What is the capital of Peru?"), None);
         assert_eq!(spot("Who was born in that city?"), None);
@@ -196,6 +211,8 @@ mod tests {
             ("films", "film"),
             ("people", "person"),
             ("boxes", "box"),
+            ("prizes", "prize"),
+            ("buzzes", "buzz"),
             ("status", "status"),
             ("class", "class"),
             ("bus", "bus"),

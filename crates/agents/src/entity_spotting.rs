@@ -176,17 +176,18 @@ pub(crate) async fn spot(
     // Values written in the question that the graph stores as literals ("ISBN 0-306-40615-2",
     // a quoted title that is no label): the matching agent links them by value.
     for value in literal_mentions(question) {
-        let words = normalize_tokens(&value).join(" ");
+        let words = normalize_tokens(&value);
         if entities.len() >= MAX_ENTITIES
             || entities.iter().any(|e| {
-                let e = normalize_tokens(e).join(" ");
-                e.contains(&words) || words.contains(&e)
+                let e = normalize_tokens(e);
+                holds(&e, &words) || holds(&words, &e)
             })
         {
             continue;
         }
         if !ctx.kg.value_subjects(&value, 1).await?.is_empty() {
-            entities.push(value);
+            // Kept quoted, so that matching looks it up as the value it is.
+            entities.push(format!("\u{201C}{value}\u{201D}"));
         }
     }
     if entities.is_empty() {
@@ -270,7 +271,11 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
             if let Some(end) = end {
                 let inner: String = chars[i + 1..end].iter().collect();
                 let inner = inner.trim();
-                if inner.chars().any(char::is_alphanumeric) && !out.iter().any(|o| o == inner) {
+                // Four characters at least, as the matching agent's lookup by value asks.
+                if inner.chars().count() >= 4
+                    && inner.chars().any(char::is_alphanumeric)
+                    && !out.iter().any(|o| o == inner)
+                {
                     out.push(inner.to_owned());
                 }
                 i = end + 1;
@@ -291,6 +296,11 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether the words `inner` stand together in `outer`.
+fn holds(outer: &[String], inner: &[String]) -> bool {
+    !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner)
 }
 
 /// Entities taken from one question at most (two anchors join at the answer).

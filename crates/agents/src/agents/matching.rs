@@ -126,7 +126,11 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
         homonyms: Vec::new(),
         homonym_retried: false,
     };
+    // A value written as one (quoted, a code), or a mention no label can name, may be a stored
+    // literal; a plain name some labels nearly match is not looked up by value ("United States"
+    // is the value of too many triples in a large graph).
     if candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
+        && (candidates.is_empty() || written_as_value(mention))
         && let Some(found) = by_value(ctx, mention).await?
     {
         return Ok(found);
@@ -171,13 +175,21 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
 /// Quotes around a written value ("the paper titled 'X'").
 const QUOTES: &[char] = &['\'', '"', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}'];
 
+/// A mention written as a value: quoted, or a code ([`crate::entity_spotting::literal_mentions`]).
+fn written_as_value(mention: &str) -> bool {
+    let trimmed = mention.trim();
+    (trimmed.starts_with(QUOTES) && trimmed.ends_with(QUOTES))
+        || crate::entity_spotting::literal_mentions(trimmed).iter().any(|m| m == trimmed)
+}
+
 /// The vertex that stores the mention as a literal, when no label names it exactly (a title
 /// that is not a label, an ISBN): the most connected one when several do.
 async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink>, AgentError> {
     const SUBJECTS: usize = 16;
     let value = mention.trim().trim_matches(QUOTES).trim();
-    // A lone short word or number is no identifying value ("2", "red").
-    if value.chars().count() < 4 || !value.chars().any(char::is_alphanumeric) {
+    // A short word or number is no identifying value ("2", "red", a year).
+    let digits_only = value.chars().all(|c| c.is_ascii_digit());
+    if value.chars().count() < 4 || !value.chars().any(char::is_alphanumeric) || (digits_only && value.len() < 5) {
         return Ok(None);
     }
     let mut subjects: Vec<String> = Vec::new();

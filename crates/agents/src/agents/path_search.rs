@@ -36,6 +36,9 @@ pub const CHOSEN: &str = "chosen";
 /// The question is about a class alone, or whether an entity is of a class: no path to choose.
 pub const OVER_CLASS: &str = "over_class";
 
+/// Homonyms of the linked vertices tried at most per question when no path fits.
+const MAX_HOMONYM_TRIES: usize = 3;
+
 /// A path reaching the question's other anchor is evidence the graph gives, for yes/no questions.
 const REACHES_OTHER_ANCHOR: f32 = 0.2;
 
@@ -80,7 +83,7 @@ impl Agent for PathSearchAgent {
         // "Is Lima a city?", "How many countries are there?": the class decides, no path.
         if let Some(c) = &class {
             let membership = c.role == ClassRole::Membership && form.kind == QuestionKind::Boolean && anchors.len() == 1;
-            let alone = c.role == ClassRole::Answer && anchors.is_empty();
+            let alone = c.role == ClassRole::Answer && anchors.is_empty() && qir.source == QirSource::Class;
             if membership || alone {
                 state.form = Some(form);
                 state.anchors = anchors;
@@ -108,11 +111,14 @@ impl Agent for PathSearchAgent {
             frontier: p.path_frontier,
             edge_limit: p.path_edge_limit,
         };
+        let started = std::time::Instant::now();
         let mut found = find_paths(ctx, &anchors, &labels, &mut ranker, &budget, &form, class.as_ref()).await?;
         if found.ranked.is_empty() {
             // No path from the linked vertex fits: its homonyms (same label, lower degree) are
-            // tried in turn, the first with a path that fits taken.
+            // tried in turn, the first with a path that fits taken, all within the one budget of
+            // the question's search.
             let mut spent = found.report.queries;
+            let mut tries = 0;
             'homonyms: for i in 0..anchors.len() {
                 let Some(e) = state
                     .entities
@@ -122,9 +128,19 @@ impl Agent for PathSearchAgent {
                     continue;
                 };
                 for homonym in state.entities[e].homonyms.clone() {
+                    let left = SearchBudget {
+                        max_queries: budget.max_queries.saturating_sub(spent),
+                        max_time: budget.max_time.saturating_sub(started.elapsed()),
+                        ..budget.clone()
+                    };
+                    // A hop takes up to four queries.
+                    if tries == MAX_HOMONYM_TRIES || left.max_queries < 4 || left.max_time.is_zero() {
+                        break 'homonyms;
+                    }
+                    tries += 1;
                     let mut tried = anchors.clone();
                     tried[i].iri = homonym.clone();
-                    let mut again = find_paths(ctx, &tried, &labels, &mut ranker, &budget, &form, class.as_ref()).await?;
+                    let mut again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
                     spent += again.report.queries;
                     if !again.ranked.is_empty() {
                         again.report.queries = spent;

@@ -119,23 +119,27 @@ async fn named_class(ctx: &AgentContext, question: &str, form: &QuestionForm) ->
     }
 }
 
-/// Words that may stand beside a class in a question about the class alone ("how many countries
-/// are there in the graph", "list all the cities").
-const ABOUT_THE_CLASS: &[&str] = &["there", "exist", "exists", "total", "all", "graph", "known", "me", "us"];
+/// The only words that may stand beside a class (and a superlative) in a question about the
+/// class alone ("how many countries are there in the graph", "list all the cities", "who is the
+/// oldest writer"). Pronouns, other prepositions and any other word mean something else must be
+/// found ("which actors are in it", "which albums are by the who").
+const ABOUT_THE_CLASS: &[&str] = &[
+    "how", "many", "much", "what", "which", "who", "is", "are", "was", "were", "the", "a", "an", "all", "every",
+    "list", "name", "give", "show", "tell", "me", "us", "there", "exist", "exists", "total", "in", "graph", "known",
+    "of", "number",
+];
 
 /// Whether nothing but the class (and the question's form words) is left to look up: "how many
 /// countries are there?", "which is the largest city?", "list all cities". A question with other
 /// content words ("which films did Tom Hnaks star in", a misspelt name) is not about the class
 /// alone: its entity must be found.
 fn about_the_class_alone(question: &str, class: &ClassMention, form: &QuestionForm) -> bool {
-    use crate::entity_spotting::is_function_word;
     if class.role != ClassRole::Answer {
         return false;
     }
     let class_words: Vec<&str> = class.mention.split(' ').collect();
     chatty_kg_graph::text::normalize_tokens(question).iter().all(|w| {
-        is_function_word(w)
-            || class_words.contains(&w.as_str())
+        class_words.contains(&w.as_str())
             || form.superlative_words.contains(w)
             || ABOUT_THE_CLASS.contains(&w.as_str())
     })
