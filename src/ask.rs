@@ -252,6 +252,7 @@ pub fn render(e: &Explanation) -> String {
             ChoiceReason::Only => "the only path that fits".to_owned(),
             ChoiceReason::Margin => format!("best by a margin of {:.3}", choice.margin.unwrap_or(0.0)),
             ChoiceReason::Model => format!("picked by the model (margin {:.3})", choice.margin.unwrap_or(0.0)),
+            ChoiceReason::Class => "the shortest path reaching most of the class named".to_owned(),
         };
         let _ = writeln!(s, "  chosen: {why}");
     }

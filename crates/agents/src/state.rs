@@ -218,6 +218,8 @@ pub enum ChoiceReason {
     Margin,
     /// The margin was small: the model picked among the best few.
     Model,
+    /// The class the question names decided: the shortest path reaching most of its instances.
+    Class,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

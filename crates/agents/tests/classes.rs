@@ -5,7 +5,7 @@
 //! and the same against a real Virtuoso endpoint. Values written in the question (a title that
 //! is no label, a code) anchor it like entities.
 
-use chatty_kg_agents::{ClassRole, LinkMethod, Explanation, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
+use chatty_kg_agents::{ChoiceReason, ClassRole, LinkMethod, Explanation, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
@@ -43,6 +43,7 @@ async fn a_class_word_holds_the_answers_to_the_class() {
         ("http://example.org/geo/class/City", ClassRole::Answer, true)
     );
     assert!(e.chosen_path().is_some_and(|p| p.reaches_class));
+    assert_eq!(e.path_choice.map(|c| c.reason), Some(ChoiceReason::Class));
     let used = e.sparql.iter().find(|q| q.used).unwrap();
     assert!(used.sparql.contains("subClassOf"), "{}", used.sparql);
     // A value of no class at all is not left out: the graph does not say it is no city.

@@ -280,10 +280,16 @@ async fn choose(ctx: &AgentContext, question: &str, ranked: &[ScoredPath]) -> Re
             what: "a ranked path",
         });
     };
-    // A path held to the class the question names has no rival among those that reach none.
-    let rival = ranked[1..]
-        .iter()
-        .find(|s| !mirrors(&first.path, &s.path) && s.reaches_class == first.reaches_class);
+    // The class the question names ordered the paths that reach it (the shortest, then the one
+    // reaching most of it): the graph decided, no model call.
+    if first.reaches_class {
+        return Ok(PathChoice {
+            index: 0,
+            reason: ChoiceReason::Class,
+            margin: None,
+        });
+    }
+    let rival = ranked[1..].iter().find(|s| !mirrors(&first.path, &s.path));
     let margin = rival.map_or(f32::INFINITY, |r| first.score - r.score);
     if rival.is_none() {
         return Ok(PathChoice {
