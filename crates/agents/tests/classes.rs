@@ -145,6 +145,18 @@ async fn a_homonym_is_tried_when_no_path_from_the_first_fits() {
     assert_eq!(link.iri.as_deref(), Some("http://example.org/geo/Arequipa"));
     assert!(link.homonym_retried);
     assert_eq!(link.homonyms, ["http://example.org/geo/Arequipa_Ship"], "the one tried first");
+    // Two anchors, and no path from the first homonym could meet the other's at a vertex: the
+    // next homonym is the anchor the answer's join starts from.
+    let e = ask(&pipeline, "Who was born in Arequipa and is a citizen of Peru?").await;
+    let link = e.entities.iter().find(|l| l.mention == "Arequipa").unwrap();
+    assert_eq!(link.iri.as_deref(), Some("http://example.org/geo/Arequipa"), "{:#?}", e.entities);
+    assert!(link.homonym_retried);
+    let used = e.sparql.iter().find(|q| q.used).unwrap();
+    assert!(
+        used.sparql.contains("geo/Arequipa>") && used.sparql.contains("geo/Peru>") && !used.sparql.contains("Ship"),
+        "{}",
+        used.sparql
+    );
     // Where the first fits, it stays.
     let e = ask(&pipeline, "Who operates Arequipa?").await;
     assert_eq!(e.display_answers(), ["Pacific Line"]);

@@ -113,50 +113,58 @@ impl Agent for PathSearchAgent {
         };
         let started = std::time::Instant::now();
         let mut found = find_paths(ctx, &anchors, &labels, &mut ranker, &budget, &form, class.as_ref()).await?;
-        if found.ranked.is_empty() {
-            // No path from the linked vertex fits: its homonyms (same label, lower degree) are
-            // tried in turn, the first with a path that fits taken, all within the one budget of
-            // the question's search.
-            let mut spent = found.report.queries;
-            let mut tries = 0;
-            'homonyms: for i in 0..anchors.len() {
-                let Some(e) = state
-                    .entities
-                    .iter()
-                    .position(|l| l.iri.as_deref() == Some(anchors[i].iri.as_str()))
-                else {
-                    continue;
+        // No path from a linked vertex fits ("Who was born in Arequipa?" of a ship named after
+        // the city): its homonyms (same label, lower degree) are tried in turn, the first from
+        // which a path fits taken, all within the one budget of the question's search.
+        // With two anchors of a list or count, a path fits only if it ends at vertices: the
+        // anchors' paths must meet at the answer.
+        let joined = anchors.len() >= 2 && form.kind != QuestionKind::Boolean;
+        let fits_from = |ranked: &[ScoredPath], i: usize| {
+            ranked
+                .iter()
+                .any(|s| s.path.anchor == i && (!joined || s.path.end == EndKind::Entity))
+        };
+        let mut spent = found.report.queries;
+        let mut tries = 0;
+        'anchors: for i in 0..anchors.len() {
+            if fits_from(&found.ranked, i) {
+                continue;
+            }
+            let Some(e) = state
+                .entities
+                .iter()
+                .position(|l| l.iri.as_deref() == Some(anchors[i].iri.as_str()))
+            else {
+                continue;
+            };
+            for homonym in state.entities[e].homonyms.clone() {
+                let left = SearchBudget {
+                    max_queries: budget.max_queries.saturating_sub(spent),
+                    max_time: budget.max_time.saturating_sub(started.elapsed()),
+                    ..budget.clone()
                 };
-                for homonym in state.entities[e].homonyms.clone() {
-                    let left = SearchBudget {
-                        max_queries: budget.max_queries.saturating_sub(spent),
-                        max_time: budget.max_time.saturating_sub(started.elapsed()),
-                        ..budget.clone()
-                    };
-                    // A hop takes up to four queries.
-                    if tries == MAX_HOMONYM_TRIES || left.max_queries < 4 || left.max_time.is_zero() {
-                        break 'homonyms;
-                    }
-                    tries += 1;
-                    let mut tried = anchors.clone();
-                    tried[i].iri = homonym.clone();
-                    let mut again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
-                    spent += again.report.queries;
-                    if !again.ranked.is_empty() {
-                        again.report.queries = spent;
-                        let link = &mut state.entities[e];
-                        let first = link.iri.replace(homonym.clone());
-                        link.homonyms.retain(|h| h != &homonym);
-                        link.homonyms.extend(first);
-                        link.homonym_retried = true;
-                        anchors = tried;
-                        found = again;
-                        break 'homonyms;
-                    }
+                // A hop takes up to four queries.
+                if tries == MAX_HOMONYM_TRIES || left.max_queries < 4 || left.max_time.is_zero() {
+                    break 'anchors;
+                }
+                tries += 1;
+                let mut tried = anchors.clone();
+                tried[i].iri = homonym.clone();
+                let again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
+                spent += again.report.queries;
+                if fits_from(&again.ranked, i) {
+                    let link = &mut state.entities[e];
+                    let first = link.iri.replace(homonym.clone());
+                    link.homonyms.retain(|h| h != &homonym);
+                    link.homonyms.extend(first);
+                    link.homonym_retried = true;
+                    anchors = tried;
+                    found = again;
+                    continue 'anchors;
                 }
             }
-            found.report.queries = found.report.queries.max(spent);
         }
+        found.report.queries = found.report.queries.max(spent);
         let Found {
             ranked,
             pool,
