@@ -40,6 +40,17 @@ pub struct CandidateQuery {
 /// The variable a COUNT query binds.
 pub const COUNT_VARIABLE: &str = "count";
 
+/// The number a COUNT query bound to [`COUNT_VARIABLE`], if any.
+pub fn count_of(results: &chatty_kg_graph::QueryResults) -> Option<u64> {
+    match results {
+        chatty_kg_graph::QueryResults::Solutions(s) => s.column(COUNT_VARIABLE).find_map(|t| match t {
+            chatty_kg_graph::Term::Literal(l) => l.value().parse().ok(),
+            _ => None,
+        }),
+        chatty_kg_graph::QueryResults::Boolean(_) => None,
+    }
+}
+
 /// The variable every answer query projects first.
 pub const ANSWER_VARIABLE: &str = "answer";
 /// The superlative's attribute value.

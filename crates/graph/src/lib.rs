@@ -31,7 +31,7 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, members_query, named_node, value_subjects_query,
+    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, named_node, value_subjects_query,
     neighbourhood_query, neighbourhood_sample_query, predicates_around_query, predicates_between_query, triple, var,
 };
 use crate::query::{classes_query, degrees_query, labels_query};
@@ -44,7 +44,7 @@ pub use ::oxigraph::model::{Literal, NamedNode, Term};
 use async_trait::async_trait;
 use std::sync::Arc;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The rows of a SELECT, or the answer of an ASK.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,21 +252,6 @@ pub trait KnowledgeGraph: Send + Sync {
                 _ => None,
             })
             .collect())
-    }
-
-    /// Which of `iris` are instances of `class` or of one of its subclasses
-    /// ([`instance_of`]), in bounded chunks (`[]` → no query).
-    async fn members_of(&self, iris: &[&str], class: &str) -> Result<HashSet<String>, GraphError> {
-        let mut members = HashSet::new();
-        for chunk in iris.chunks(LABELS_PER_QUERY) {
-            if let QueryResults::Solutions(solutions) = self.query(&members_query(chunk, class)?).await? {
-                members.extend(solutions.column("s").filter_map(|t| match t {
-                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
-                    _ => None,
-                }));
-            }
-        }
-        Ok(members)
     }
 
     /// The graph's schema profile (predicates, classes; [`profile`]). Backends cache it; this

@@ -730,17 +730,6 @@ pub fn instance_of(subject: impl Into<TermPattern>, class: &str) -> Result<Graph
     })
 }
 
-/// `SELECT DISTINCT ?s WHERE { VALUES ?s {…} ?s is an instance of <class> }` ([`instance_of`]): which of
-/// some vertices are instances of a class.
-pub fn members_query(iris: &[&str], class: &str) -> Result<ReadQuery, GraphError> {
-    let s = var("s");
-    let joined = GraphPattern::Join {
-        left: Box::new(values(&s, iris.iter().copied())?),
-        right: Box::new(instance_of(s.clone(), class)?),
-    };
-    ReadQuery::select(distinct_project(joined, vec![s], None))
-}
-
 /// `SELECT DISTINCT ?s WHERE { ?s is an instance of <class> } LIMIT n` ([`instance_of`]): some instances
 /// of a class.
 pub fn instances_query(class: &str, limit: usize) -> Result<ReadQuery, GraphError> {

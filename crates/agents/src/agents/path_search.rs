@@ -413,15 +413,7 @@ async fn hold_to_class(
         let path = &ranked[i].path;
         let Some(anchor) = anchors.get(path.anchor) else { continue };
         let query = crate::path_query::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
-        if let chatty_kg_graph::QueryResults::Solutions(s) = ctx.kg.query(&query).await? {
-            reach[i] = s
-                .column(crate::path_query::COUNT_VARIABLE)
-                .find_map(|t| match t {
-                    chatty_kg_graph::Term::Literal(l) => l.value().parse().ok(),
-                    _ => None,
-                })
-                .unwrap_or(0);
-        }
+        reach[i] = crate::path_query::count_of(&ctx.kg.query(&query).await?).unwrap_or(0);
     }
     if reach.iter().all(|&n| n == 0) {
         return Ok(false);

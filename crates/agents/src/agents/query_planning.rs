@@ -23,8 +23,8 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::path_query::{
-    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, membership, over_class, over_set,
-    select, select_in,
+    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership, over_class,
+    over_set, select, select_in,
 };
 use crate::path_ranking::PathRanker;
 use crate::path_search::{EndKind, Hop, RelationPath};
@@ -557,16 +557,6 @@ fn row_count(results: &QueryResults) -> usize {
     match results {
         QueryResults::Solutions(s) => s.rows.len(),
         QueryResults::Boolean(_) => 1,
-    }
-}
-
-fn count_of(results: &QueryResults) -> Option<u64> {
-    match results {
-        QueryResults::Solutions(s) => s.column(COUNT_VARIABLE).find_map(|t| match t {
-            Term::Literal(l) => l.value().parse().ok(),
-            _ => None,
-        }),
-        QueryResults::Boolean(_) => None,
     }
 }
 
