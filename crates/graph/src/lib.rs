@@ -17,6 +17,7 @@
 
 mod error;
 mod label_index;
+mod label_source;
 mod load;
 mod lock;
 mod oxigraph;

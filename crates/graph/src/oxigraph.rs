@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! <dir>/rdf/            RocksDB files (Oxigraph)
-//! <dir>/labels/         tantivy label index (rebuilt after every load)
+//! <dir>/labels/         tantivy label index (built while a first load parses, rebuilt after a later one)
 //! <dir>/manifest.json   what was loaded, and whether the last load or index rebuild finished
 //! <dir>/lock            readers lock it shared, `load` and `index` exclusive (see `lock.rs`)
 //! ```
@@ -12,16 +12,15 @@
 //! The manifest is replaced atomically (temporary file, fsync, rename, fsync of the directory), and
 //! so is the label index (built aside, synced, renamed into place).
 
-use crate::label_index::{LabelEntry, LabelIndex};
+use crate::label_index::LabelIndex;
+use crate::label_source::{LabelFeed, index_store_labels};
 use crate::profile::SchemaProfile;
 use crate::load::{LoadReport, RdfFile};
 use crate::lock::{StoreLock, sync_dir};
-use crate::query::named_node;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oxigraph::io::{RdfParseError, RdfParser};
-use oxigraph::model::{NamedOrBlankNode, Quad, Term};
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, SparqlEvaluator};
 use oxigraph::store::{StorageError, Store};
 use serde::{Deserialize, Serialize};
@@ -235,8 +234,18 @@ impl EmbeddedStore {
         manifest.write(dir)?;
 
         let bar = progress_bar(show_progress);
-        let loaded = open_for_writing(dir).and_then(|store| Ok((bulk_load(&store, dir, files, &bar)?, store)));
-        let (per_file, store) = match loaded {
+        let loaded = open_for_writing(dir).and_then(|store| {
+            // Into an empty store, the label index is built from the quads as they are parsed;
+            // into one with data, it is rebuilt from the whole store after the commit.
+            let mut feed = if store.is_empty().map_err(|e| GraphError::storage(dir, e))? {
+                Some(LabelFeed::start(dir, &settings.label_predicates, settings.iri_names)?)
+            } else {
+                None
+            };
+            let per_file = bulk_load(&store, dir, files, &bar, feed.as_mut())?;
+            Ok((per_file, store, feed))
+        });
+        let (per_file, store, feed) = match loaded {
             Ok(loaded) => loaded,
             Err(error) => {
                 bar.abandon_with_message("load failed; nothing from it was kept");
@@ -253,7 +262,10 @@ impl EmbeddedStore {
         };
         let rdf_seconds = started.elapsed().as_secs_f64();
         bar.set_message("building the label index");
-        let labels = build_label_index(&store, dir, settings)?;
+        let labels = match feed {
+            Some(feed) => feed.finish(&store, dir)?,
+            None => build_label_index(&store, dir, settings)?,
+        };
         let index_seconds = started.elapsed().as_secs_f64() - rdf_seconds;
         let store_size = store.len().map_err(|e| GraphError::storage(dir, e))? as u64;
         bar.finish_and_clear();
@@ -365,6 +377,7 @@ fn bulk_load(
     dir: &Path,
     files: &[RdfFile],
     bar: &ProgressBar,
+    mut feed: Option<&mut LabelFeed>,
 ) -> Result<Vec<(PathBuf, u64)>, GraphError> {
     let mut loader = store.bulk_loader();
     let mut per_file = Vec::with_capacity(files.len());
@@ -379,6 +392,9 @@ fn bulk_load(
             count += 1;
             if count.is_multiple_of(65_536) {
                 bar.inc(65_536);
+            }
+            if let (Ok(quad), Some(feed)) = (&quad, feed.as_deref_mut()) {
+                feed.observe(quad);
             }
             quad.map_err(LoadFailure::Parse)
         });
@@ -416,73 +432,9 @@ fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
     }
 }
 
-/// Collects every (IRI, literal label) of the configured label predicates and builds the label
-/// index from them; with `iri_names`, then every vertex without a label (a subject, or an IRI
-/// object other than a class) under a name made from its IRI ([`crate::text::iri_name`]).
 fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
-    let predicates = settings
-        .label_predicates
-        .iter()
-        .map(|p| named_node(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    // Vertices already named, by a hash of their IRI (8 bytes each, not the IRI).
-    let named = std::cell::RefCell::new(std::collections::HashSet::<u64>::new());
-    let hash = |iri: &str| {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(iri)
-    };
-    let labelled = predicates.clone().into_iter().flat_map(|predicate| {
-        store
-            .quads_for_pattern(None, Some(predicate.as_ref()), None, None)
-            .filter_map(|quad| match quad {
-                Ok(Quad {
-                    subject: NamedOrBlankNode::NamedNode(subject),
-                    object: Term::Literal(label),
-                    ..
-                }) => {
-                    named.borrow_mut().insert(hash(subject.as_str()));
-                    Some(Ok(LabelEntry {
-                        iri: subject.into_string(),
-                        label: label.value().to_owned(),
-                    }))
-                }
-                Ok(_) => None, // blank-node subjects and non-literal labels cannot be linked
-                Err(e) => Some(Err(GraphError::storage(dir, e))),
-            })
-    });
-    let rdf_type = named_node(RDF_TYPE)?;
-    let unlabelled = store
-        .quads_for_pattern(None, None, None, None)
-        .filter(|_| settings.iri_names)
-        .flat_map(|quad| {
-            let quad = match quad {
-                Ok(quad) => quad,
-                Err(e) => return vec![Err(GraphError::storage(dir, e))],
-            };
-            let mut vertices: Vec<String> = Vec::with_capacity(2);
-            if let NamedOrBlankNode::NamedNode(subject) = &quad.subject {
-                vertices.push(subject.as_str().to_owned());
-            }
-            let label_or_type = quad.predicate == rdf_type || predicates.contains(&quad.predicate);
-            if let Term::NamedNode(object) = &quad.object
-                && !label_or_type
-            {
-                vertices.push(object.as_str().to_owned());
-            }
-            vertices
-                .into_iter()
-                // Each vertex once: named ones (labelled, or named here already) are skipped.
-                .filter(|iri| named.borrow_mut().insert(hash(iri)))
-                .filter_map(|iri| {
-                    let label = crate::text::iri_name(&iri)?;
-                    Some(Ok(LabelEntry { iri, label }))
-                })
-                .collect()
-        });
-    LabelIndex::build(&dir.join("labels"), labelled.chain(unlabelled))
+    index_store_labels(store, dir, &settings.label_predicates, settings.iri_names)
 }
-
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 
 fn evaluate(
     store: &Store,

@@ -380,3 +380,83 @@ async fn predicates_are_named_by_their_labels_and_kept() {
     // A clone of the store shares what was looked up.
     assert_eq!(kg.clone().predicate_names(&[p57]).await.unwrap()[p57], "director");
 }
+
+/// A first load builds the label index from the quads as they are parsed, a later load from the
+/// whole store: both index the same labels. Stated twice, a label is indexed once; a vertex
+/// labelled after it was first used is not also named from its IRI; an object with no label is.
+#[tokio::test]
+async fn a_first_load_indexes_the_labels_it_parses_as_a_rescan_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = write(
+        tmp.path(),
+        "one.nt",
+        &format!(
+            "<http://e/a> <http://e/knows> <http://e/b> .\n\
+             <http://e/a> {LABEL} \"Alpha\" .\n\
+             <http://e/a> {LABEL} \"Alpha\"@en .\n\
+             <http://e/a> {LABEL} \"Alfa\"@es .\n\
+             <http://e/a> <http://e/knows> <http://e/Gamma_Ray> .\n\
+             <http://e/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://e/Letter> .\n"
+        ),
+    );
+    let two = write(
+        tmp.path(),
+        "two.nt",
+        &format!("<http://e/b> {LABEL} \"Beta\" .\n<http://e/a> {LABEL} \"Alpha\" .\n"),
+    );
+    let store = tmp.path().join("store");
+    let settings = GraphSettings::default();
+    let first = EmbeddedStore::load(&store, &[one, two], &settings, false).unwrap();
+    // Alpha (the plain and the @en literal are one text), Alfa, Beta, and "Gamma Ray" from its
+    // IRI; not the class, not a second name for b or a.
+    assert_eq!(first.labels, 4, "{first:?}");
+    let search = |store: &Path| {
+        let kg = EmbeddedStore::open(store, settings.clone()).unwrap();
+        async move {
+            let mut found = Vec::new();
+            for text in ["alpha", "alfa", "beta", "gamma ray", "letter", "e"] {
+                let mut hits: Vec<_> =
+                    kg.search_entities(text, 10).await.unwrap().into_iter().map(|c| (c.iri, c.label)).collect();
+                hits.sort();
+                found.push(hits);
+            }
+            found
+        }
+    };
+    let parsed = search(&store).await;
+    assert_eq!(parsed[0], vec![("http://e/a".to_owned(), "Alpha".to_owned())]);
+    assert_eq!(parsed[3], vec![("http://e/Gamma_Ray".to_owned(), "Gamma Ray".to_owned())]);
+    assert!(parsed[4].is_empty(), "a class is not named");
+    assert_eq!(EmbeddedStore::reindex(&store, &settings).unwrap(), first.labels);
+    assert_eq!(search(&store).await, parsed, "the rescan finds the same");
+
+    // A later load (into a store with data) rescans and keeps the earlier labels.
+    let three = write(tmp.path(), "three.nt", &format!("<http://e/d> {LABEL} \"Delta\" .\n"));
+    let later = EmbeddedStore::load(&store, &[three], &settings, false).unwrap();
+    assert_eq!(later.labels, 5);
+    let kg = EmbeddedStore::open(&store, settings.clone()).unwrap();
+    assert_eq!(kg.search_entities("beta", 5).await.unwrap()[0].iri, "http://e/b");
+    assert_eq!(kg.search_entities("delta", 5).await.unwrap()[0].iri, "http://e/d");
+}
+
+/// A first load that fails after some labels were parsed leaves no label index behind, and the
+/// next load into the same directory builds a complete one.
+#[tokio::test]
+async fn a_first_load_that_fails_leaves_no_half_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text: String = (0..10_000).map(|i| format!("<http://e/{i}> {LABEL} \"Name {i}\" .\n")).collect();
+    text.push_str("<http://e/broken> {LABEL} \"unterminated .\n");
+    let bad = write(tmp.path(), "bad.nt", &text);
+    let store = tmp.path().join("store");
+    assert!(matches!(
+        EmbeddedStore::load(&store, &[bad], &GraphSettings::default(), false),
+        Err(GraphError::Syntax { .. })
+    ));
+    assert!(!store.join("labels").exists(), "no index was swapped in");
+    let good = write(tmp.path(), "good.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n"));
+    let report = EmbeddedStore::load(&store, &[good], &GraphSettings::default(), false).unwrap();
+    assert_eq!(report.labels, 1);
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert!(kg.search_entities("name 5", 5).await.unwrap().is_empty());
+    assert_eq!(kg.search_entities("alpha", 5).await.unwrap()[0].iri, "http://e/a");
+}
