@@ -177,6 +177,9 @@ pub fn render(e: &Explanation) -> String {
             r.offered
         );
     }
+    if let Some(c) = &e.clarified {
+        let _ = writeln!(s, "  your choice: {:?} → option {}, {}", c.mention, c.option + 1, c.iri);
+    }
     if let Some(set) = &e.answer_set {
         let _ = writeln!(
             s,

@@ -270,6 +270,32 @@ fn chat_resolves_a_pronoun_and_explains() {
     assert!(out.contains("sparql ("), "{out}");
 }
 
+/// `chat` asks which "Crash" is meant (two films of that label both have a director), lists
+/// them numbered, and takes "2" as the answer; `/explain` shows the choice.
+#[test]
+fn chat_asks_which_of_two_homonyms_and_takes_a_number() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/homonyms.ttl");
+    stdout(&chatty(&["load", "--store", store.to_str().unwrap(), fixture.to_str().unwrap()]));
+    let config = scripted_config(dir.path(), &serde_json::json!([]));
+    let out = chat(
+        &["--config", config.to_str().unwrap(), "--store", store.to_str().unwrap()],
+        "Who directed Crash?\n2\n/explain\n/quit\n",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "\u{201c}Crash\u{201d} can mean 2 things in the knowledge graph:", "{out}");
+    assert!(lines[1].starts_with("1. Crash (film; ") && lines[2].starts_with("2. Crash (film; "), "{out}");
+    assert_eq!(lines[3], "Which one do you mean?", "{out}");
+    let director = if lines[2].contains("1996") { "David Cronenberg" } else { "Paul Haggis" };
+    assert_eq!(lines[4], director, "{out}");
+    assert!(out.contains("question: Who directed Crash?"), "{out}");
+    assert!(out.contains("your choice: \"Crash\" → option 2"), "{out}");
+}
+
 /// The default embedded model (Qwen2.5-Coder 0.5B) and MiniLM in a three-turn `chat` on the
 /// bundled KB whose third turn refers to the first turn's answer, across a second turn about
 /// something else.

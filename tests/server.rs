@@ -504,7 +504,8 @@ fn the_web_page_chats_in_headless_chromium() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "") else {
+    let extra = homonyms_kg(dir.path());
+    let Some(server) = TestServer::start(dir.path(), &extra) else {
         return;
     };
     let output = Command::new("node")
@@ -944,4 +945,65 @@ async fn a_rest_question_whose_client_left_before_its_turn_is_dropped() {
     // A bad history query string gets the API's error shape.
     let (status, error) = get_json(api(&format!("/api/sessions/{}?limit=abc", ids[1]))).await;
     assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("malformed_message")), "{error}");
+}
+
+/// A second knowledge graph of homonyms (tests/fixtures/homonyms.ttl) beside the movies, as
+/// config for [`TestServer::start`]; loaded here with the real `chatty-kg load`.
+fn homonyms_kg(dir: &Path) -> String {
+    let store = dir.join("homonyms");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/homonyms.ttl");
+    let output = chatty()
+        .args(["load", "--store", store.to_str().unwrap(), fixture.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    format!("[kgs.homonyms]\nstore = {store:?}\n")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ambiguous_name_is_asked_about_and_the_next_turn_answers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = homonyms_kg(dir.path());
+    let Some(server) = TestServer::start(dir.path(), &extra) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let (status, session) = post_json(api("/api/sessions"), json!({"kg": "homonyms"})).await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap().to_owned();
+    let ask = |q: &str| post_json(api(&format!("/api/sessions/{id}/ask")), json!({ "question": q }));
+
+    // REST: the clarifying question, with the options and what tells them apart.
+    let (status, first) = ask("Who directed Crash?").await;
+    assert_eq!(status, 200, "{first}");
+    let e = &first["explanation"];
+    assert_eq!(e["outcome"]["status"], "clarify", "{e}");
+    let options = e["outcome"]["clarification"]["options"].as_array().unwrap().clone();
+    assert_eq!(options.len(), 2, "{options:?}");
+    assert!(answers(e).is_empty());
+    assert!(e["text"].as_str().unwrap().ends_with("Which one do you mean?"), "{}", e["text"]);
+    let director = |iri: &str| match iri {
+        "http://example.org/media/Crash_2004" => "Paul Haggis",
+        "http://example.org/media/Crash_1996" => "David Cronenberg",
+        other => panic!("{other}"),
+    };
+    let (status, second) = ask("the first").await;
+    assert_eq!(status, 200, "{second}");
+    let e = &second["explanation"];
+    assert_eq!(e["outcome"]["status"], "answered", "{e}");
+    assert_eq!(answers(e), [director(options[0]["iri"].as_str().unwrap())]);
+    assert_eq!(e["clarified"]["option"], 0);
+    assert_eq!(e["resolved_question"], "Who directed Crash?");
+
+    // WebSocket, in the same session (the waiting question is stored, not held in memory).
+    let (_, third) = ask("Who directed Crash?").await;
+    assert_eq!(third["explanation"]["outcome"]["status"], "clarify");
+    let mut ws = server.ws().await;
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    next(&mut ws).await;
+    common::server::ask(&mut ws, "the 2004 film").await;
+    let messages = until_answer(&mut ws).await;
+    let e = &messages.last().unwrap()["explanation"];
+    assert_eq!(answers(e), ["Paul Haggis"], "{e}");
+    assert_eq!(e["entities"][0]["method"], "clarified");
 }

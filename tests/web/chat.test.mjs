@@ -60,6 +60,29 @@ try {
   await third.locator(".answer").waitFor({ timeout: 30000 });
   assert.equal(await third.locator(".answer").getAttribute("data-outcome"), "unknown_entity");
   assert.match(await third.locator(".answer .text").textContent(), /Titanic 2/);
+
+  // Another graph, where "Crash" names two films: the page asks which one, with a button each,
+  // and a click answers for that one.
+  await page.selectOption("#kg", "homonyms");
+  await page.locator("#dialogue > li").first().waitFor({ state: "detached", timeout: 15000 });
+  await page.fill("#question", "Who directed Crash?");
+  await page.click("#ask");
+  const asked = page.locator("#dialogue > li").nth(0);
+  await asked.locator(".answer").waitFor({ timeout: 30000 });
+  assert.equal(await asked.locator(".answer").getAttribute("data-outcome"), "clarify");
+  assert.match(await asked.locator(".answer .text").textContent(), /Which one do you mean\?$/);
+  const choices = asked.locator(".choice");
+  assert.equal(await choices.count(), 2);
+  const label = await choices.nth(1).textContent();
+  assert.match(label, /^2\. Crash \(film; /);
+  await choices.nth(1).click();
+  const chosen = page.locator("#dialogue > li").nth(1);
+  await chosen.locator(".answer .text").waitFor({ timeout: 30000 });
+  assert.equal(await chosen.locator(".question").textContent(), "2");
+  const director = /1996/.test(label) ? "David Cronenberg" : "Paul Haggis";
+  assert.equal(await chosen.locator(".answer .text").textContent(), director);
+  await chosen.locator("summary").click();
+  assert.match(await chosen.locator("details").textContent(), /Your choice/);
   assert.deepEqual(problems, []);
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
   console.log("web page test passed");

@@ -59,6 +59,9 @@ pub struct AgentParameters {
     pub translate: bool,
     /// State the answer in a sentence (one extra model call; the values are always shown too).
     pub verbalize: bool,
+    /// In a dialogue, ask which vertex is meant when the question fits several of one label
+    /// equally (and none dominates the graph), instead of answering for the most connected.
+    pub clarify: bool,
 }
 
 impl Default for AgentParameters {
@@ -85,6 +88,7 @@ impl Default for AgentParameters {
             provenance_per_answer: 3,
             translate: false,
             verbalize: false,
+            clarify: true,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! per agent, and the model calls and tokens per agent. `chatty-kg ask --json` prints this.
 
 use crate::answer::AnswerValue;
+use crate::clarification::Clarified;
 use crate::classes::ClassMention;
 use crate::path_ranking::ScoredPath;
 use crate::path_search::SearchReport;
@@ -33,6 +34,10 @@ pub struct Explanation {
     /// and the one chosen (and how).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// The question chose an option of the previous turn's clarifying question: the vertex,
+    /// for the waiting question that ran again (`resolved_question`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarified: Option<Clarified>,
     /// A listed answer the question was about as a whole (planned over with VALUES).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_set: Option<AnswerSet>,
@@ -128,7 +133,9 @@ impl Explanation {
             let elapsed = ms(t.elapsed);
             match t.node.as_str() {
                 crate::agents::chat::REPLY => timings.reply_ms += elapsed,
-                crate::agents::matching::NAME | crate::agents::path_search::NAME => timings.linking_ms += elapsed,
+                crate::agents::matching::NAME | crate::agents::path_search::NAME | crate::agents::clarify::NAME => {
+                    timings.linking_ms += elapsed
+                }
                 crate::agents::query_planning::NAME => {
                     let execution = ms(state.execution_time).min(elapsed);
                     timings.execution_ms += execution;
@@ -156,6 +163,7 @@ impl Explanation {
             resolved_question: state.working_question().to_owned(),
             classification: state.classification,
             resolution: state.resolution.clone(),
+            clarified: state.clarified.clone(),
             answer_set: state.answer_set.clone(),
             language: state.language.clone(),
             qir: state.qir.clone(),

@@ -10,6 +10,7 @@
 pub mod agents;
 pub mod answer;
 pub mod ask;
+pub mod clarification;
 pub mod classes;
 pub mod context;
 mod entity_spotting;
@@ -26,6 +27,7 @@ pub mod question_form;
 pub mod state;
 
 pub use answer::{Answer, AnswerValue, ValueKind};
+pub use clarification::{Clarification, Clarified, ClarifyOption, Fact};
 pub use classes::{ClassMention, ClassRole};
 pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;

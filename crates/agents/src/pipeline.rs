@@ -2,9 +2,9 @@
 //! between matching and query planning:
 //!
 //! ```text
-//! chat ─► classifier ─┬─ self-contained ──────────► qir ─► matching ─► path_search ─► query_planning ─► reply ─► end
-//!                     └─ dependent ─► rephraser ──┘          │ stopped      │ stopped          ▲
-//!                                                            └──────────────┴──────────────────┘
+//! chat ─► classifier ─┬─ self-contained ──────────► qir ─► matching ─► path_search ─► query_planning ─► clarify ─► reply ─► end
+//!  │                  └─ dependent ─► rephraser ──┘ ▲        │ stopped      │ stopped                        ▲
+//!  └─ resumed (the answer to a clarifying question) ┘        └──────────────┴────────────────────────────────┘
 //! ```
 //!
 //! Agents return outcomes; [`Pipeline::standard_graph`] is the one place that says where each
@@ -15,8 +15,8 @@
 //! see as context.
 
 use crate::agents::{
-    ChatAgent, ClassifierAgent, MatchingAgent, PathSearchAgent, QirAgent, QueryPlanningAgent, RephraserAgent, chat,
-    classifier, matching, path_search, qir, query_planning, rephraser,
+    ChatAgent, ClarifyAgent, ClassifierAgent, MatchingAgent, PathSearchAgent, QirAgent, QueryPlanningAgent,
+    RephraserAgent, chat, clarify, classifier, matching, path_search, qir, query_planning, rephraser,
 };
 use crate::context::AgentContext;
 use crate::error::AgentError;
@@ -57,8 +57,10 @@ impl Pipeline {
             .with_node(MatchingAgent)
             .with_node(PathSearchAgent)
             .with_node(QueryPlanningAgent)
+            .with_node(ClarifyAgent)
             .with_node(ChatAgent::Reply)
             .with_edge(chat::NAME, chat::READY, classifier::NAME)
+            .with_edge(chat::NAME, chat::RESUMED, qir::NAME)
             .with_edge(classifier::NAME, classifier::SELF_CONTAINED, qir::NAME)
             .with_edge(classifier::NAME, classifier::DEPENDENT, rephraser::NAME)
             .with_edge(rephraser::NAME, rephraser::REPHRASED, qir::NAME)
@@ -68,7 +70,8 @@ impl Pipeline {
             .with_edge(path_search::NAME, path_search::CHOSEN, query_planning::NAME)
             .with_edge(path_search::NAME, path_search::OVER_CLASS, query_planning::NAME)
             .with_edge(path_search::NAME, STOPPED, chat::REPLY)
-            .with_edge(query_planning::NAME, STOPPED, chat::REPLY)
+            .with_edge(query_planning::NAME, STOPPED, clarify::NAME)
+            .with_edge(clarify::NAME, clarify::CHECKED, chat::REPLY)
             .with_edge(chat::REPLY, chat::REPLIED, END)
     }
 
@@ -207,6 +210,10 @@ impl Turn {
             entities,
             total: if listed { explanation.answers.len() } else { 0 },
             values,
+            clarification: match &explanation.outcome {
+                crate::state::Outcome::Clarify { clarification } => Some(clarification.clone()),
+                _ => None,
+            },
         }
     }
 }

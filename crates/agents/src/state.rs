@@ -2,6 +2,7 @@
 //! graph, and the routing decision each agent leaves in it.
 
 use crate::answer::Answer;
+use crate::clarification::{Clarification, Clarified};
 use crate::classes::ClassMention;
 use crate::path_ranking::ScoredPath;
 use crate::path_search::{Anchor, RelationPath, SearchReport};
@@ -28,6 +29,9 @@ pub struct Turn {
     /// How many answer values there were (more than `values` when they were cut).
     #[serde(default)]
     pub total: usize,
+    /// The turn asked which vertex a mention means: the next turn may answer it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarification: Option<Clarification>,
 }
 
 impl Turn {
@@ -39,6 +43,7 @@ impl Turn {
             answers,
             entities: Vec::new(),
             values: Vec::new(),
+            clarification: None,
         }
     }
 }
@@ -149,6 +154,8 @@ pub enum LinkMethod {
     /// No label matches it exactly, but the graph stores the mention as a literal of this
     /// vertex (a title, an ISBN, a code): "the book with ISBN 0-306-40615-2".
     Literal,
+    /// The user chose it when asked which of several vertices of one label was meant.
+    Clarified,
     /// Nothing in the graph matches the mention.
     NotFound,
 }
@@ -168,7 +175,8 @@ pub struct EntityLink {
     /// relation path from the linked one fits the question.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub homonyms: Vec<String>,
-    /// The linked vertex was not the first homonym: the ones before it had no path that fits.
+    /// The linked vertex was not the first homonym: the ones before it had no path that fits,
+    /// or (one anchor) a clearly worse best path than this one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub homonym_retried: bool,
 }
@@ -248,6 +256,9 @@ pub enum Outcome {
     UnknownEntity { mentions: Vec<String> },
     /// The entities were found, but no predicate around them yields a query.
     NoQuery,
+    /// The question fits several vertices of one label equally: the reply asks which is meant,
+    /// and the next turn's answer runs the question again with that one.
+    Clarify { clarification: Clarification },
 }
 
 /// The outcome of an agent that ended the question (an answer, or why there is none).
@@ -270,6 +281,10 @@ pub struct AgentState {
     pub answer_set: Option<AnswerSet>,
     /// The standalone question the later agents work on.
     pub resolved_question: Option<String>,
+    /// The question answers the previous turn's clarifying question: the vertex chosen (the
+    /// waiting question runs again with it, as `resolved_question`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarified: Option<Clarified>,
     /// The detected language of the question, when translation is on.
     pub language: Option<String>,
     /// The question in English, when it was translated.
@@ -311,6 +326,7 @@ impl AgentState {
             resolution: None,
             answer_set: None,
             resolved_question: None,
+            clarified: None,
             language: None,
             translated_question: None,
             qir: None,
@@ -375,6 +391,9 @@ impl AgentState {
             && let Some(m) = members.iter().find(|m| &m.value == representative)
         {
             pins.push((m.label.clone(), m.value.clone()));
+        }
+        if let Some(c) = &self.clarified {
+            pins.push((c.label.clone(), c.iri.clone()));
         }
         pins
     }

@@ -96,7 +96,7 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
     let agents: Vec<&str> = e.timings.agents.iter().map(|t| t.agent.as_str()).collect();
     assert_eq!(
         agents,
-        ["chat", "classifier", "qir", "matching", "path_search", "query_planning", "reply"]
+        ["chat", "classifier", "qir", "matching", "path_search", "query_planning", "clarify", "reply"]
     );
     assert!(e.timings.total_ms >= e.timings.linking_ms + e.timings.execution_ms);
 

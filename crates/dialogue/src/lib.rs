@@ -163,6 +163,10 @@ pub struct TurnContext {
     /// How many answer values there were (more than `values` when they were cut).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub total: usize,
+    /// The turn asked which vertex a mention means (the agents' clarification, kept as JSON the
+    /// store does not interpret, like the explanation): the next turn may answer it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarification: Option<serde_json::Value>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -509,6 +513,7 @@ mod tests {
             entities: Vec::new(),
             values: Vec::new(),
             total: 1,
+            clarification: None,
         }
     }
 

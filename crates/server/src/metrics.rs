@@ -87,6 +87,7 @@ impl Metrics {
             Outcome::NoAnswer => "no_answer",
             Outcome::UnknownEntity { .. } => "unknown_entity",
             Outcome::NoQuery => "no_query",
+            Outcome::Clarify { .. } => "clarify",
         };
         self.questions.with_label_values(&[kg, outcome]).inc();
         let t = &explanation.timings;

@@ -393,6 +393,8 @@ fn turn_from_context(turn: TurnContext) -> Turn {
             })
             .collect(),
         total: turn.total,
+        // A clarification this version cannot read is no question waiting.
+        clarification: turn.clarification.and_then(|c| serde_json::from_value(c).ok()),
     }
 }
 
@@ -421,5 +423,6 @@ fn context_from_turn(turn: Turn) -> TurnContext {
             })
             .collect(),
         total: turn.total,
+        clarification: turn.clarification.and_then(|c| serde_json::to_value(c).ok()),
     }
 }

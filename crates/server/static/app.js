@@ -145,7 +145,23 @@ function showTurn(explanation) {
   turn.append(el("p", "question", explanation.question));
   const answer = el("div", "answer");
   answer.dataset.outcome = explanation.outcome.status;
-  answer.append(el("p", "text", explanation.text));
+  const clarification = explanation.outcome.status === "clarify" ? explanation.outcome.clarification : null;
+  // A clarifying question's numbered options become buttons below it.
+  const text = clarification ? explanation.text.split("\n").filter((line) => !/^\d+\. /.test(line)).join("\n")
+    : explanation.text;
+  answer.append(el("p", "text", text));
+  if (clarification) {
+    // Which one is meant: a button per option sends its number, as typing it would.
+    const choices = el("div", "choices");
+    clarification.options.forEach((option, i) => {
+      const button = el("button", "choice", (i + 1) + ". " + option.label + " (" + option.description + ")");
+      button.type = "button";
+      button.dataset.option = String(i + 1);
+      button.addEventListener("click", () => askQuestion(String(i + 1)));
+      choices.append(button);
+    });
+    answer.append(choices);
+  }
   if (explanation.truncated) {
     answer.append(el("p", "note", "Not every answer is shown: there were more than the configured limits keep (max_rows, max_result_bytes or max_stored_answers)."));
   }
@@ -182,6 +198,10 @@ function details(e) {
         (e.answer_set.count ? ", counted" : "")));
     }
     section(panel, "What it refers to").append(list);
+  }
+  if (e.clarified) {
+    section(panel, "Your choice").append(el("p", "", "\u201c" + e.clarified.mention + "\u201d \u2192 option " +
+      (e.clarified.option + 1) + ", " + e.clarified.iri));
   }
   if (e.entities.length) {
     const list = el("ul", "");
@@ -236,14 +256,19 @@ function details(e) {
   return panel;
 }
 
-$("ask-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const question = $("question").value.trim();
+function askQuestion(question) {
   if (!question || busy) return;
   showError("");
   setBusy(true);
   if (!session) send({ type: "open", kg: $("kg").value || null });
   send({ type: "ask", question });
+}
+
+$("ask-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question || busy) return;
+  askQuestion(question);
   $("question").value = "";
 });
 

@@ -7,10 +7,14 @@
 //! of the answer values is thrown away in favour of the plain values: the model may phrase the
 //! answer, never replace it.
 //!
-//! It is two nodes of the graph: [`ChatAgent::Context`] (`chat`, outcome [`READY`]) and
-//! [`ChatAgent::Reply`] (`reply`, outcome [`REPLIED`]).
+//! In a dialogue whose previous turn asked which vertex a mention means, a question that chooses
+//! one ("the second", "the 1996 one") resumes the waiting question with that vertex instead.
+//!
+//! It is two nodes of the graph: [`ChatAgent::Context`] (`chat`, outcome [`READY`], or
+//! [`RESUMED`]) and [`ChatAgent::Reply`] (`reply`, outcome [`REPLIED`]).
 
 use crate::ask::{ask_validated, check_reply};
+use crate::clarification::Clarified;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -36,6 +40,9 @@ pub const REPLY: &str = "reply";
 pub const READY: &str = "ready";
 /// The reply is written.
 pub const REPLIED: &str = "replied";
+/// The question answers the previous turn's clarifying question: the waiting question goes on
+/// with the chosen vertex (to the QIR agent; the dialogue was already resolved for it).
+pub const RESUMED: &str = "resumed";
 
 /// Answer values named in a reply before "and N more".
 const SHOWN_VALUES: usize = 10;
@@ -74,6 +81,9 @@ impl Agent for ChatAgent {
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         match self {
             ChatAgent::Context => {
+                if resume(state) {
+                    return Ok(RESUMED);
+                }
                 start(state, ctx).await?;
                 Ok(READY)
             }
@@ -83,6 +93,29 @@ impl Agent for ChatAgent {
             }
         }
     }
+}
+
+/// The question chooses an option of the previous turn's clarifying question: the waiting
+/// question becomes the working question, with the chosen vertex pinned for its mention.
+fn resume(state: &mut AgentState) -> bool {
+    if state.mode != crate::state::Mode::MultiTurn {
+        return false;
+    }
+    let Some(clarification) = state.history.last().and_then(|t| t.clarification.as_ref()) else {
+        return false;
+    };
+    let Some(i) = clarification.choice(&state.question) else {
+        return false;
+    };
+    let option = &clarification.options[i];
+    state.clarified = Some(Clarified {
+        mention: clarification.mention.clone(),
+        iri: option.iri.clone(),
+        label: option.label.clone(),
+        option: i,
+    });
+    state.resolved_question = Some(clarification.question.clone());
+    true
 }
 
 /// Cq and translation.
@@ -150,6 +183,7 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
             "I found {} in the knowledge graph, but none of its relations fits the question.",
             linked()
         ),
+        Some(Outcome::Clarify { clarification }) => clarification.text(),
         Some(Outcome::NoAnswer) | None => {
             let entities = linked();
             if entities.is_empty() {

@@ -50,18 +50,33 @@ impl Agent for MatchingAgent {
         let qir = state.require_qir(NAME)?;
         let question = state.working_question().to_owned();
         let pins = state.pinned_vertices();
+        let clarified = state.clarified.clone();
         let mut links = Vec::with_capacity(qir.entities.len());
         for mention in &qir.entities {
             let pinned = pins.iter().find(|(label, _)| {
                 normalize_tokens(label) == normalize_tokens(mention)
             });
+            // The vertex the user chose when asked: for the mention that named it (as written
+            // then, or any mention its label can name).
+            let chosen = clarified.as_ref().filter(|c| {
+                links.iter().all(|l: &EntityLink| l.method != LinkMethod::Clarified)
+                    && (c.mention == *mention || mention_fits(mention, &c.label))
+            });
+            let pinned = match chosen {
+                Some(c) => Some((c.label.clone(), c.iri.clone())),
+                None => pinned.cloned(),
+            };
             links.push(match pinned {
                 // A referent of the dialogue: its vertex, not whichever homonym search ranks first.
                 Some((label, iri)) => EntityLink {
                     mention: mention.clone(),
-                    iri: Some(iri.clone()),
+                    method: if chosen.is_some() {
+                        LinkMethod::Clarified
+                    } else {
+                        LinkMethod::Referent
+                    },
+                    iri: Some(iri),
                     label: Some(label.clone()),
-                    method: LinkMethod::Referent,
                     candidates: 1,
                     top_candidates: vec![label.clone()],
                     homonyms: Vec::new(),

@@ -1,6 +1,7 @@
 //! The agents, one per file, named as in the paper.
 
 pub mod chat;
+pub mod clarify;
 pub mod classifier;
 pub mod matching;
 pub mod path_search;
@@ -9,6 +10,7 @@ pub mod query_planning;
 pub mod rephraser;
 
 pub use chat::ChatAgent;
+pub use clarify::ClarifyAgent;
 pub use classifier::ClassifierAgent;
 pub use matching::MatchingAgent;
 pub use path_search::PathSearchAgent;

@@ -39,6 +39,9 @@ pub const OVER_CLASS: &str = "over_class";
 /// Homonyms of the linked vertices tried at most per question when no path fits.
 const MAX_HOMONYM_TRIES: usize = 3;
 
+/// How much better a homonym's best path must score to take its vertex instead.
+const BETTER_HOMONYM: f32 = 0.05;
+
 /// A path reaching the question's other anchor is evidence the graph gives, for yes/no questions.
 const REACHES_OTHER_ANCHOR: f32 = 0.2;
 
@@ -162,6 +165,50 @@ impl Agent for PathSearchAgent {
                     found = again;
                     continue 'anchors;
                 }
+            }
+        }
+        // One anchor whose vertex has homonyms: the question may fit one of them better ("who
+        // is the artist of Crash": the album's "artist", not a film's "starring"). Each is
+        // searched while tries and budget last, and the one with the clearly best path wins.
+        if let [anchor] = anchors.as_slice()
+            && let Some(e) = state.entities.iter().position(|l| l.iri.as_deref() == Some(anchor.iri.as_str()))
+            && !state.entities[e].homonym_retried
+            && state.entities[e].method != crate::state::LinkMethod::Clarified
+            && !found.ranked.is_empty()
+        {
+            let mut best = found.ranked[0].score;
+            let mut switched: Option<(String, Found)> = None;
+            for homonym in state.entities[e].homonyms.clone() {
+                let left = SearchBudget {
+                    max_queries: budget.max_queries.saturating_sub(spent),
+                    max_time: budget.max_time.saturating_sub(started.elapsed()),
+                    ..budget.clone()
+                };
+                if tries == MAX_HOMONYM_TRIES || left.max_queries < 4 || left.max_time.is_zero() {
+                    break;
+                }
+                tries += 1;
+                let tried = [Anchor {
+                    iri: homonym.clone(),
+                    ..anchor.clone()
+                }];
+                let again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
+                spent += again.report.queries;
+                if let Some(first) = again.ranked.first()
+                    && first.score > best + BETTER_HOMONYM
+                {
+                    best = first.score;
+                    switched = Some((homonym, again));
+                }
+            }
+            if let Some((homonym, again)) = switched {
+                let link = &mut state.entities[e];
+                let first = link.iri.replace(homonym.clone());
+                link.homonyms.retain(|h| h != &homonym);
+                link.homonyms.extend(first);
+                link.homonym_retried = true;
+                anchors[0].iri = homonym;
+                found = again;
             }
         }
         found.report.queries = found.report.queries.max(spent);

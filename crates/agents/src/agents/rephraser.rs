@@ -637,6 +637,7 @@ mod tests {
                 })
                 .collect(),
             total: values.len(),
+            clarification: None,
         }
     }
 

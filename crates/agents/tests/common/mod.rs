@@ -50,6 +50,11 @@ pub fn classes_graph() -> Option<&'static Fixture> {
     FIXTURE.get_or_init(|| load("classes.ttl")).as_ref()
 }
 
+/// A graph of `tests/fixtures/<file>` in a fresh store.
+pub fn fixture_file(file: &str) -> Option<Fixture> {
+    load(file)
+}
+
 fn load(file: &str) -> Option<Fixture> {
     load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(file))
 }

@@ -1,0 +1,175 @@
+//! Clarify agent (beyond the paper): after an answer in a dialogue, checks whether the linked
+//! vertex was one of several with its label that the question fits equally, and if so asks the
+//! user which one is meant instead of answering for the most connected one.
+//!
+//! Nothing is asked when the question already decides (no other homonym has the answer's path),
+//! when the dialogue decided (a referent, an earlier choice), or when one vertex dominates the
+//! others in the graph (at least [`DOMINANCE`] times the degree of the next: "Paris" the
+//! capital, not the town in Texas). At most [`MAX_OPTIONS`] vertices are offered; each is
+//! described by what tells it apart ([`crate::clarification::describe`]). Single questions
+//! (`ask`, benchmarks) are never held: there is no next turn to answer.
+//!
+//! Queries: one bounded SELECT per other homonym (the answer's path from it), one degree
+//! count, one class lookup and one neighbourhood query. Outcome: [`CHECKED`].
+
+use crate::clarification::{Clarification, Fact, Profile, describe};
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
+use crate::path_query::{Shape, select};
+use crate::state::{AgentState, LinkMethod, Mode, Outcome};
+use chatty_kg_graph::{Direction, QueryResults, Term};
+use std::collections::HashMap;
+
+pub struct ClarifyAgent;
+
+pub const NAME: &str = "clarify";
+/// Checked: the answer stands, or the reply will ask which vertex is meant.
+pub const CHECKED: &str = "checked";
+
+/// Vertices offered at most.
+pub const MAX_OPTIONS: usize = 4;
+/// A vertex with this many times the degree of every other fitting one is the one meant.
+pub const DOMINANCE: u64 = 5;
+/// Outgoing edges read to describe the options.
+const DESCRIBING_EDGES: usize = 400;
+
+#[async_trait::async_trait]
+impl Agent for ClarifyAgent {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
+        if state.mode != Mode::MultiTurn || !ctx.params.clarify || state.outcome != Some(Outcome::Answered) {
+            return Ok(CHECKED);
+        }
+        if let Some(clarification) = tie(state, ctx).await? {
+            state.answer = None;
+            state.outcome = Some(Outcome::Clarify { clarification });
+        }
+        Ok(CHECKED)
+    }
+}
+
+/// The clarification to ask, when the one anchor's vertex ties with homonyms.
+async fn tie(state: &AgentState, ctx: &AgentContext) -> Result<Option<Clarification>, AgentError> {
+    let [anchor] = state.anchors.as_slice() else {
+        return Ok(None);
+    };
+    let Some(link) = state.entities.iter().find(|l| l.iri.as_deref() == Some(anchor.iri.as_str())) else {
+        return Ok(None);
+    };
+    if link.homonyms.is_empty() || matches!(link.method, LinkMethod::Referent | LinkMethod::Clarified) {
+        return Ok(None);
+    }
+    // The path the answer came from: the used query's, else the chosen one.
+    let used = state.queries.iter().find(|q| q.used);
+    let chosen = state.path_choice.and_then(|c| state.paths.get(c.index));
+    let path = used
+        .and_then(|q| {
+            state.paths.iter().find(|s| {
+                s.path.anchor == 0 && s.path.hops.iter().map(|h| &h.predicate).eq(q.predicates.iter())
+            })
+        })
+        .or(chosen)
+        .map(|s| s.path.clone());
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let mut fitting = vec![anchor.iri.clone()];
+    for homonym in link.homonyms.iter().take(MAX_OPTIONS - 1) {
+        let query = select(&[(homonym.as_str(), &path)], &Shape::List { distinct_only: true })?
+            .query
+            .capped(1);
+        if let QueryResults::Solutions(s) = ctx.kg.query(&query).await?
+            && !s.rows.is_empty()
+        {
+            fitting.push(homonym.clone());
+        }
+    }
+    if fitting.len() < 2 {
+        return Ok(None);
+    }
+    let refs: Vec<&str> = fitting.iter().map(String::as_str).collect();
+    let degrees = ctx.kg.degrees(&refs).await?;
+    let degree = |iri: &str| degrees.get(iri).copied().unwrap_or(0);
+    let top = degree(&fitting[0]);
+    let next = fitting[1..].iter().map(|i| degree(i)).max().unwrap_or(0);
+    if top >= DOMINANCE.saturating_mul(next.max(1)) {
+        return Ok(None);
+    }
+    let profiles = profiles(ctx, &fitting, link.label.as_deref().unwrap_or(&anchor.label), &path).await?;
+    Ok(Some(Clarification {
+        mention: link.mention.clone(),
+        label: link.label.clone().unwrap_or_else(|| anchor.label.clone()),
+        question: state.working_question().to_owned(),
+        options: describe(&profiles),
+    }))
+}
+
+/// Classes and named outgoing facts of each option. The answer's own first predicate is left
+/// out: it would answer the question in the options.
+async fn profiles(
+    ctx: &AgentContext,
+    iris: &[String],
+    label: &str,
+    path: &crate::path_search::RelationPath,
+) -> Result<Vec<Profile>, AgentError> {
+    let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
+    let classes = ctx.kg.classes(&refs).await?;
+    let edges = ctx.kg.neighbourhood(&refs, Direction::Outgoing, DESCRIBING_EDGES).await?.edges;
+    let answer_predicate = path.hops.first().map(|h| h.predicate.as_str());
+    let label_predicates = &ctx.kg.settings().label_predicates;
+    let kept: Vec<_> = edges
+        .iter()
+        .filter(|e| {
+            Some(e.predicate.as_str()) != answer_predicate
+                && !label_predicates.contains(&e.predicate)
+                && e.predicate != RDF_TYPE
+        })
+        .collect();
+    let mut objects: Vec<&str> = kept
+        .iter()
+        .filter_map(|e| match &e.neighbour {
+            Term::NamedNode(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    objects.sort_unstable();
+    objects.dedup();
+    let names = ctx.kg.labels(&objects).await?;
+    let mut predicates: Vec<&str> = kept.iter().map(|e| e.predicate.as_str()).collect();
+    predicates.sort_unstable();
+    predicates.dedup();
+    let predicate_names = ctx.kg.predicate_names(&predicates).await?;
+    let mut facts: HashMap<&str, Vec<Fact>> = HashMap::new();
+    for edge in kept {
+        let value = match &edge.neighbour {
+            Term::NamedNode(n) => names.get(n.as_str()).cloned(),
+            Term::Literal(l) => Some(l.value().to_owned()),
+            Term::BlankNode(_) => None,
+        };
+        let Some(value) = value else { continue };
+        let predicate = predicate_names
+            .get(&edge.predicate)
+            .cloned()
+            .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(&edge.predicate));
+        let fact = Fact { predicate, value };
+        let list = facts.entry(edge.vertex.as_str()).or_default();
+        if !list.contains(&fact) {
+            list.push(fact);
+        }
+    }
+    Ok(iris
+        .iter()
+        .map(|iri| Profile {
+            iri: iri.clone(),
+            label: label.to_owned(),
+            kinds: classes.get(iri).cloned().unwrap_or_default(),
+            facts: facts.remove(iri.as_str()).unwrap_or_default(),
+        })
+        .collect())
+}
+
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
