@@ -158,6 +158,9 @@ pub enum LinkMethod {
     Clarified,
     /// Nothing in the graph matches the mention.
     NotFound,
+    /// Candidates matched some of its words, and the model said none of them is what the
+    /// mention names.
+    NoneFits,
 }
 
 /// Entity linking of one mention (paper: entity retriever + vertex selection + vertex validator).

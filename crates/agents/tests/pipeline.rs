@@ -287,6 +287,30 @@ async fn an_ambiguous_mention_is_picked_by_the_model_after_a_malformed_answer() 
     assert_eq!(e.display_answers(), vec!["Top Gun"]);
 }
 
+/// "Tom Hardy" is not in the graph; "Tom Hanks" and "Tom Cruise" match one of its words. The
+/// model is offered "none of these" (no candidate has both words) and takes it: the entity is
+/// unknown, said so, and nothing is answered for another Tom.
+#[tokio::test]
+async fn none_of_the_candidates_is_an_unknown_entity() {
+    let scripted = ScriptedChatModel::new()
+        .reply_when(
+            "qir",
+            "which films did tom hardy star in",
+            &qir_reply(&["Tom Hardy"], &[["?film", "starred in", "Tom Hardy"]], "list"),
+        )
+        .reply_when("matching", "mention: tom hardy", r#"{"value": "none of these"}"#);
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline
+        .ask("Which films did Tom Hardy star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(e.entities[0].method, LinkMethod::NoneFits, "{:#?}", e.entities);
+    assert!(e.entities[0].top_candidates.contains(&"Tom Hanks".to_owned()));
+    assert_eq!(e.outcome, Outcome::UnknownEntity { mentions: vec!["Tom Hardy".into()] });
+    assert!(e.answers.is_empty() && e.sparql.is_empty());
+    assert_eq!(calls(&e, "matching"), 1);
+}
+
 #[tokio::test]
 async fn a_relation_nothing_resembles_is_not_run_when_nobody_selects() {
     // Goldfinger has one predicate (starred actors); "release year" does not resemble it.

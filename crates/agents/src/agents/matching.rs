@@ -167,7 +167,13 @@ async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Resul
             first
         }
         None => {
-            let label = pick_label(ctx, question, mention, &labels).await?;
+            // "None of these" is offered when no candidate has every word of the mention
+            // ("Tom Hardy" among "Tom Hanks", "Tom Holland"): the graph may not have it.
+            let none = (!candidates.iter().any(|c| names_every_word(mention, &c.label))).then_some(NONE_OF_THESE);
+            let Some(label) = pick_label(ctx, question, mention, &labels, none).await? else {
+                link.method = LinkMethod::NoneFits;
+                return Ok(link);
+            };
             link.method = LinkMethod::Model;
             // Several vertices may share the label: the best ranked (highest degree) wins.
             candidates.iter().find(|c| c.label == label).unwrap_or(first)
@@ -241,23 +247,37 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
     }))
 }
 
-/// Vertex selection by the model, checked by the vertex validator.
+/// The choice that says no candidate names the mention.
+pub const NONE_OF_THESE: &str = "none of these";
+
+/// Every content word of `mention` is a word of `label` (exactly or by prefix).
+fn names_every_word(mention: &str, label: &str) -> bool {
+    let label = normalize_tokens(label);
+    normalize_tokens(mention)
+        .iter()
+        .filter(|w| !crate::entity_spotting::is_function_word(w))
+        .all(|w| label.iter().any(|l| l == w || (w.len() >= 3 && l.starts_with(w.as_str()))))
+}
+
+/// Vertex selection by the model, checked by the vertex validator; `None` when the model chose
+/// `none` (offered as the last choice, when given).
 async fn pick_label(
     ctx: &AgentContext,
     question: &str,
     mention: &str,
     labels: &[String],
-) -> Result<String, AgentError> {
+    none: Option<&str>,
+) -> Result<Option<String>, AgentError> {
+    let mut shown = labels.to_vec();
+    shown.extend(none.map(str::to_owned));
     let schema = json!({
         "type": "object",
-        "properties": {"value": {"enum": labels}},
+        "properties": {"value": {"enum": shown}},
         "required": ["value"], "additionalProperties": false
     });
-    let variables = json!({"question": question, "mention": mention, "candidates": labels});
-    ask_validated(ctx, NAME, NAME, variables, schema, |reply| {
-        check_vertex_pick(reply, labels)
-    })
-    .await
+    let variables = json!({"question": question, "mention": mention, "candidates": labels, "none": none});
+    let picked = ask_validated(ctx, NAME, NAME, variables, schema, |reply| check_vertex_pick(reply, &shown)).await?;
+    Ok((Some(picked.as_str()) != none || labels.contains(&picked)).then_some(picked))
 }
 
 /// A model's reply to the vertex selection, parsed and checked by the vertex validator: the
@@ -316,6 +336,15 @@ mod tests {
         assert_eq!(vertex_validator(" aliens ", &labels).unwrap(), "Aliens");
         assert_eq!(vertex_validator("Alien", &labels).unwrap(), "Alien");
         assert!(vertex_validator("Alien 3", &labels).unwrap_err().contains("not one of"));
+    }
+
+    #[test]
+    fn none_of_these_is_offered_only_when_no_label_has_every_word() {
+        assert!(names_every_word("Spielberg", "Steven Spielberg"));
+        assert!(names_every_word("the Matrix", "The Matrix Reloaded"));
+        assert!(names_every_word("tom han", "Tom Hanks"));
+        assert!(!names_every_word("Tom Hardy", "Tom Hanks"));
+        assert!(!names_every_word("Cast Awy", "Cast Away"));
     }
 
     #[test]
