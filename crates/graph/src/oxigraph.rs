@@ -44,6 +44,9 @@ struct Manifest {
     /// The label predicates the label index was built with.
     #[serde(default)]
     label_predicates: Vec<String>,
+    /// The name predicates it was built with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    name_predicates: Vec<String>,
     /// Whether the label index names unlabelled vertices from their IRIs (absent: built before
     /// it could).
     #[serde(default)]
@@ -179,11 +182,12 @@ impl EmbeddedStore {
                 path: dir.to_path_buf(),
             });
         }
-        if manifest.label_predicates != settings.label_predicates {
+        if manifest.label_predicates != settings.label_predicates || manifest.name_predicates != settings.name_predicates {
             tracing::warn!(
                 store = %dir.display(),
-                "the label index was built with other label predicates ({:?}); run `chatty-kg index` to rebuild it",
-                manifest.label_predicates
+                "the label index was built with other label or name predicates ({:?}, {:?}); run `chatty-kg index` to rebuild it",
+                manifest.label_predicates,
+                manifest.name_predicates
             );
         }
         if manifest.iri_names != settings.iri_names {
@@ -238,7 +242,7 @@ impl EmbeddedStore {
             // Into an empty store, the label index is built from the quads as they are parsed;
             // into one with data, it is rebuilt from the whole store after the commit.
             let mut feed = if store.is_empty().map_err(|e| GraphError::storage(dir, e))? {
-                Some(LabelFeed::start(dir, &settings.label_predicates, settings.iri_names)?)
+                Some(LabelFeed::start(dir, &settings.search_predicates(), settings.iri_names)?)
             } else {
                 None
             };
@@ -282,6 +286,7 @@ impl EmbeddedStore {
         manifest.indexing = false; // the label index was rebuilt, whatever an old `index` left
         manifest.loads.push(report.clone());
         manifest.label_predicates = settings.label_predicates.clone();
+        manifest.name_predicates = settings.name_predicates.clone();
         manifest.iri_names = settings.iri_names;
         manifest.write(dir)?;
         Ok(report)
@@ -316,6 +321,7 @@ impl EmbeddedStore {
         };
         manifest.indexing = false;
         manifest.label_predicates = settings.label_predicates.clone();
+        manifest.name_predicates = settings.name_predicates.clone();
         manifest.iri_names = settings.iri_names;
         manifest.write(dir)?;
         Ok(labels)
@@ -433,7 +439,7 @@ fn parse_error(path: &Path, error: RdfParseError) -> GraphError {
 }
 
 fn build_label_index(store: &Store, dir: &Path, settings: &GraphSettings) -> Result<u64, GraphError> {
-    index_store_labels(store, dir, &settings.label_predicates, settings.iri_names)
+    index_store_labels(store, dir, &settings.search_predicates(), settings.iri_names)
 }
 
 fn evaluate(

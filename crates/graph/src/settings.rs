@@ -9,8 +9,13 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct GraphSettings {
-    /// Predicates whose literal objects are entity labels (searched by entity search).
+    /// Predicates whose literal objects are entity labels (searched by entity search, and shown
+    /// as the vertex's name).
     pub label_predicates: Vec<String>,
+    /// Predicates whose literal objects also identify a vertex for entity search without being
+    /// its name (a publication's title, a product code): "Who wrote Deep Residual Learning for
+    /// Image Recognition?" finds the paper by its title while answers still show its label.
+    pub name_predicates: Vec<String>,
     /// Predicates never offered to relation linking (types, labels, sameAs and the like).
     pub predicate_blacklist: Vec<String>,
     /// Predicates whose IRI contains one of these substrings are blacklisted too (e.g. `wikiPage`).
@@ -69,11 +74,24 @@ impl Default for GraphSettings {
             query_timeout_secs: 30.0,
             iri_names: true,
             language: "en".into(),
+            name_predicates: Vec::new(),
         }
     }
 }
 
 impl GraphSettings {
+    /// The predicates entity search looks in: the label predicates, then the name predicates
+    /// (each once).
+    pub fn search_predicates(&self) -> Vec<String> {
+        let mut all = self.label_predicates.clone();
+        for p in &self.name_predicates {
+            if !all.contains(p) {
+                all.push(p.clone());
+            }
+        }
+        all
+    }
+
     pub fn query_timeout(&self) -> Duration {
         seconds(self.query_timeout_secs)
     }

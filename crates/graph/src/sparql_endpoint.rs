@@ -320,7 +320,7 @@ impl KnowledgeGraph for SparqlEndpoint {
         let max_rows = self.settings.max_rows.max(1);
         let fetch = limit.saturating_mul(4).clamp(100.min(max_rows), max_rows);
         let query =
-            crate::query::entity_search_query(&words, &self.settings.label_predicates, self.endpoint.search, fetch)?;
+            crate::query::entity_search_query(&words, &self.settings.search_predicates(), self.endpoint.search, fetch)?;
         let QueryResults::Solutions(solutions) = self.query(&query).await? else {
             return Ok(Vec::new());
         };

@@ -460,3 +460,40 @@ async fn a_first_load_that_fails_leaves_no_half_index() {
     assert!(kg.search_entities("name 5", 5).await.unwrap().is_empty());
     assert_eq!(kg.search_entities("alpha", 5).await.unwrap()[0].iri, "http://e/a");
 }
+
+/// A name predicate (a paper's title) makes its values find the vertex in entity search, while
+/// the vertex keeps its label as its name; without it, the title finds nothing.
+#[tokio::test]
+async fn name_predicates_identify_vertices_without_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(
+        tmp.path(),
+        "papers.nt",
+        &format!(
+            "<http://e/paper1> <http://e/title> \"Deep Residual Learning for Image Recognition\" .\n\
+             <http://e/paper1> {LABEL} \"He et al. 2016\" .\n\
+             <http://e/paper1> <http://e/author> <http://e/Kaiming_He> .\n\
+             <http://e/Kaiming_He> {LABEL} \"Kaiming He\" .\n"
+        ),
+    );
+    let store = tmp.path().join("store");
+    let titles = GraphSettings {
+        name_predicates: vec!["http://e/title".into()],
+        ..GraphSettings::default()
+    };
+    let report = EmbeddedStore::load(&store, &[file], &titles, false).unwrap();
+    assert_eq!(report.labels, 3);
+    let kg = EmbeddedStore::open(&store, titles.clone()).unwrap();
+    let found = kg.search_entities("deep residual learning", 5).await.unwrap();
+    assert_eq!(
+        (found[0].iri.as_str(), found[0].label.as_str()),
+        ("http://e/paper1", "Deep Residual Learning for Image Recognition")
+    );
+    let names = kg.labels(&["http://e/paper1"]).await.unwrap();
+    assert_eq!(names["http://e/paper1"], "He et al. 2016", "the label stays its name");
+    drop(kg);
+
+    assert_eq!(EmbeddedStore::reindex(&store, &GraphSettings::default()).unwrap(), 2);
+    let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+    assert!(kg.search_entities("deep residual learning", 5).await.unwrap().is_empty());
+}

@@ -253,6 +253,21 @@ async fn select_goes_out_with_a_limit() {
     assert!(sent[2].trim_end().ends_with("OFFSET 20 LIMIT 101"), "{}", sent[2]);
 }
 
+/// Entity search on an endpoint looks in the name predicates as well as the label predicates.
+#[tokio::test]
+async fn entity_search_looks_in_name_predicates_too() {
+    let server = serve_get(one_row()).await;
+    let settings = GraphSettings {
+        name_predicates: vec!["http://e/title".into()],
+        ..GraphSettings::default()
+    };
+    let kg = SparqlEndpoint::new(EndpointSettings::new(server.uri()), settings).unwrap();
+    kg.search_entities("deep residual learning", 5).await.unwrap();
+    let sent = sent_query(&server.received_requests().await.unwrap()[0]);
+    assert!(sent.contains("<http://e/title>"), "{sent}");
+    assert!(sent.contains("<http://www.w3.org/2000/01/rdf-schema#label>"), "{sent}");
+}
+
 /// A bare HTTP/1.1 server on loopback (a thread) that answers each connection with `headers` and
 /// then `body`, written as it is produced: chunked when `chunked`, raw otherwise. It stops
 /// writing when the client goes away. Returns the endpoint URL.
