@@ -32,7 +32,8 @@ pub struct ClarifyOption {
     /// Its classes that not every option has (or all of them when they are the same).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<String>,
-    /// Facts that tell it apart from the other options.
+    /// Facts that tell it apart from the other options, the most telling first (the first
+    /// [`SHOWN_FACTS`] are in the description; a reply may name any of them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<Fact>,
     /// The option in one line: "Film; release year: 1996".
@@ -66,7 +67,9 @@ pub struct Profile {
 }
 
 /// Facts shown per option at most.
-const SHOWN_FACTS: usize = 2;
+pub const SHOWN_FACTS: usize = 2;
+/// Facts kept per option for the reply to name.
+const KEPT_FACTS: usize = 8;
 /// A value longer than this says too much to be a distinguishing mark.
 const MAX_VALUE_CHARS: usize = 60;
 
@@ -125,20 +128,23 @@ pub fn describe(profiles: &[Profile]) -> Vec<ClarifyOption> {
                 .filter(|f| !profiles.iter().any(|other| other.iri != o.iri && other.facts.contains(f)))
                 .collect();
             own.sort_by_key(|f| f.value.len());
+            // One value per predicate among the shown ones, then the rest.
+            let mut rest: Vec<Fact> = Vec::new();
             for fact in by_predicate.into_iter().chain(own) {
-                if facts.len() == SHOWN_FACTS {
-                    break;
-                }
-                // One value per predicate.
-                if !facts.iter().any(|f| f.predicate == fact.predicate) {
+                if facts.len() < SHOWN_FACTS && !facts.iter().any(|f| f.predicate == fact.predicate) {
                     facts.push(fact.clone());
+                } else if !rest.contains(fact) && !facts.contains(fact) {
+                    rest.push(fact.clone());
                 }
             }
+            let shown = facts.len();
+            facts.extend(rest);
+            facts.truncate(KEPT_FACTS);
             let mut parts: Vec<String> = Vec::new();
             if !kinds.is_empty() {
                 parts.push(kinds.join(", "));
             }
-            parts.extend(facts.iter().map(|f| format!("{}: {}", f.predicate, f.value)));
+            parts.extend(facts.iter().take(shown).map(|f| format!("{}: {}", f.predicate, f.value)));
             let description = if parts.is_empty() {
                 o.iri.clone()
             } else {
@@ -232,7 +238,8 @@ impl Clarification {
             .options
             .iter()
             .map(|o| {
-                let described = normalize_tokens(&format!("{} {}", o.description, o.kinds.join(" ")));
+                let facts: Vec<&str> = o.facts.iter().map(|f| f.value.as_str()).collect();
+                let described = normalize_tokens(&format!("{} {} {}", o.description, o.kinds.join(" "), facts.join(" ")));
                 telling.iter().filter(|w| described.contains(w)).count()
             })
             .collect();
@@ -264,7 +271,12 @@ mod tests {
                 iri: "http://e/Crash_2004".into(),
                 label: "Crash".into(),
                 kinds: vec!["Film".into()],
-                facts: vec![fact("release year", "2004"), fact("language", "English"), fact("starring", "Sandra Bullock")],
+                facts: vec![
+                    fact("release year", "2004"),
+                    fact("language", "English"),
+                    fact("starring", "Sandra Bullock"),
+                    fact("country", "United States"),
+                ],
             },
             Profile {
                 iri: "http://e/Crash_1996".into(),
@@ -285,7 +297,9 @@ mod tests {
     fn options_are_told_apart_by_what_differs() {
         let options = describe(&crash());
         assert_eq!(options[0].kinds, ["Film"]);
-        assert_eq!(options[0].description, "Film; release year: 2004; starring: Sandra Bullock");
+        assert_eq!(options[0].description, "Film; release year: 2004; country: United States");
+        // Telling facts beyond the shown ones are kept for the reply to name.
+        assert!(options[0].facts.contains(&fact("starring", "Sandra Bullock")));
         assert_eq!(options[2].description, "Album; release year: 1996; artist: Dave Matthews Band");
         // The language every option shares (or that two share) tells nothing.
         assert!(options.iter().all(|o| o.facts.iter().all(|f| f.predicate != "language")));
@@ -315,8 +329,11 @@ mod tests {
             ("the last", Some(2)),
             ("3. Crash (Album; release year: 1996; artist: Dave Matthews Band)", Some(2)),
             ("the album", Some(2)),
-            ("the one with Sandra Bullock", Some(0)),
+            ("the one from the United States", Some(0)),
+            ("the one with Sandra Bullock", Some(0)), // a fact not shown
             ("the Spader film", Some(1)),
+            ("the one with Don Cheadle", None), // not in the profile
+            ("the one in English", None),       // all three
             ("the 1996 one", None), // the 1996 film and the 1996 album
             ("the film", None),     // two films
             ("Crash", None),

@@ -82,6 +82,8 @@ async fn a_tie_is_asked_about_and_the_next_turn_resolves_it() {
     // Words that only one option has choose it too.
     let e = ask(&pipeline, "the 1996 one", Mode::MultiTurn, &history).await;
     assert_eq!(e.display_answers(), ["David Cronenberg"]);
+    let e = ask(&pipeline, "the one with Holly Hunter", Mode::MultiTurn, &history).await;
+    assert_eq!(e.display_answers(), ["David Cronenberg"]);
     let e = ask(&pipeline, "2", Mode::MultiTurn, &history).await;
     assert_eq!(e.display_answers(), [director(&second.iri)]);
 
