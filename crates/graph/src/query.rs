@@ -644,7 +644,7 @@ pub fn entity_search_query(
                     // matches non-ASCII letters case-insensitively only this way.
                     vec![
                         lowered_label(),
-                        Expression::Literal(Literal::new_simple_literal(regex_escape(w))),
+                        Expression::Literal(Literal::new_simple_literal(accent_folded_regex(w))),
                     ],
                 )
             })),
@@ -786,6 +786,46 @@ fn bif_contains_expression(words: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" AND ")
+}
+
+/// Letters and the accented forms a label may write them with.
+const ACCENTED: &[(char, &str)] = &[
+    ('a', "aàáâãäåāăą"),
+    ('c', "cçćĉċč"),
+    ('d', "dďđ"),
+    ('e', "eèéêëēĕėęě"),
+    ('g', "gĝğġģ"),
+    ('i', "iìíîïĩīĭįı"),
+    ('l', "lĺļľŀł"),
+    ('n', "nñńņňŉ"),
+    ('o', "oòóôõöøōŏő"),
+    ('r', "rŕŗř"),
+    ('s', "sśŝşšș"),
+    ('t', "tţťŧț"),
+    ('u', "uùúûüũūŭůűų"),
+    ('y', "yýÿŷ"),
+    ('z', "zźżž"),
+];
+
+/// A REGEX pattern for one lower-case search word that matches it with or without accents: each
+/// letter (accented or not) becomes the class of its forms ("malmo" and "malmö" both match
+/// "malmö"), everything else is escaped.
+fn accent_folded_regex(word: &str) -> String {
+    let mut out = String::with_capacity(word.len() * 4);
+    for c in word.chars() {
+        let base = deunicode::deunicode_char(c)
+            .and_then(|s| s.chars().next().filter(|b| s.len() == 1 && b.is_ascii_alphabetic()))
+            .map(|b| b.to_ascii_lowercase());
+        match base.and_then(|b| ACCENTED.iter().find(|(letter, _)| *letter == b)) {
+            Some((_, forms)) => {
+                out.push('[');
+                out.push_str(forms);
+                out.push(']');
+            }
+            None => out.push_str(&regex_escape(&c.to_string())),
+        }
+    }
+    out
 }
 
 fn regex_escape(word: &str) -> String {
@@ -1219,6 +1259,15 @@ mod tests {
     #[test]
     fn regex_words_are_escaped() {
         assert_eq!(regex_escape("a.b*(c)"), "a\\.b\\*\\(c\\)");
+        assert_eq!(accent_folded_regex("x.1"), "x\\.1");
+    }
+
+    #[test]
+    fn regex_words_match_with_or_without_accents() {
+        assert_eq!(accent_folded_regex("malmö"), accent_folded_regex("malmo"));
+        assert_eq!(accent_folded_regex("fr"), "f[rŕŗř]");
+        let pattern = accent_folded_regex("bogota");
+        assert!(pattern.starts_with("b[oòóôõöøōŏő][gĝğġģ]"), "{pattern}");
     }
 
     #[test]

@@ -513,6 +513,23 @@ macro_rules! all_cases {
     };
 }
 
+/// Names are found with or without their accents: by the label index's folding on the embedded
+/// store, by character classes in the pattern with `search = "regex"` on an endpoint (the
+/// `bif:contains` and `contains` strategies compare as the endpoint stores).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accents_are_folded_embedded_and_by_regex() {
+    let backends = [
+        embedded(GraphSettings::default()),
+        virtuoso(SearchStrategy::Regex, GraphSettings::default()),
+    ];
+    for kg in backends.into_iter().flatten() {
+        for text in ["gert frobe", "Gert Fröbe", "GERT FRÖBE", "gërt fröbe"] {
+            let found = kg.search_entities(text, 5).await.unwrap();
+            assert_eq!(iris(&found).first().map(String::as_str), Some("Gert_Frobe"), "{text} on {}", kg.describe());
+        }
+    }
+}
+
 all_cases!(embedded_store, embedded);
 all_cases!(virtuoso_bif_contains, |s| virtuoso(SearchStrategy::BifContains, s));
 all_cases!(virtuoso_contains, |s| virtuoso(SearchStrategy::Contains, s));
