@@ -265,6 +265,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::Join => "two anchors joined",
             QueryReason::Fallback => "next path",
             QueryReason::Class => "the class named",
+            QueryReason::Homonym => "same path from a homonym",
         };
         let status = match &q.error {
             Some(error) => format!("error: {error}"),

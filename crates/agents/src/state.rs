@@ -245,6 +245,9 @@ pub enum QueryReason {
     /// The class the question names: its instances ("how many countries are there"), or
     /// whether an entity is one ("is Lima a city").
     Class,
+    /// Whether the answer's path also answers from another vertex of the same label (the
+    /// clarify agent's check; never an answer).
+    Homonym,
 }
 
 /// How a question ended.

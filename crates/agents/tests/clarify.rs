@@ -6,7 +6,7 @@
 //! Crash": the album), the graph decides when one vertex dominates ("Paris"), and single
 //! questions are never held.
 
-use chatty_kg_agents::{Explanation, LinkMethod, Mode, Outcome, Pipeline, Turn};
+use chatty_kg_agents::{Explanation, LinkMethod, Mode, Outcome, Pipeline, QueryReason, Turn};
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
@@ -51,6 +51,11 @@ async fn a_tie_is_asked_about_and_the_next_turn_resolves_it() {
         panic!("expected a clarifying question: {:#?} {}", first.outcome, first.text);
     };
     assert!(first.answers.is_empty(), "no answer is given for one of them");
+    // The check that found the tie is shown with the queries: the path from each other "Crash".
+    let checks: Vec<_> = first.sparql.iter().filter(|q| q.reason == QueryReason::Homonym).collect();
+    assert_eq!(checks.len(), 2, "{:#?}", first.sparql);
+    assert!(checks.iter().all(|q| !q.used && q.sparql.contains("directedBy")));
+    assert_eq!(checks.iter().filter(|q| q.rows > 0).count(), 1, "the other film, not the album");
     let mut iris: Vec<&str> = clarification.options.iter().map(|o| o.iri.as_str()).collect();
     iris.sort();
     // The album has no director: the question already rules it out.

@@ -9,15 +9,16 @@
 //! described by what tells it apart ([`crate::clarification::describe`]). Single questions
 //! (`ask`, benchmarks) are never held: there is no next turn to answer.
 //!
-//! Queries: one bounded SELECT per other homonym (the answer's path from it), one degree
-//! count, one class lookup and one neighbourhood query. Outcome: [`CHECKED`].
+//! Queries: one bounded SELECT per other homonym (the answer's path from it; listed with the
+//! question's queries as `homonym`); when another fits, one degree count; when asking, one class
+//! lookup, one neighbourhood query and the names of what it reaches. Outcome: [`CHECKED`].
 
 use crate::clarification::{Clarification, Fact, Profile, describe};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::path_query::{Shape, select};
-use crate::state::{AgentState, LinkMethod, Mode, Outcome};
+use crate::state::{AgentState, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason};
 use chatty_kg_graph::{Direction, QueryResults, Term};
 use std::collections::HashMap;
 
@@ -52,12 +53,14 @@ impl Agent for ClarifyAgent {
     }
 }
 
-/// The clarification to ask, when the one anchor's vertex ties with homonyms.
-async fn tie(state: &AgentState, ctx: &AgentContext) -> Result<Option<Clarification>, AgentError> {
+/// The clarification to ask, when the one anchor's vertex ties with homonyms. The path checks it
+/// runs are recorded with the question's queries.
+async fn tie(state: &mut AgentState, ctx: &AgentContext) -> Result<Option<Clarification>, AgentError> {
     let [anchor] = state.anchors.as_slice() else {
         return Ok(None);
     };
-    let Some(link) = state.entities.iter().find(|l| l.iri.as_deref() == Some(anchor.iri.as_str())) else {
+    let anchor = anchor.clone();
+    let Some(link) = state.entities.iter().find(|l| l.iri.as_deref() == Some(anchor.iri.as_str())).cloned() else {
         return Ok(None);
     };
     if link.homonyms.is_empty() || matches!(link.method, LinkMethod::Referent | LinkMethod::Clarified) {
@@ -79,12 +82,25 @@ async fn tie(state: &AgentState, ctx: &AgentContext) -> Result<Option<Clarificat
     };
     let mut fitting = vec![anchor.iri.clone()];
     for homonym in link.homonyms.iter().take(MAX_OPTIONS - 1) {
-        let query = select(&[(homonym.as_str(), &path)], &Shape::List { distinct_only: true })?
-            .query
-            .capped(1);
-        if let QueryResults::Solutions(s) = ctx.kg.query(&query).await?
-            && !s.rows.is_empty()
-        {
+        let candidate = select(&[(homonym.as_str(), &path)], &Shape::List { distinct_only: true })?;
+        let query = candidate.query.capped(1);
+        let started = std::time::Instant::now();
+        let result = ctx.kg.query(&query).await;
+        let rows = match &result {
+            Ok(QueryResults::Solutions(s)) => s.rows.len(),
+            _ => 0,
+        };
+        state.queries.push(ExecutedQuery {
+            sparql: query.to_string(),
+            predicates: candidate.predicates,
+            reason: QueryReason::Homonym,
+            rows,
+            used: false,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            error: result.as_ref().err().map(ToString::to_string),
+        });
+        result?;
+        if rows > 0 {
             fitting.push(homonym.clone());
         }
     }
@@ -99,10 +115,11 @@ async fn tie(state: &AgentState, ctx: &AgentContext) -> Result<Option<Clarificat
     if top >= DOMINANCE.saturating_mul(next.max(1)) {
         return Ok(None);
     }
-    let profiles = profiles(ctx, &fitting, link.label.as_deref().unwrap_or(&anchor.label), &path).await?;
+    let label = link.label.clone().unwrap_or_else(|| anchor.label.clone());
+    let profiles = profiles(ctx, &fitting, &label, &path).await?;
     Ok(Some(Clarification {
         mention: link.mention.clone(),
-        label: link.label.clone().unwrap_or_else(|| anchor.label.clone()),
+        label,
         question: state.working_question().to_owned(),
         options: describe(&profiles),
     }))
