@@ -895,6 +895,23 @@ async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
         let kind = error["error"]["kind"].as_str().unwrap();
         assert!(["llm", "retries_exhausted"].contains(&kind), "{mode}: {error}");
         assert!(started.elapsed() < Duration::from_secs(30), "{mode}: {:?}", started.elapsed());
+        // Streamed (SSE), the same failure ends the stream as an error event, after its stages.
+        if mode == "status" {
+            let body = http()
+                .post(api(&format!("/api/sessions/{id}/ask")))
+                .header("Accept", "text/event-stream")
+                .json(&json!({"question": "When was Cast Awy released?"}))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let last = body.trim_end().rsplit("\n\n").next().unwrap();
+            assert!(last.starts_with("event: error\ndata: "), "{body}");
+            let error: serde_json::Value = serde_json::from_str(last.split_once("data: ").unwrap().1).unwrap();
+            assert!(["llm", "retries_exhausted"].contains(&error["kind"].as_str().unwrap()), "{body}");
+        }
         // The endpoint that is down: a clear error for its session.
         let (_, down) = post_json(api("/api/sessions"), json!({"kg": "down"})).await;
         let down = down["session"].as_str().unwrap().to_owned();
@@ -1006,4 +1023,64 @@ async fn an_ambiguous_name_is_asked_about_and_the_next_turn_answers_it() {
     let e = &messages.last().unwrap()["explanation"];
     assert_eq!(answers(e), ["Paul Haggis"], "{e}");
     assert_eq!(e["entities"][0]["method"], "clarified");
+}
+
+/// `Accept: text/event-stream` on the REST ask: the stage events the WebSocket sends, in order,
+/// then the answer, recorded as a turn; errors known up front keep their JSON and status.
+#[tokio::test(flavor = "multi_thread")]
+async fn rest_ask_streams_stage_events_then_the_answer_as_sse() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let (_, session) = post_json(api("/api/sessions"), json!({})).await;
+    let id = session["session"].as_str().unwrap().to_owned();
+    let ask = |q: &str| {
+        http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .header("Accept", "text/event-stream")
+            .json(&json!({ "question": q }))
+            .send()
+    };
+    let response = ask("Who directed Forrest Gump?").await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let body = response.text().await.unwrap();
+    let events: Vec<(String, serde_json::Value)> = body
+        .split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: ")).unwrap().to_owned();
+            let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+            (name, serde_json::from_str(data).unwrap())
+        })
+        .collect();
+    let (last, stages) = events.split_last().unwrap();
+    assert_eq!(last.0, "answer", "{body}");
+    assert_eq!(answers(&last.1["explanation"]), ["Robert Zemeckis"]);
+    assert_eq!(last.1["turn"], 0);
+    let names: Vec<&str> = stages.iter().map(|(_, e)| e["stage"].as_str().unwrap()).collect();
+    assert!(stages.iter().all(|(name, e)| name == "stage" && e["type"] == "stage"), "{body}");
+    assert_eq!(names.first(), Some(&"classified"), "{names:?}");
+    assert_eq!(names.last(), Some(&"executed"), "{names:?}");
+    let times: Vec<f64> = stages.iter().map(|(_, e)| e["elapsed_ms"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let (_, history) = get_json(api(&format!("/api/sessions/{id}"))).await;
+    assert_eq!(history["turn_count"], 1);
+
+    // Known before the stream starts: the REST error, not an event.
+    let (status, error) = json_of(ask("   ").await.unwrap()).await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("empty_question")), "{error}");
+    let (status, error) = json_of(
+        http()
+            .post(api("/api/sessions/00000000000000000000000000000000/ask"))
+            .header("Accept", "text/event-stream")
+            .json(&json!({ "question": "Who directed Forrest Gump?" }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((status, error["error"]["kind"].as_str()), (404, Some("no_such_session")), "{error}");
 }

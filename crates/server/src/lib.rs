@@ -17,6 +17,7 @@ pub mod origin;
 pub mod protocol;
 pub mod rest;
 pub mod service;
+pub mod sse;
 pub mod web;
 pub mod ws;
 

@@ -6,7 +6,7 @@
 //! | `GET /api/kgs`                     | the configured knowledge graphs                 |
 //! | `POST /api/sessions`               | JSON `{"kg"?}` → 201 a new session              |
 //! | `GET /api/sessions/{id}`           | the session and a page of its turns (`?from&limit`) |
-//! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation  |
+//! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation; with `Accept: text/event-stream`, its stage events then the answer (`sse.rs`) |
 //! | `DELETE /api/sessions/{id}`        | 204, the session and its turns are gone         |
 //! | `GET /metrics`                     | Prometheus text format                          |
 
@@ -209,12 +209,16 @@ struct Ask {
 }
 
 async fn ask(
+    request: actix_web::HttpRequest,
     caller: Caller,
     service: web::Data<ChatService>,
     id: web::Path<String>,
     body: web::Json<Ask>,
 ) -> Result<HttpResponse, ServerError> {
     let service: Arc<ChatService> = service.into_inner();
+    if crate::sse::wants_events(&request) {
+        return crate::sse::ask(caller, service, id.into_inner(), body.into_inner().question).await;
+    }
     let record = service.ask(&caller, &id, &body.question, None).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({
         "session": id.as_str(),

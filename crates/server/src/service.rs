@@ -179,13 +179,8 @@ impl ChatService {
         result
     }
 
-    async fn start_answer(
-        self: &Arc<Self>,
-        caller: &Caller,
-        id: &str,
-        question: &str,
-        events: Option<mpsc::UnboundedSender<ServerMessage>>,
-    ) -> Result<TurnRecord, ServerError> {
+    /// A question that can be asked: not empty, not too long.
+    pub fn check_question(&self, question: &str) -> Result<(), ServerError> {
         let question = question.trim();
         if !question.chars().any(char::is_alphanumeric) {
             return Err(ServerError::EmptyQuestion);
@@ -197,6 +192,18 @@ impl ChatService {
                 max: self.limits.max_question_chars,
             });
         }
+        Ok(())
+    }
+
+    async fn start_answer(
+        self: &Arc<Self>,
+        caller: &Caller,
+        id: &str,
+        question: &str,
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+    ) -> Result<TurnRecord, ServerError> {
+        self.check_question(question)?;
+        let question = question.trim();
         let session = self.session(caller, id)?;
         self.rate.ask(caller.owner.as_ref())?;
         if self.tasks.is_closed() {
