@@ -4,7 +4,8 @@
 # 2. starts a private Virtuoso on loopback, loaded with tests/fixtures/movies.ttl, when installed;
 # 3. starts a real OpenAI-compatible server (llama-cpp-python serving SmolLM2) unless
 #    CHATTY_KG_SKIP_OPENAI_SERVER=1 (building it takes ~10 min the first time);
-# 4. installs Playwright (npm, tests/web) for the web page test in headless Chromium;
+# 4. installs the `openai` Python client (pip, a virtualenv) for the OpenAI-compatible endpoint's
+#    test, and Playwright (npm, tests/web) for the web page test in headless Chromium;
 # 5. runs every test of the workspace, then stops the servers. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,17 @@ if [ "${CHATTY_KG_SKIP_OPENAI_SERVER:-0}" != 1 ]; then
   CHATTY_KG_TEST_OPENAI_URL=$(scripts/openai-server.sh start "$scratch/openai" "$smollm2")
   export CHATTY_KG_TEST_OPENAI_URL
   echo "OpenAI-compatible server for the live LLM test: $CHATTY_KG_TEST_OPENAI_URL" >&2
+fi
+
+# The official `openai` Python client, for the OpenAI-compatible endpoint's test (a virtualenv
+# outside the clone, reused).
+client_venv=${CHATTY_KG_OPENAI_CLIENT_VENV:-/var/tmp/chatty-kg-openai-client-venv}
+if ! "$client_venv/bin/python" -c "import openai" 2>/dev/null; then
+  { python3 -m venv "$client_venv" && "$client_venv/bin/pip" install --quiet "openai>=1.50,<3"; } >&2 ||
+    echo "!!! could not install the openai client: its test will SKIP (or fail in CI)" >&2
+fi
+if "$client_venv/bin/python" -c "import openai" 2>/dev/null; then
+  export CHATTY_KG_OPENAI_CLIENT_PYTHON="$client_venv/bin/python"
 fi
 
 if command -v npm >/dev/null && [ ! -d tests/web/node_modules/playwright-core ]; then

@@ -1084,3 +1084,34 @@ async fn rest_ask_streams_stage_events_then_the_answer_as_sse() {
     .await;
     assert_eq!((status, error["error"]["kind"].as_str()), (404, Some("no_such_session")), "{error}");
 }
+
+/// The OpenAI-compatible endpoint, driven by the official `openai` Python client
+/// (tests/openai/client_test.py): models, a question, a dialogue in the messages, a stream, bad
+/// requests and a stream dropped half-way. The client lives in a virtualenv scripts/test.sh
+/// makes (`CHATTY_KG_OPENAI_CLIENT_PYTHON`); without it the test skips, unless
+/// `CHATTY_KG_REQUIRE_OPENAI_CLIENT=1` (CI).
+#[test]
+fn the_openai_python_client_talks_to_the_chat_completions_endpoint() {
+    let python = std::env::var("CHATTY_KG_OPENAI_CLIENT_PYTHON").unwrap_or_default();
+    if python.is_empty() {
+        assert!(
+            std::env::var_os("CHATTY_KG_REQUIRE_OPENAI_CLIENT").is_none(),
+            "CHATTY_KG_REQUIRE_OPENAI_CLIENT=1 but CHATTY_KG_OPENAI_CLIENT_PYTHON is not set"
+        );
+        eprintln!("skipped: run scripts/test.sh (it makes the openai client's virtualenv)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai/client_test.py");
+    let output = Command::new(python).arg(script).env("CHATTY_KG_URL", &server.url).output().unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("openai client test passed"), "{log}");
+}

@@ -13,6 +13,7 @@ pub mod auth;
 pub mod error;
 pub mod limits;
 pub mod metrics;
+pub mod openai_api;
 pub mod origin;
 pub mod protocol;
 pub mod rest;
@@ -167,6 +168,7 @@ impl Server {
                 .app_data(rest::query_config())
                 .app_data(actix::PayloadConfig::new(json_limit))
                 .configure(rest::routes)
+                .configure(openai_api::routes)
                 .configure(web::routes)
                 .route("/ws", actix::get().to(ws::websocket))
         })

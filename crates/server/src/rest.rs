@@ -9,6 +9,8 @@
 //! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation; with `Accept: text/event-stream`, its stage events then the answer (`sse.rs`) |
 //! | `DELETE /api/sessions/{id}`        | 204, the session and its turns are gone         |
 //! | `GET /metrics`                     | Prometheus text format                          |
+//!
+//! The OpenAI-compatible `/v1/models` and `/v1/chat/completions` are in `openai_api.rs`.
 
 use crate::error::ServerError;
 use crate::service::{Caller, ChatService};

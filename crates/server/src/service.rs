@@ -16,7 +16,7 @@ use crate::metrics::Metrics;
 use crate::protocol::{ServerMessage, stage_events};
 use chatty_kg_agents::referents::Member;
 use chatty_kg_agents::state::TurnEntity;
-use chatty_kg_agents::{AgentState, Mode, Pipeline, Turn};
+use chatty_kg_agents::{AgentState, Explanation, Mode, Pipeline, Turn};
 use chatty_kg_dialogue::{
     ContextEntity, ContextValue, DialogueStore, Owner, SessionId, SessionInfo, TurnContext, TurnRecord,
 };
@@ -123,6 +123,17 @@ impl ChatService {
         self.kgs.values().map(|kg| &kg.info)
     }
 
+    /// The graph of `kg` (default: the default KG), if configured.
+    pub fn graph(&self, kg: Option<&str>) -> Option<Arc<dyn chatty_kg_graph::KnowledgeGraph>> {
+        let entry = self.kgs.get(kg.unwrap_or(&self.default_kg))?;
+        Some(entry.pipeline.context().kg.clone())
+    }
+
+    /// Turns per question given to the agents.
+    pub fn context_turns(&self) -> usize {
+        self.limits.context_turns
+    }
+
     pub fn store(&self) -> &DialogueStore {
         &self.store
     }
@@ -224,13 +235,120 @@ impl ChatService {
             .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
     }
 
-    /// Waits for the session's turn and an answer permit, in the queue's bounds.
+    /// Answers `question` on `kg` (default: the default KG) with `history` as the dialogue so
+    /// far, without a session: the OpenAI-compatible endpoint, whose messages carry the history.
+    /// The same bounds as a session's question (rate, queue, permits, answer timeout); nothing is
+    /// stored.
+    pub async fn ask_once(
+        self: &Arc<Self>,
+        caller: &Caller,
+        kg: Option<&str>,
+        question: &str,
+        history: Vec<Turn>,
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+    ) -> Result<(String, Explanation), ServerError> {
+        let result = self.start_once(caller, kg, question, history, events).await;
+        if let Err(error) = &result {
+            self.metrics.error(error.kind());
+        }
+        result
+    }
+
+    async fn start_once(
+        self: &Arc<Self>,
+        caller: &Caller,
+        kg: Option<&str>,
+        question: &str,
+        history: Vec<Turn>,
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+    ) -> Result<(String, Explanation), ServerError> {
+        self.check_question(question)?;
+        let kg = kg.unwrap_or(&self.default_kg).to_owned();
+        if !self.kgs.contains_key(&kg) {
+            return Err(ServerError::UnknownKg {
+                name: kg,
+                known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        }
+        self.rate.ask(caller.owner.as_ref())?;
+        if self.tasks.is_closed() {
+            return Err(ServerError::ShuttingDown);
+        }
+        let service = self.clone();
+        let question = question.trim().to_owned();
+        let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
+        let abandoned = CancellationToken::new();
+        let _abandon_on_drop = abandoned.clone().drop_guard();
+        let task = self.tasks.spawn_on(
+            async move {
+                let (_, _permit) = service.wait_turn(None, deadline, &abandoned).await?;
+                let explanation = service.run(&kg, &question, &history, events, deadline).await?;
+                Ok((kg, explanation))
+            },
+            &self.runtime,
+        );
+        task.await
+            .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
+    }
+
+    /// Runs the agents on `question` over `kg`, sending stage events to `events`, within
+    /// `deadline`; the answers are capped at `max_stored_answers`.
+    async fn run(
+        &self,
+        kg: &str,
+        question: &str,
+        history: &[Turn],
+        events: Option<mpsc::UnboundedSender<ServerMessage>>,
+        deadline: tokio::time::Instant,
+    ) -> Result<Explanation, ServerError> {
+        let entry = self.kgs.get(kg).ok_or_else(|| ServerError::UnknownKg {
+            name: kg.to_owned(),
+            known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
+        })?;
+        self.metrics.answers_in_flight.inc();
+        let started = Instant::now();
+        let mut observer = |agent: &str, state: &AgentState| {
+            let Some(events) = &events else { return };
+            for (stage, data) in stage_events(agent, state) {
+                // A closed receiver only means the client left; the answer is still recorded.
+                let _ = events.send(ServerMessage::Stage {
+                    stage,
+                    agent: agent.to_owned(),
+                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    data,
+                });
+            }
+        };
+        let answered = tokio::time::timeout_at(
+            deadline,
+            entry.pipeline.ask_observed(question, Mode::MultiTurn, history, &mut observer),
+        )
+        .await;
+        self.metrics.answers_in_flight.dec();
+        let mut explanation = match answered {
+            Err(_) => {
+                return Err(ServerError::AnswerTimeout {
+                    secs: self.limits.answer_timeout.as_secs(),
+                });
+            }
+            Ok(result) => result?,
+        };
+        if explanation.answers.len() > self.limits.max_stored_answers {
+            explanation.answers.truncate(self.limits.max_stored_answers);
+            explanation.truncated = true;
+        }
+        self.metrics.answered(kg, &explanation);
+        Ok(explanation)
+    }
+
+    /// Waits for the session's turn (when there is a session) and an answer permit, in the
+    /// queue's bounds.
     async fn wait_turn(
         &self,
-        session: &SessionId,
+        session: Option<&SessionId>,
         deadline: tokio::time::Instant,
         abandoned: &CancellationToken,
-    ) -> Result<(tokio::sync::OwnedMutexGuard<()>, tokio::sync::SemaphorePermit<'_>), ServerError> {
+    ) -> Result<(Option<tokio::sync::OwnedMutexGuard<()>>, tokio::sync::SemaphorePermit<'_>), ServerError> {
         struct Queued<'a>(&'a AtomicUsize);
         impl Drop for Queued<'_> {
             fn drop(&mut self) {
@@ -245,7 +363,10 @@ impl ChatService {
         }
         let _queued = Queued(&self.queued);
         let wait = async {
-            let in_order = self.session_lock(session).lock_owned().await;
+            let in_order = match session {
+                Some(session) => Some(self.session_lock(session).lock_owned().await),
+                None => None,
+            };
             let permit = self.permits.acquire().await.map_err(|_| ServerError::ShuttingDown)?;
             Ok((in_order, permit))
         };
@@ -265,60 +386,26 @@ impl ChatService {
         deadline: tokio::time::Instant,
         abandoned: CancellationToken,
     ) -> Result<TurnRecord, ServerError> {
-        let entry = self.kgs.get(&session.kg).ok_or_else(|| ServerError::UnknownKg {
-            name: session.kg.clone(),
-            known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
-        })?;
+        if !self.kgs.contains_key(&session.kg) {
+            return Err(ServerError::UnknownKg {
+                name: session.kg.clone(),
+                known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        }
         tracing::debug!(session = %session.id, %question, "question received");
-        let (_in_order, _permit) = self.wait_turn(&session.id, deadline, &abandoned).await?;
+        let (_in_order, _permit) = self.wait_turn(Some(&session.id), deadline, &abandoned).await?;
         let history: Vec<Turn> = self
             .store
             .history(&session.id, self.limits.context_turns)?
             .into_iter()
             .map(turn_from_context)
             .collect();
-        self.metrics.answers_in_flight.inc();
         tracing::debug!(session = %session.id, "answering");
-        let started = Instant::now();
-        let mut observer = |agent: &str, state: &AgentState| {
-            let Some(events) = &events else { return };
-            for (stage, data) in stage_events(agent, state) {
-                // A closed receiver only means the client left; the answer is still recorded.
-                let _ = events.send(ServerMessage::Stage {
-                    stage,
-                    agent: agent.to_owned(),
-                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
-                    data,
-                });
-            }
-        };
-        let answered = tokio::time::timeout_at(
-            deadline,
-            entry
-                .pipeline
-                .ask_observed(&question, Mode::MultiTurn, &history, &mut observer),
-        )
-        .await;
-        self.metrics.answers_in_flight.dec();
-        let explanation = match answered {
-            Err(_) => {
-                return Err(ServerError::AnswerTimeout {
-                    secs: self.limits.answer_timeout.as_secs(),
-                });
-            }
-            Ok(result) => result?,
-        };
-        let mut explanation = explanation;
-        if explanation.answers.len() > self.limits.max_stored_answers {
-            explanation.answers.truncate(self.limits.max_stored_answers);
-            explanation.truncated = true;
-        }
+        let explanation = self.run(&session.kg, &question, &history, events, deadline).await?;
         let context = context_from_turn(Turn::answered(&explanation, self.limits.context_answers));
-        let typed = explanation;
         let explanation =
-            serde_json::to_value(&typed).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
+            serde_json::to_value(&explanation).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
         let record = self.store.append(&session.id, context, explanation).await?;
-        self.metrics.answered(&session.kg, &typed);
         tracing::debug!(session = %session.id, turn = record.index, "answered and stored");
         Ok(record)
     }

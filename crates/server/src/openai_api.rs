@@ -1,0 +1,383 @@
+//! An OpenAI-compatible chat endpoint, so that any chat front-end or OpenAI SDK can talk to a
+//! knowledge graph as if it were a model:
+//!
+//! | method and path              | what                                                      |
+//! |------------------------------|-----------------------------------------------------------|
+//! | `GET /v1/models`             | the configured knowledge graphs, one "model" each         |
+//! | `POST /v1/chat/completions`  | `messages` → the answer as the assistant's message        |
+//!
+//! The `model` names the knowledge graph (`chatty-kg` or an unknown-to-us default name: the
+//! default KG). The `messages` are the dialogue: each earlier user message with the assistant
+//! message after it is a previous turn (what the rephraser resolves pronouns against), and the
+//! last message, a user's, is the question; system messages are ignored. Nothing is stored: the
+//! client keeps the history, as with any chat model. The reply's `content` is the answer text,
+//! `usage` the tokens the agents' model spent, and `chatty_kg.explanation` the whole explanation.
+//!
+//! With `"stream": true` the answer comes as server-sent `chat.completion.chunk`s: the role
+//! first, then one chunk per stage the agents finish (an empty `delta`, the stage under
+//! `chatty_kg.stage`), then the content, then `finish_reason: "stop"` with `usage` and the
+//! explanation, then `data: [DONE]`. Errors are the REST API's (`{"error": {"kind",
+//! "message"}}`, same statuses); one after the stream started is a last chunk with `error`.
+
+use crate::error::ServerError;
+use crate::protocol::ServerMessage;
+use crate::service::{Caller, ChatService};
+use actix_web::web::{self, Bytes};
+use actix_web::HttpResponse;
+use chatty_kg_agents::{Explanation, Turn};
+use futures_util::stream::{self, Stream};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/models", web::get().to(models))
+        .route("/v1/chat/completions", web::post().to(chat_completions));
+}
+
+/// The model name that means "the default knowledge graph".
+pub const DEFAULT_MODEL: &str = "chatty-kg";
+
+async fn models(_: Caller, service: web::Data<ChatService>) -> HttpResponse {
+    let mut data: Vec<Value> = vec![model(DEFAULT_MODEL)];
+    data.extend(service.kgs().map(|kg| model(&kg.name)));
+    HttpResponse::Ok().json(json!({"object": "list", "data": data}))
+}
+
+fn model(id: &str) -> Value {
+    json!({"id": id, "object": "model", "created": 0, "owned_by": "chatty-kg"})
+}
+
+#[derive(Debug, Deserialize)]
+struct ChatRequest {
+    #[serde(default)]
+    model: Option<String>,
+    messages: Vec<Message>,
+    #[serde(default)]
+    stream: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    role: String,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+/// A message's content: text, or parts of which the text ones count.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, Deserialize)]
+struct Part {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+impl Message {
+    fn text(&self) -> String {
+        match &self.content {
+            Some(Content::Text(text)) => text.clone(),
+            Some(Content::Parts(parts)) => parts
+                .iter()
+                .filter(|p| p.kind == "text")
+                .filter_map(|p| p.text.as_deref())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None => String::new(),
+        }
+    }
+}
+
+/// The question (the last message, a user's) and the turns before it.
+fn dialogue(messages: &[Message]) -> Result<(String, Vec<Turn>), ServerError> {
+    let spoken: Vec<&Message> = messages.iter().filter(|m| m.role != "system" && m.role != "developer").collect();
+    let Some((last, earlier)) = spoken.split_last() else {
+        return Err(ServerError::Malformed("`messages` has no user message to answer".into()));
+    };
+    if last.role != "user" {
+        return Err(ServerError::Malformed(format!(
+            "the last message must be the user's question, not a {:?} message",
+            last.role
+        )));
+    }
+    let mut turns = Vec::new();
+    let mut pending: Option<String> = None;
+    for message in earlier {
+        match message.role.as_str() {
+            "user" => {
+                if let Some(question) = pending.replace(message.text()) {
+                    turns.push(Turn::text(question, Vec::new()));
+                }
+            }
+            "assistant" => {
+                if let Some(question) = pending.take() {
+                    turns.push(Turn::text(question, answer_lines(&message.text())));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(question) = pending {
+        turns.push(Turn::text(question, Vec::new()));
+    }
+    Ok((last.text(), turns))
+}
+
+/// An assistant message as the answers of its turn: one per line, or the whole text.
+fn answer_lines(text: &str) -> Vec<String> {
+    let lines: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
+    if lines.is_empty() { vec![text.trim().to_owned()] } else { lines }
+}
+
+/// Answers per earlier turn looked up in the graph.
+const GROUNDED_ANSWERS: usize = 20;
+
+/// An earlier turn known only by its text gets back what a follow-up can refer to: each answer
+/// line that is exactly the label of a vertex becomes that vertex (the best connected of its
+/// homonyms), any other a literal value. (A stored session keeps these from the answer itself.)
+async fn ground(graph: &dyn chatty_kg_graph::KnowledgeGraph, turn: &mut Turn) -> Result<(), ServerError> {
+    use chatty_kg_agents::referents::Member;
+    use chatty_kg_graph::text::EXACT_MATCH_SCORE;
+    for answer in turn.answers.iter().take(GROUNDED_ANSWERS) {
+        let found = graph.search_entities(answer, 5).await.map_err(chatty_kg_agents::AgentError::from)?;
+        turn.values.push(match found.into_iter().find(|c| c.score >= EXACT_MATCH_SCORE) {
+            Some(vertex) => Member {
+                value: vertex.iri,
+                label: vertex.label,
+                iri: true,
+                datatype: None,
+            },
+            None => Member {
+                value: answer.clone(),
+                label: answer.clone(),
+                iri: false,
+                datatype: None,
+            },
+        });
+    }
+    Ok(())
+}
+
+/// The knowledge graph the `model` names: `None` (the default) for no name or [`DEFAULT_MODEL`].
+fn kg_of(model: Option<&str>) -> Option<&str> {
+    model.filter(|m| !m.is_empty() && *m != DEFAULT_MODEL)
+}
+
+async fn chat_completions(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    body: web::Json<ChatRequest>,
+) -> Result<HttpResponse, ServerError> {
+    let service: Arc<ChatService> = service.into_inner();
+    let request = body.into_inner();
+    let (question, mut history) = dialogue(&request.messages)?;
+    service.check_question(&question)?;
+    let kg = kg_of(request.model.as_deref()).map(str::to_owned);
+    let keep = service.context_turns();
+    if history.len() > keep {
+        history.drain(..history.len() - keep);
+    }
+    if let Some(graph) = service.graph(kg.as_deref()) {
+        for turn in &mut history {
+            ground(graph.as_ref(), turn).await?;
+        }
+    }
+    let id = completion_id();
+    if !request.stream {
+        let (kg, explanation) = service.ask_once(&caller, kg.as_deref(), &question, history, None).await?;
+        return Ok(HttpResponse::Ok().json(json!({
+            "id": id,
+            "object": "chat.completion",
+            "created": now(),
+            "model": kg,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": explanation.text},
+                "finish_reason": "stop",
+            }],
+            "usage": usage(&explanation),
+            "chatty_kg": {"explanation": explanation},
+        })));
+    }
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let model = kg.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    let answer = Box::pin(async move { service.ask_once(&caller, kg.as_deref(), &question, history, Some(sender)).await });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(chunks(id, model, receiver, answer)))
+}
+
+type Answering =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(String, Explanation), ServerError>> + Send>>;
+
+/// The streamed completion: role, stages, content, stop (or error), `[DONE]`. Dropping the
+/// stream drops the answer, as a client leaving a REST question does.
+fn chunks(
+    id: String,
+    model: String,
+    receiver: mpsc::UnboundedReceiver<ServerMessage>,
+    answer: Answering,
+) -> impl Stream<Item = Result<Bytes, actix_web::Error>> {
+    let created = now();
+    let chunk = move |delta: Value, finish: Option<&str>, extra: Option<(&str, Value)>| {
+        let mut value = json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        });
+        if let (Some((key, extra)), Some(object)) = (extra, value.as_object_mut()) {
+            object.insert(key.to_owned(), extra);
+        }
+        Bytes::from(format!("data: {value}\n\n"))
+    };
+    struct State {
+        receiver: mpsc::UnboundedReceiver<ServerMessage>,
+        answer: Option<Answering>,
+        started: bool,
+        ending: Vec<Bytes>,
+        done: bool,
+    }
+    let state = State {
+        receiver,
+        answer: Some(answer),
+        started: false,
+        ending: Vec::new(),
+        done: false,
+    };
+    stream::unfold(state, move |mut state| {
+        let chunk = chunk.clone();
+        async move {
+            if !state.started {
+                state.started = true;
+                return Some((Ok(chunk(json!({"role": "assistant", "content": ""}), None, None)), state));
+            }
+            loop {
+                if let Some(answer) = state.answer.as_mut() {
+                    tokio::select! {
+                        biased;
+                        Some(message) = state.receiver.recv() => {
+                            if let ServerMessage::Stage { stage, agent, elapsed_ms, data } = message {
+                                let stage = json!({"stage": stage, "agent": agent, "elapsed_ms": elapsed_ms, "data": data});
+                                return Some((Ok(chunk(json!({}), None, Some(("chatty_kg", json!({"stage": stage}))))), state));
+                            }
+                        }
+                        result = answer => {
+                            state.answer = None;
+                            state.ending = match result {
+                                Ok((_, explanation)) => vec![
+                                    chunk(json!({"content": explanation.text}), None, None),
+                                    chunk(json!({}), Some("stop"), Some(("usage", usage(&explanation)))),
+                                    explanation_chunk(&chunk, &explanation),
+                                    Bytes::from_static(b"data: [DONE]\n\n"),
+                                ],
+                                Err(error) => vec![
+                                    Bytes::from(format!(
+                                        "data: {}\n\n",
+                                        json!({"error": {"kind": error.kind(), "message": error.to_string()}})
+                                    )),
+                                    Bytes::from_static(b"data: [DONE]\n\n"),
+                                ],
+                            };
+                            state.ending.reverse();
+                        }
+                    }
+                } else {
+                    // The stage events sent before the answer go first.
+                    while let Ok(message) = state.receiver.try_recv() {
+                        if let ServerMessage::Stage { stage, agent, elapsed_ms, data } = message {
+                            let stage = json!({"stage": stage, "agent": agent, "elapsed_ms": elapsed_ms, "data": data});
+                            return Some((Ok(chunk(json!({}), None, Some(("chatty_kg", json!({"stage": stage}))))), state));
+                        }
+                    }
+                    if state.done {
+                        return None;
+                    }
+                    let next = state.ending.pop()?;
+                    state.done = state.ending.is_empty();
+                    return Some((Ok(next), state));
+                }
+            }
+        }
+    })
+}
+
+/// The explanation as a last chunk of its own (no delta), so that clients which read only
+/// `choices` are not slowed by it.
+fn explanation_chunk(
+    chunk: &impl Fn(Value, Option<&str>, Option<(&str, Value)>) -> Bytes,
+    explanation: &Explanation,
+) -> Bytes {
+    let value = serde_json::to_value(explanation).unwrap_or(Value::Null);
+    chunk(json!({}), None, Some(("chatty_kg", json!({"explanation": value}))))
+}
+
+fn usage(explanation: &Explanation) -> Value {
+    let (prompt, completion) = (explanation.llm.input_tokens, explanation.llm.output_tokens);
+    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn completion_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    format!("chatcmpl-{:016x}", hasher.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(role: &str, text: &str) -> Message {
+        Message {
+            role: role.into(),
+            content: Some(Content::Text(text.into())),
+        }
+    }
+
+    #[test]
+    fn messages_become_the_question_and_earlier_turns() {
+        let (question, turns) = dialogue(&[
+            message("system", "You are helpful."),
+            message("user", "Who directed Forrest Gump?"),
+            message("assistant", "Robert Zemeckis"),
+            message("user", "What else did he direct?"),
+        ])
+        .unwrap();
+        assert_eq!(question, "What else did he direct?");
+        assert_eq!(turns, [Turn::text("Who directed Forrest Gump?", vec!["Robert Zemeckis".into()])]);
+        for bad in [
+            vec![],
+            vec![message("system", "hi")],
+            vec![message("user", "Who directed Forrest Gump?"), message("assistant", "Robert Zemeckis")],
+        ] {
+            assert!(matches!(dialogue(&bad), Err(ServerError::Malformed(_))));
+        }
+        let parts = Message {
+            role: "user".into(),
+            content: Some(Content::Parts(vec![
+                Part { kind: "text".into(), text: Some("Who directed".into()) },
+                Part { kind: "image_url".into(), text: None },
+                Part { kind: "text".into(), text: Some("Big?".into()) },
+            ])),
+        };
+        assert_eq!(parts.text(), "Who directed\nBig?");
+    }
+}
