@@ -96,6 +96,14 @@ enum Command {
         #[command(flatten)]
         llm: ask::LlmArgs,
     },
+    /// Serve the knowledge graph to an MCP client (an assistant, an IDE agent) over stdin/stdout:
+    /// tools `ask`, `entities`, `sparql`, `describe`, `list_kgs` (see the README's "MCP").
+    Mcp {
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        llm: ask::LlmArgs,
+    },
     /// Serve the web chat page, the WebSocket chat and the REST API over every configured
     /// knowledge graph (see the README's "Server" section). Stops gracefully on SIGTERM/SIGINT.
     Serve {
@@ -347,6 +355,14 @@ fn run(cli: Cli) -> Result<()> {
             llm.apply(&mut config);
             let pipeline = ask::pipeline(&config, target.open(&config)?)?;
             runtime.block_on(ask::chat(&pipeline))?;
+        }
+        Command::Mcp { target, llm } => {
+            let mut config = config;
+            llm.apply(&mut config);
+            let (name, _) = target.resolve(&config)?;
+            let pipeline = ask::pipeline(&config, target.open(&config)?)?;
+            let server = chatty_kg_server::mcp::McpServer::new(name, std::sync::Arc::new(pipeline));
+            runtime.block_on(chatty_kg_server::mcp::serve_stdio(server))?;
         }
         Command::Serve { bind, llm } => {
             let mut config = config;

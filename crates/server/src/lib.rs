@@ -12,6 +12,7 @@
 pub mod auth;
 pub mod error;
 pub mod limits;
+pub mod mcp;
 pub mod metrics;
 pub mod openai_api;
 pub mod origin;
