@@ -131,10 +131,28 @@ fn dialogue(messages: &[Message]) -> Result<(String, Vec<Turn>), ServerError> {
     Ok((last.text(), turns))
 }
 
-/// An assistant message as the answers of its turn: one per line, or the whole text.
+/// An assistant message as the answers of its turn: one per line; a line in this server's own
+/// list form ("A, B and 3 more (5 answers)") gives its named values.
 fn answer_lines(text: &str) -> Vec<String> {
-    let lines: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
-    if lines.is_empty() { vec![text.trim().to_owned()] } else { lines }
+    let mut answers = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match listed(line) {
+            Some(values) => answers.extend(values),
+            None => answers.push(line.to_owned()),
+        }
+    }
+    answers
+}
+
+/// The values of a line in the list form of `Answer::summary`, if it is one.
+fn listed(line: &str) -> Option<Vec<String>> {
+    let (list, count) = line.strip_suffix(" answers)")?.rsplit_once(" (")?;
+    count.parse::<usize>().ok()?;
+    let list = match list.rsplit_once(" and ") {
+        Some((named, rest)) if rest.ends_with(" more") && rest.split(' ').next()?.parse::<usize>().is_ok() => named,
+        _ => list,
+    };
+    Some(list.split(", ").map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned).collect())
 }
 
 /// Answers per earlier turn looked up in the graph.
@@ -379,5 +397,15 @@ mod tests {
             ])),
         };
         assert_eq!(parts.text(), "Who directed\nBig?");
+    }
+
+    #[test]
+    fn an_assistant_message_gives_back_its_answer_values() {
+        assert_eq!(answer_lines("Robert Zemeckis"), ["Robert Zemeckis"]);
+        assert_eq!(answer_lines("Big\n1988\n"), ["Big", "1988"]);
+        assert_eq!(answer_lines("Cast Away, Forrest Gump (2 answers)"), ["Cast Away", "Forrest Gump"]);
+        assert_eq!(answer_lines("A, B and 3 more (5 answers)"), ["A", "B"]);
+        // Not the list form: kept whole.
+        assert_eq!(answer_lines("Crosby, Stills & Nash"), ["Crosby, Stills & Nash"]);
     }
 }
