@@ -273,6 +273,7 @@ fn answer_json(e: &Explanation, session: Option<&str>) -> Value {
         "resolved_question": e.resolved_question,
         "session": session,
         "llm_calls": e.llm.calls,
+        "total_ms": e.timings.total_ms,
     })
 }
 
