@@ -6,8 +6,8 @@
 //! | `GET /v1/models`             | the configured knowledge graphs, one "model" each         |
 //! | `POST /v1/chat/completions`  | `messages` → the answer as the assistant's message        |
 //!
-//! The `model` names the knowledge graph (`chatty-kg` or an unknown-to-us default name: the
-//! default KG). The `messages` are the dialogue: each earlier user message with the assistant
+//! The `model` names the knowledge graph (`chatty-kg`, or none, is the default KG; a name that
+//! is no configured KG is the error `unknown_kg`). The `messages` are the dialogue: each earlier user message with the assistant
 //! message after it is a previous turn (what the rephraser resolves pronouns against), and the
 //! last message, a user's, is the question; system messages are ignored. Nothing is stored: the
 //! client keeps the history, as with any chat model. The reply's `content` is the answer text,
