@@ -18,7 +18,7 @@ mod server;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use server::{QUESTIONS, TestServer, answers, post_json, until_answer};
+use server::{QUESTIONS, TestServer, answers, mcp_server, post_json, sse_events, until_answer};
 use std::time::Instant;
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -64,18 +64,6 @@ fn total_ms(explanation: &Value) -> f64 {
     explanation["timings"]["total_ms"].as_f64().unwrap()
 }
 
-/// The events of an SSE body: (event name or "", data).
-fn sse_data(body: &str) -> Vec<(String, Value)> {
-    body.split("\n\n")
-        .filter(|b| !b.trim().is_empty())
-        .filter_map(|block| {
-            let name = block.lines().find_map(|l| l.strip_prefix("event: ")).unwrap_or("").to_owned();
-            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
-            Some((name, serde_json::from_str(data).unwrap_or(Value::Null)))
-        })
-        .collect()
-}
-
 /// One HTTP client for every request, keeping its connections (as a real client would).
 fn client() -> &'static reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
@@ -84,6 +72,12 @@ fn client() -> &'static reqwest::Client {
 
 async fn post(url: String, body: Value) -> Value {
     client().post(url).json(&body).send().await.unwrap().json().await.unwrap()
+}
+
+/// The events of a streamed reply to `body`.
+async fn post_streamed(url: String, body: Value) -> Vec<(String, Value)> {
+    let response = client().post(url).header("Accept", "text/event-stream").json(&body).send().await.unwrap();
+    sse_events(&response.text().await.unwrap())
 }
 
 #[tokio::main]
@@ -120,17 +114,7 @@ async fn main() {
     measure("REST + SSE", n, |q| {
         let url = api(&format!("/api/sessions/{id}/ask"));
         async move {
-            let body = client()
-                .post(url)
-                .header("Accept", "text/event-stream")
-                .json(&json!({"question": q}))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            let events = sse_data(&body);
+            let events = post_streamed(url, json!({"question": q})).await;
             let (_, answer) = events.iter().find(|(name, _)| name == "answer").unwrap();
             (answers(&answer["explanation"]), total_ms(&answer["explanation"]))
         }
@@ -165,16 +149,9 @@ async fn main() {
     measure("OpenAI, streamed", n, |q| {
         let url = api("/v1/chat/completions");
         async move {
-            let body = client()
-                .post(url)
-                .json(&json!({"model": "chatty-kg", "stream": true, "messages": [{"role": "user", "content": q}]}))
-                .send()
+            let body = json!({"model": "chatty-kg", "stream": true, "messages": [{"role": "user", "content": q}]});
+            let explanation = post_streamed(url, body)
                 .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            let explanation = sse_data(&body)
                 .into_iter()
                 .find_map(|(_, chunk)| chunk.get("chatty_kg").and_then(|c| c.get("explanation")).cloned())
                 .unwrap();
@@ -184,14 +161,7 @@ async fn main() {
     .await;
 
     // MCP over stdio: its own process, on the same store.
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chatty-kg"))
-        .args(["mcp", "--config", dir.path().join("config.toml").to_str().unwrap()])
-        .env_remove("CHATTY_KG_CONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = mcp_server(&dir.path().join("config.toml"), None);
     let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let client = std::sync::Arc::new(().serve((stdout, stdin)).await.unwrap());
     let call = |q: &str| {

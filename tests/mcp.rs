@@ -4,7 +4,10 @@
 //! Initialize, list the tools, call each; bad calls are MCP errors with the REST API's kinds,
 //! and the server goes on answering.
 
+mod common;
+
 use chatty_kg_models::{catalog, model_for_tests};
+use common::server::mcp_server;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::ServiceExt;
@@ -30,16 +33,7 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
 
 /// The server as a child process, and the SDK's client on its stdin/stdout.
 async fn client(store: &Path, config: &Path) -> (RunningService<RoleClient, ()>, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chatty-kg"))
-        .args(["mcp", "--config", config.to_str().unwrap(), "--store", store.to_str().unwrap()])
-        .env_remove("CHATTY_KG_CONFIG")
-        .env_remove("CHATTY_KG_STORE")
-        .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = mcp_server(config, Some(store));
     let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     (().serve((stdout, stdin)).await.unwrap(), child)
 }
@@ -135,14 +129,7 @@ async fn malformed_json_rpc_gets_a_parse_error_and_the_server_goes_on() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (store, config) = setup(dir.path());
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chatty-kg"))
-        .args(["mcp", "--config", config.to_str().unwrap(), "--store", store.to_str().unwrap()])
-        .env_remove("CHATTY_KG_CONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = mcp_server(&config, Some(&store));
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

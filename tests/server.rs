@@ -907,9 +907,9 @@ async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
                 .text()
                 .await
                 .unwrap();
-            let last = body.trim_end().rsplit("\n\n").next().unwrap();
-            assert!(last.starts_with("event: error\ndata: "), "{body}");
-            let error: serde_json::Value = serde_json::from_str(last.split_once("data: ").unwrap().1).unwrap();
+            let events = sse_events(&body);
+            let (name, error) = events.last().unwrap();
+            assert_eq!(name, "error", "{body}");
             assert!(["llm", "retries_exhausted"].contains(&error["kind"].as_str().unwrap()), "{body}");
         }
         // The endpoint that is down: a clear error for its session.
@@ -1047,15 +1047,8 @@ async fn rest_ask_streams_stage_events_then_the_answer_as_sse() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let body = response.text().await.unwrap();
-    let events: Vec<(String, serde_json::Value)> = body
-        .split("\n\n")
-        .filter(|block| !block.trim().is_empty())
-        .map(|block| {
-            let name = block.lines().find_map(|l| l.strip_prefix("event: ")).unwrap().to_owned();
-            let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
-            (name, serde_json::from_str(data).unwrap())
-        })
-        .collect();
+    let events = sse_events(&body);
+    assert!(events.iter().all(|(name, data)| !name.is_empty() && !data.is_null()), "{body}");
     let (last, stages) = events.split_last().unwrap();
     assert_eq!(last.0, "answer", "{body}");
     assert_eq!(answers(&last.1["explanation"]), ["Robert Zemeckis"]);

@@ -1,4 +1,4 @@
-//! The server under test (shared by tests/server.rs and benches/ws_load.rs): the real binary on
+//! The server under test (shared by tests/server.rs, tests/mcp.rs and the server benches): the real binary on
 //! a loopback port over a fresh copy of tests/fixtures/movies.ttl, with the scripted model
 //! configured as a user would, and small WebSocket/HTTP client helpers.
 
@@ -255,4 +255,35 @@ pub fn metric(metrics: &str, name: &str) -> f64 {
         .find(|line| line.starts_with(name) && line[name.len()..].starts_with(' '))
         .and_then(|line| line.rsplit(' ').next())
         .map_or(0.0, |v| v.parse().unwrap())
+}
+
+/// The events of a server-sent-events body: (event name, or "" for none; data as JSON).
+pub fn sse_events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: ")).unwrap_or("").to_owned();
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name, serde_json::from_str(data).unwrap_or(Value::Null)))
+        })
+        .collect()
+}
+
+/// `chatty-kg mcp` as a child process on `config` (and `store`, if given), its stdin and stdout
+/// piped for a client, killed when dropped.
+pub fn mcp_server(config: &Path, store: Option<&Path>) -> tokio::process::Child {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_chatty-kg"));
+    command.args(["mcp", "--config", config.to_str().unwrap()]);
+    if let Some(store) = store {
+        command.args(["--store", store.to_str().unwrap()]);
+    }
+    command
+        .env_remove("CHATTY_KG_CONFIG")
+        .env_remove("CHATTY_KG_STORE")
+        .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
 }

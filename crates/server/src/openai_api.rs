@@ -25,6 +25,8 @@ use crate::service::{Caller, ChatService};
 use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
 use chatty_kg_agents::{Explanation, Turn};
+use crate::sse::{Progress, progress};
+use futures_util::StreamExt;
 use futures_util::stream::{self, Stream};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -260,75 +262,36 @@ fn chunks(
         }
         Bytes::from(format!("data: {value}\n\n"))
     };
-    struct State {
-        receiver: mpsc::UnboundedReceiver<ServerMessage>,
-        answer: Option<Answering>,
-        started: bool,
-        ending: Vec<Bytes>,
-        done: bool,
-    }
-    let state = State {
-        receiver,
-        answer: Some(answer),
-        started: false,
-        ending: Vec::new(),
-        done: false,
-    };
-    stream::unfold(state, move |mut state| {
-        let chunk = chunk.clone();
-        async move {
-            if !state.started {
-                state.started = true;
-                return Some((Ok(chunk(json!({"role": "assistant", "content": ""}), None, None)), state));
+    let role = chunk(json!({"role": "assistant", "content": ""}), None, None);
+    let rest = progress(receiver, answer).flat_map(move |p| {
+        let out: Vec<Bytes> = match p {
+            Progress::Stage(ServerMessage::Stage {
+                stage,
+                agent,
+                elapsed_ms,
+                data,
+            }) => {
+                let stage = json!({"stage": stage, "agent": agent, "elapsed_ms": elapsed_ms, "data": data});
+                vec![chunk(json!({}), None, Some(("chatty_kg", json!({"stage": stage}))))]
             }
-            loop {
-                if let Some(answer) = state.answer.as_mut() {
-                    tokio::select! {
-                        biased;
-                        Some(message) = state.receiver.recv() => {
-                            if let ServerMessage::Stage { stage, agent, elapsed_ms, data } = message {
-                                let stage = json!({"stage": stage, "agent": agent, "elapsed_ms": elapsed_ms, "data": data});
-                                return Some((Ok(chunk(json!({}), None, Some(("chatty_kg", json!({"stage": stage}))))), state));
-                            }
-                        }
-                        result = answer => {
-                            state.answer = None;
-                            state.ending = match result {
-                                Ok((_, explanation)) => vec![
-                                    chunk(json!({"content": explanation.text}), None, None),
-                                    chunk(json!({}), Some("stop"), Some(("usage", usage(&explanation)))),
-                                    explanation_chunk(&chunk, &explanation),
-                                    Bytes::from_static(b"data: [DONE]\n\n"),
-                                ],
-                                Err(error) => vec![
-                                    Bytes::from(format!(
-                                        "data: {}\n\n",
-                                        json!({"error": {"kind": error.kind(), "message": error.to_string()}})
-                                    )),
-                                    Bytes::from_static(b"data: [DONE]\n\n"),
-                                ],
-                            };
-                            state.ending.reverse();
-                        }
-                    }
-                } else {
-                    // The stage events sent before the answer go first.
-                    while let Ok(message) = state.receiver.try_recv() {
-                        if let ServerMessage::Stage { stage, agent, elapsed_ms, data } = message {
-                            let stage = json!({"stage": stage, "agent": agent, "elapsed_ms": elapsed_ms, "data": data});
-                            return Some((Ok(chunk(json!({}), None, Some(("chatty_kg", json!({"stage": stage}))))), state));
-                        }
-                    }
-                    if state.done {
-                        return None;
-                    }
-                    let next = state.ending.pop()?;
-                    state.done = state.ending.is_empty();
-                    return Some((Ok(next), state));
-                }
-            }
-        }
-    })
+            Progress::Stage(_) => Vec::new(),
+            Progress::Done(Ok((_, explanation))) => vec![
+                chunk(json!({"content": explanation.text}), None, None),
+                chunk(json!({}), Some("stop"), Some(("usage", usage(&explanation)))),
+                explanation_chunk(&chunk, &explanation),
+                Bytes::from_static(b"data: [DONE]\n\n"),
+            ],
+            Progress::Done(Err(error)) => vec![
+                Bytes::from(format!(
+                    "data: {}\n\n",
+                    json!({"error": {"kind": error.kind(), "message": error.to_string()}})
+                )),
+                Bytes::from_static(b"data: [DONE]\n\n"),
+            ],
+        };
+        stream::iter(out.into_iter().map(Ok))
+    });
+    stream::once(async move { Ok(role) }).chain(rest)
 }
 
 /// The explanation as a last chunk of its own (no delta), so that clients which read only

@@ -183,7 +183,11 @@ impl ChatService {
         question: &str,
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
     ) -> Result<TurnRecord, ServerError> {
-        let result = self.start_answer(caller, id, question, events).await;
+        self.counted(self.start_answer(caller, id, question, events).await)
+    }
+
+    /// `result`, its error counted in the metrics.
+    fn counted<T>(&self, result: Result<T, ServerError>) -> Result<T, ServerError> {
         if let Err(error) = &result {
             self.metrics.error(error.kind());
         }
@@ -216,21 +220,31 @@ impl ChatService {
         self.check_question(question)?;
         let question = question.trim();
         let session = self.session(caller, id)?;
+        let question = question.to_owned();
+        self.spawn_answer(caller, move |service, deadline, abandoned| async move {
+            service.answer(session, question, events, deadline, abandoned).await
+        })
+        .await
+    }
+
+    /// What every question goes through once checked: the caller's rate, the shutdown, then
+    /// `work` spawned on the service's tasks with the answer's deadline and a token cancelled
+    /// when this future is dropped (the client went away: a question still waiting for a permit
+    /// is then dropped; one being answered finishes, and a session's is recorded).
+    async fn spawn_answer<T, F, Fut>(self: &Arc<Self>, caller: &Caller, work: F) -> Result<T, ServerError>
+    where
+        F: FnOnce(Arc<Self>, tokio::time::Instant, CancellationToken) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ServerError>> + Send + 'static,
+        T: Send + 'static,
+    {
         self.rate.ask(caller.owner.as_ref())?;
         if self.tasks.is_closed() {
             return Err(ServerError::ShuttingDown);
         }
-        let service = self.clone();
-        let question = question.to_owned();
         let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
-        // Cancelled when this future is dropped (the client went away): a question still waiting
-        // for a permit is then dropped; one being answered finishes and is recorded.
         let abandoned = CancellationToken::new();
         let _abandon_on_drop = abandoned.clone().drop_guard();
-        let task = self.tasks.spawn_on(
-            async move { service.answer(session, question, events, deadline, abandoned).await },
-            &self.runtime,
-        );
+        let task = self.tasks.spawn_on(work(self.clone(), deadline, abandoned), &self.runtime);
         task.await
             .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
     }
@@ -247,11 +261,7 @@ impl ChatService {
         history: Vec<Turn>,
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
     ) -> Result<(String, Explanation), ServerError> {
-        let result = self.start_once(caller, kg, question, history, events).await;
-        if let Err(error) = &result {
-            self.metrics.error(error.kind());
-        }
-        result
+        self.counted(self.start_once(caller, kg, question, history, events).await)
     }
 
     async fn start_once(
@@ -270,25 +280,13 @@ impl ChatService {
                 known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
             });
         }
-        self.rate.ask(caller.owner.as_ref())?;
-        if self.tasks.is_closed() {
-            return Err(ServerError::ShuttingDown);
-        }
-        let service = self.clone();
         let question = question.trim().to_owned();
-        let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
-        let abandoned = CancellationToken::new();
-        let _abandon_on_drop = abandoned.clone().drop_guard();
-        let task = self.tasks.spawn_on(
-            async move {
-                let (_, _permit) = service.wait_turn(None, deadline, &abandoned).await?;
-                let explanation = service.run(&kg, &question, &history, events, deadline).await?;
-                Ok((kg, explanation))
-            },
-            &self.runtime,
-        );
-        task.await
-            .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
+        self.spawn_answer(caller, move |service, deadline, abandoned| async move {
+            let (_, _permit) = service.wait_turn(None, deadline, &abandoned).await?;
+            let explanation = service.run(&kg, &question, &history, events, deadline).await?;
+            Ok((kg, explanation))
+        })
+        .await
     }
 
     /// Runs the agents on `question` over `kg`, sending stage events to `events`, within

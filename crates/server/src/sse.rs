@@ -20,6 +20,7 @@ use crate::protocol::ServerMessage;
 use crate::service::{Caller, ChatService};
 use actix_web::HttpResponse;
 use actix_web::web::Bytes;
+use futures_util::StreamExt;
 use futures_util::stream::{self, Stream};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -70,48 +71,56 @@ pub async fn ask(
         .streaming(events(receiver, answer)))
 }
 
-/// Stage events as they come, then (once the answer future is done and every stage event
-/// before it was sent) the answer or the error; then the end. Dropping the stream drops the
-/// answer future, which abandons the question.
-fn events(
+/// What an answer's stream carries: each message the agents sent while working, then the
+/// answer itself.
+pub enum Progress<T> {
+    Stage(ServerMessage),
+    Done(T),
+}
+
+/// The messages from `receiver` as they come, then (once `answer` is done and every message sent
+/// before it went out) its output; then the end. Dropping the stream drops the answer future,
+/// which abandons the question as a REST client leaving does.
+pub fn progress<T: Send + 'static>(
     receiver: mpsc::UnboundedReceiver<ServerMessage>,
-    answer: std::pin::Pin<Box<dyn std::future::Future<Output = ServerMessage> + Send>>,
-) -> impl Stream<Item = Result<Bytes, actix_web::Error>> {
-    struct State {
+    answer: std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>,
+) -> impl Stream<Item = Progress<T>> {
+    struct State<T> {
         receiver: mpsc::UnboundedReceiver<ServerMessage>,
-        answer: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ServerMessage> + Send>>>,
-        last: Option<ServerMessage>,
-        done: bool,
+        answer: Option<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
+        last: Option<T>,
     }
     let state = State {
         receiver,
         answer: Some(answer),
         last: None,
-        done: false,
     };
     stream::unfold(state, |mut state| async move {
-        if state.done {
-            return None;
-        }
-        loop {
-            if let Some(answer) = state.answer.as_mut() {
-                tokio::select! {
-                    biased;
-                    Some(message) = state.receiver.recv() => return Some((Ok(event(&message)), state)),
-                    last = answer => {
-                        state.last = Some(last);
-                        state.answer = None;
-                    }
+        if let Some(answer) = state.answer.as_mut() {
+            tokio::select! {
+                biased;
+                Some(message) = state.receiver.recv() => return Some((Progress::Stage(message), state)),
+                last = answer => {
+                    state.last = Some(last);
+                    state.answer = None;
                 }
-            } else {
-                // The answer is in: the stage events sent before it go first.
-                if let Ok(message) = state.receiver.try_recv() {
-                    return Some((Ok(event(&message)), state));
-                }
-                state.done = true;
-                let last = state.last.take()?;
-                return Some((Ok(event(&last)), state));
             }
         }
+        // The answer is in: the messages sent before it go first.
+        if let Ok(message) = state.receiver.try_recv() {
+            return Some((Progress::Stage(message), state));
+        }
+        let last = state.last.take()?;
+        Some((Progress::Done(last), state))
+    })
+}
+
+/// Stage events, then the answer or the error, in the wire format.
+fn events(
+    receiver: mpsc::UnboundedReceiver<ServerMessage>,
+    answer: std::pin::Pin<Box<dyn std::future::Future<Output = ServerMessage> + Send>>,
+) -> impl Stream<Item = Result<Bytes, actix_web::Error>> {
+    progress(receiver, answer).map(|p| match p {
+        Progress::Stage(message) | Progress::Done(message) => Ok(event(&message)),
     })
 }

@@ -141,26 +141,16 @@ impl Agent for PathSearchAgent {
                 continue;
             };
             for homonym in state.entities[e].homonyms.clone() {
-                let left = SearchBudget {
-                    max_queries: budget.max_queries.saturating_sub(spent),
-                    max_time: budget.max_time.saturating_sub(started.elapsed()),
-                    ..budget.clone()
-                };
-                // A hop takes up to four queries.
-                if tries == MAX_HOMONYM_TRIES || left.max_queries < 4 || left.max_time.is_zero() {
+                let Some(left) = budget_left(&budget, spent, started, tries) else {
                     break 'anchors;
-                }
+                };
                 tries += 1;
                 let mut tried = anchors.clone();
                 tried[i].iri = homonym.clone();
                 let again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
                 if fits_from(&again.ranked, i) {
-                    let link = &mut state.entities[e];
-                    let first = link.iri.replace(homonym.clone());
-                    link.homonyms.retain(|h| h != &homonym);
-                    link.homonyms.extend(first);
-                    link.homonym_retried = true;
+                    take_homonym(&mut state.entities[e], &homonym);
                     anchors = tried;
                     found = again;
                     continue 'anchors;
@@ -179,14 +169,9 @@ impl Agent for PathSearchAgent {
             let mut best = found.ranked[0].score;
             let mut switched: Option<(String, Found)> = None;
             for homonym in state.entities[e].homonyms.clone() {
-                let left = SearchBudget {
-                    max_queries: budget.max_queries.saturating_sub(spent),
-                    max_time: budget.max_time.saturating_sub(started.elapsed()),
-                    ..budget.clone()
-                };
-                if tries == MAX_HOMONYM_TRIES || left.max_queries < 4 || left.max_time.is_zero() {
+                let Some(left) = budget_left(&budget, spent, started, tries) else {
                     break;
-                }
+                };
                 tries += 1;
                 let tried = [Anchor {
                     iri: homonym.clone(),
@@ -202,11 +187,7 @@ impl Agent for PathSearchAgent {
                 }
             }
             if let Some((homonym, again)) = switched {
-                let link = &mut state.entities[e];
-                let first = link.iri.replace(homonym.clone());
-                link.homonyms.retain(|h| h != &homonym);
-                link.homonyms.extend(first);
-                link.homonym_retried = true;
+                take_homonym(&mut state.entities[e], &homonym);
                 anchors[0].iri = homonym;
                 found = again;
             }
@@ -246,6 +227,25 @@ impl Agent for PathSearchAgent {
         state.paths = ranked;
         Ok(CHOSEN)
     }
+}
+
+/// What is left of the question's one search budget for another homonym's search, or `None`
+/// when the tries are used up or too little is left (a hop takes up to four queries).
+fn budget_left(budget: &SearchBudget, spent: usize, started: std::time::Instant, tries: usize) -> Option<SearchBudget> {
+    let left = SearchBudget {
+        max_queries: budget.max_queries.saturating_sub(spent),
+        max_time: budget.max_time.saturating_sub(started.elapsed()),
+        ..budget.clone()
+    };
+    (tries < MAX_HOMONYM_TRIES && left.max_queries >= 4 && !left.max_time.is_zero()).then_some(left)
+}
+
+/// Links `link` to its homonym `homonym` instead; the vertex it had joins the homonyms.
+fn take_homonym(link: &mut crate::state::EntityLink, homonym: &str) {
+    let first = link.iri.replace(homonym.to_owned());
+    link.homonyms.retain(|h| h != homonym);
+    link.homonyms.extend(first);
+    link.homonym_retried = true;
 }
 
 /// What one search from a set of anchors gives.
