@@ -142,10 +142,7 @@ impl ChatService {
     pub async fn create_session(&self, caller: &Caller, kg: Option<&str>) -> Result<SessionInfo, ServerError> {
         let kg = kg.unwrap_or(&self.default_kg);
         if !self.kgs.contains_key(kg) {
-            return Err(ServerError::UnknownKg {
-                name: kg.to_owned(),
-                known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
-            });
+            return Err(self.unknown_kg(kg));
         }
         self.rate.create_session(caller.owner.as_ref())?;
         let info = self.store.create(kg, caller.owner.clone()).await?;
@@ -184,6 +181,14 @@ impl ChatService {
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
     ) -> Result<TurnRecord, ServerError> {
         self.counted(self.start_answer(caller, id, question, events).await)
+    }
+
+    /// The error for a knowledge graph `name` that is not configured, naming those that are.
+    fn unknown_kg(&self, name: &str) -> ServerError {
+        ServerError::UnknownKg {
+            name: name.to_owned(),
+            known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
+        }
     }
 
     /// `result`, its error counted in the metrics.
@@ -275,10 +280,7 @@ impl ChatService {
         self.check_question(question)?;
         let kg = kg.unwrap_or(&self.default_kg).to_owned();
         if !self.kgs.contains_key(&kg) {
-            return Err(ServerError::UnknownKg {
-                name: kg,
-                known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
-            });
+            return Err(self.unknown_kg(&kg));
         }
         let question = question.trim().to_owned();
         self.spawn_answer(caller, move |service, deadline, abandoned| async move {
@@ -299,10 +301,7 @@ impl ChatService {
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
         deadline: tokio::time::Instant,
     ) -> Result<Explanation, ServerError> {
-        let entry = self.kgs.get(kg).ok_or_else(|| ServerError::UnknownKg {
-            name: kg.to_owned(),
-            known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
-        })?;
+        let entry = self.kgs.get(kg).ok_or_else(|| self.unknown_kg(kg))?;
         self.metrics.answers_in_flight.inc();
         let started = Instant::now();
         let mut observer = |agent: &str, state: &AgentState| {
@@ -385,10 +384,7 @@ impl ChatService {
         abandoned: CancellationToken,
     ) -> Result<TurnRecord, ServerError> {
         if !self.kgs.contains_key(&session.kg) {
-            return Err(ServerError::UnknownKg {
-                name: session.kg.clone(),
-                known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),
-            });
+            return Err(self.unknown_kg(&session.kg));
         }
         tracing::debug!(session = %session.id, %question, "question received");
         let (_in_order, _permit) = self.wait_turn(Some(&session.id), deadline, &abandoned).await?;
