@@ -71,18 +71,35 @@ fn client() -> &'static reqwest::Client {
 }
 
 async fn post(url: String, body: Value) -> Value {
-    client().post(url).json(&body).send().await.unwrap().json().await.unwrap()
+    client()
+        .post(url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 /// The events of a streamed reply to `body`.
 async fn post_streamed(url: String, body: Value) -> Vec<(String, Value)> {
-    let response = client().post(url).header("Accept", "text/event-stream").json(&body).send().await.unwrap();
+    let response = client()
+        .post(url)
+        .header("Accept", "text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     sse_events(&response.text().await.unwrap())
 }
 
 #[tokio::main]
 async fn main() {
-    let n: usize = std::env::var("CHATTY_KG_BENCH_QUESTIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let n: usize = std::env::var("CHATTY_KG_BENCH_QUESTIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     let dir = tempfile::tempdir().unwrap();
     let extra = "max_sessions_per_hour_per_key = 0\nmax_questions_per_minute_per_key = 0";
     let Some(server) = TestServer::start(dir.path(), extra) else {
@@ -139,7 +156,11 @@ async fn main() {
     measure("OpenAI", n, |q| {
         let url = api("/v1/chat/completions");
         async move {
-            let reply = post(url, json!({"model": "chatty-kg", "messages": [{"role": "user", "content": q}]})).await;
+            let reply = post(
+                url,
+                json!({"model": "chatty-kg", "messages": [{"role": "user", "content": q}]}),
+            )
+            .await;
             let explanation = &reply["chatty_kg"]["explanation"];
             (answers(explanation), total_ms(explanation))
         }
@@ -164,9 +185,8 @@ async fn main() {
     let mut child = mcp_server(&dir.path().join("config.toml"), None);
     let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let client = std::sync::Arc::new(().serve((stdout, stdin)).await.unwrap());
-    let call = |q: &str| {
-        CallToolRequestParams::new("ask").with_arguments(json!({"question": q}).as_object().unwrap().clone())
-    };
+    let call =
+        |q: &str| CallToolRequestParams::new("ask").with_arguments(json!({"question": q}).as_object().unwrap().clone());
     client.call_tool(call(QUESTIONS[0].0)).await.unwrap(); // warm-up
     measure("MCP (stdio)", n, |q| {
         let client = client.clone();
@@ -174,7 +194,11 @@ async fn main() {
         async move {
             let result = client.call_tool(request).await.unwrap();
             let reply: Value = serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap();
-            let values = reply["answers"].as_array().unwrap().iter().map(|a| a["label"].as_str().unwrap().to_owned());
+            let values = reply["answers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["label"].as_str().unwrap().to_owned());
             (values.collect(), reply["total_ms"].as_f64().unwrap())
         }
     })

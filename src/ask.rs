@@ -166,7 +166,10 @@ pub fn render(e: &Explanation) -> String {
     let _ = writeln!(s, "  question: {}", e.resolved_question);
     for r in e.resolution.iter().flat_map(|r| &r.references) {
         let fitting: Vec<&str> = r.fitting.iter().map(|c| c.label.as_str()).collect();
-        let chosen = r.chosen.as_ref().map_or("nothing (left as written)", |c| c.label.as_str());
+        let chosen = r
+            .chosen
+            .as_ref()
+            .map_or("nothing (left as written)", |c| c.label.as_str());
         let _ = writeln!(
             s,
             "  referent: {:?} ({:?}) → {chosen} ({:?}; fitting: {}; {} offered by the dialogue)",
@@ -230,7 +233,11 @@ pub fn render(e: &Explanation) -> String {
             class.label,
             class.iri,
             class.role,
-            if class.applied { "" } else { ", not applied: no path reached its instances" }
+            if class.applied {
+                ""
+            } else {
+                ", not applied: no path reached its instances"
+            }
         );
     }
     if let Some(search) = &e.path_search {
@@ -247,7 +254,11 @@ pub fn render(e: &Explanation) -> String {
     let chosen = e.path_choice.map(|c| c.index);
     for (i, path) in e.paths.iter().enumerate().take(5) {
         let mark = if Some(i) == chosen { "*" } else { " " };
-        let held = if path.reaches_class { "  (reaches the class)" } else { "" };
+        let held = if path.reaches_class {
+            "  (reaches the class)"
+        } else {
+            ""
+        };
         let _ = writeln!(s, "  path{mark} {:.3}  {}{held}", path.score, path.text);
     }
     if let Some(choice) = e.path_choice {

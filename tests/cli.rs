@@ -187,9 +187,17 @@ fn load_profiles_the_graph_and_profile_prints_it() {
     assert!(store.join("profile.json").is_file());
     let table = stdout(&chatty(&["profile", "--store", store.to_str().unwrap()]));
     assert!(table.starts_with("8 predicates, 29 triples, 2 classes"), "{table}");
-    assert!(table.contains("http://example.org/relation/starredActors\tstarred actors\t5\t5\t"), "{table}");
-    let json: serde_json::Value =
-        serde_json::from_str(&stdout(&chatty(&["profile", "--json", "--store", store.to_str().unwrap()]))).unwrap();
+    assert!(
+        table.contains("http://example.org/relation/starredActors\tstarred actors\t5\t5\t"),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&chatty(&[
+        "profile",
+        "--json",
+        "--store",
+        store.to_str().unwrap(),
+    ])))
+    .unwrap();
     assert_eq!(json["classes"][0]["label"], "Film", "{json:#}");
     assert_eq!(json["classes"][0]["instances"], 2, "{json:#}");
 }
@@ -280,17 +288,32 @@ fn chat_asks_which_of_two_homonyms_and_takes_a_number() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/homonyms.ttl");
-    stdout(&chatty(&["load", "--store", store.to_str().unwrap(), fixture.to_str().unwrap()]));
+    stdout(&chatty(&[
+        "load",
+        "--store",
+        store.to_str().unwrap(),
+        fixture.to_str().unwrap(),
+    ]));
     let config = scripted_config(dir.path(), &serde_json::json!([]));
     let out = chat(
         &["--config", config.to_str().unwrap(), "--store", store.to_str().unwrap()],
         "Who directed Crash?\n2\n/explain\n/quit\n",
     );
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "\u{201c}Crash\u{201d} can mean 2 things in the knowledge graph:", "{out}");
-    assert!(lines[1].starts_with("1. Crash (film; ") && lines[2].starts_with("2. Crash (film; "), "{out}");
+    assert_eq!(
+        lines[0], "\u{201c}Crash\u{201d} can mean 2 things in the knowledge graph:",
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("1. Crash (film; ") && lines[2].starts_with("2. Crash (film; "),
+        "{out}"
+    );
     assert_eq!(lines[3], "Which one do you mean?", "{out}");
-    let director = if lines[2].contains("1996") { "David Cronenberg" } else { "Paul Haggis" };
+    let director = if lines[2].contains("1996") {
+        "David Cronenberg"
+    } else {
+        "Paul Haggis"
+    };
     assert_eq!(lines[4], director, "{out}");
     assert!(out.contains("question: Who directed Crash?"), "{out}");
     assert!(out.contains("your choice: \"Crash\" → option 2"), "{out}");
@@ -362,7 +385,10 @@ fn eval_builds_the_kg_of_a_dialogue_file_and_measures_retention() {
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("1 dialogues, 2 triples, 2 vertices (1 named by seed_label, 1 by their IRI)"), "{stderr}");
+    assert!(
+        stderr.contains("1 dialogues, 2 triples, 2 vertices (1 named by seed_label, 1 by their IRI)"),
+        "{stderr}"
+    );
     for mode in ["dialogue", "standalone"] {
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join(mode).join("summary.json")).unwrap()).unwrap();
@@ -373,7 +399,10 @@ fn eval_builds_the_kg_of_a_dialogue_file_and_measures_retention() {
     let records = std::fs::read_to_string(out.join("dialogue").join("answers.jsonl")).unwrap();
     assert!(records.contains("What is Antony Cheng's height?"), "{records}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(report.contains("**Retention**") && report.contains("Per follow-up"), "{report}");
+    assert!(
+        report.contains("**Retention**") && report.contains("Per follow-up"),
+        "{report}"
+    );
 }
 
 /// `eval --kb`: a PathQuestion-style name-triple KB is loaded into a temporary store, the

@@ -8,9 +8,9 @@ mod common;
 
 use chatty_kg_models::{catalog, model_for_tests};
 use common::server::mcp_server;
+use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
-use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -44,7 +44,10 @@ fn call(name: &'static str, arguments: Value) -> CallToolRequestParams {
 
 /// The tool's JSON reply.
 async fn json_of(client: &RunningService<RoleClient, ()>, name: &'static str, arguments: Value) -> Value {
-    let result = client.call_tool(call(name, arguments)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    let result = client
+        .call_tool(call(name, arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_ne!(result.is_error, Some(true), "{name}: {result:?}");
     let text = &result.content[0].as_text().unwrap().text;
     serde_json::from_str(text).unwrap()
@@ -53,7 +56,10 @@ async fn json_of(client: &RunningService<RoleClient, ()>, name: &'static str, ar
 /// The `data.kind` of the MCP error a call gets.
 async fn error_kind(client: &RunningService<RoleClient, ()>, name: &'static str, arguments: Value) -> String {
     match client.call_tool(call(name, arguments)).await {
-        Err(ServiceError::McpError(error)) => error.data.and_then(|d| d["kind"].as_str().map(str::to_owned)).unwrap_or_default(),
+        Err(ServiceError::McpError(error)) => error
+            .data
+            .and_then(|d| d["kind"].as_str().map(str::to_owned))
+            .unwrap_or_default(),
         other => panic!("{name}: expected an MCP error, got {other:?}"),
     }
 }
@@ -69,20 +75,45 @@ async fn an_mcp_client_lists_the_tools_and_asks_the_bundled_kb() {
     let info = client.peer_info().expect("initialized");
     assert!(info.capabilities.tools.is_some(), "{info:?}");
     assert_eq!(info.server_info.name, "chatty-kg");
-    let mut tools: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    let mut tools: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
     tools.sort();
     assert_eq!(tools, ["ask", "describe", "entities", "list_kgs", "sparql"]);
 
     let answer = json_of(&client, "ask", json!({"question": "Who directed Ratcatcher?"})).await;
     assert_eq!(answer["text"], "Lynne Ramsay", "{answer}");
     assert_eq!(answer["answers"][0]["label"], "Lynne Ramsay");
-    assert!(answer["sparql"][0].as_str().unwrap().contains("directed_by"), "{answer}");
-    assert!(!answer["answers"][0]["provenance"].as_array().unwrap().is_empty(), "{answer}");
+    assert!(
+        answer["sparql"][0].as_str().unwrap().contains("directed_by"),
+        "{answer}"
+    );
+    assert!(
+        !answer["answers"][0]["provenance"].as_array().unwrap().is_empty(),
+        "{answer}"
+    );
 
     // A session is a dialogue: "she" is the earlier answer.
-    json_of(&client, "ask", json!({"question": "Who directed Ratcatcher?", "session": "s1"})).await;
-    let follow = json_of(&client, "ask", json!({"question": "What else did she direct?", "session": "s1"})).await;
-    assert_eq!(follow["resolved_question"], "What else did Lynne Ramsay direct?", "{follow}");
+    json_of(
+        &client,
+        "ask",
+        json!({"question": "Who directed Ratcatcher?", "session": "s1"}),
+    )
+    .await;
+    let follow = json_of(
+        &client,
+        "ask",
+        json!({"question": "What else did she direct?", "session": "s1"}),
+    )
+    .await;
+    assert_eq!(
+        follow["resolved_question"], "What else did Lynne Ramsay direct?",
+        "{follow}"
+    );
     assert!(follow["text"].as_str().unwrap().contains("Morvern Callar"), "{follow}");
 
     let found = json_of(&client, "entities", json!({"text": "tom hanks", "limit": 2})).await;
@@ -95,19 +126,45 @@ async fn an_mcp_client_lists_the_tools_and_asks_the_bundled_kb() {
     .await;
     assert_eq!(rows["rows"].as_array().unwrap().len(), 2, "{rows}");
     assert_eq!(rows["truncated"], true);
-    let described = json_of(&client, "describe", json!({"iri": "http://metaqa.example.org/entity/Ratcatcher"})).await;
+    let described = json_of(
+        &client,
+        "describe",
+        json!({"iri": "http://metaqa.example.org/entity/Ratcatcher"}),
+    )
+    .await;
     assert!(
-        described["triples"].as_array().unwrap().iter().any(|t| t["other"]["label"] == "Lynne Ramsay"),
+        described["triples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["other"]["label"] == "Lynne Ramsay"),
         "{described}"
     );
     let kgs = json_of(&client, "list_kgs", json!({})).await;
     assert_eq!(kgs[0]["name"], "default", "{kgs}");
 
     // Bad calls: clear MCP errors with stable kinds, and the server goes on.
-    assert_eq!(error_kind(&client, "ask", json!({"question": "  "})).await, "empty_question");
-    assert_eq!(error_kind(&client, "sparql", json!({"query": "DELETE WHERE { ?s ?p ?o }"})).await, "refused");
-    assert_eq!(error_kind(&client, "sparql", json!({"query": "SELECT nonsense"})).await, "invalid_query");
-    assert_eq!(error_kind(&client, "sparql", json!({"query": "SELECT * WHERE { SERVICE <http://x/> { ?s ?p ?o } }"})).await, "refused");
+    assert_eq!(
+        error_kind(&client, "ask", json!({"question": "  "})).await,
+        "empty_question"
+    );
+    assert_eq!(
+        error_kind(&client, "sparql", json!({"query": "DELETE WHERE { ?s ?p ?o }"})).await,
+        "refused"
+    );
+    assert_eq!(
+        error_kind(&client, "sparql", json!({"query": "SELECT nonsense"})).await,
+        "invalid_query"
+    );
+    assert_eq!(
+        error_kind(
+            &client,
+            "sparql",
+            json!({"query": "SELECT * WHERE { SERVICE <http://x/> { ?s ?p ?o } }"})
+        )
+        .await,
+        "refused"
+    );
     assert!(client.call_tool(call("no_such_tool", json!({}))).await.is_err());
     // Arguments that do not fit the tool's schema: an error, whichever way the SDK reports it.
     match client.call_tool(call("ask", json!({"no_question": 1}))).await {
@@ -134,7 +191,10 @@ async fn malformed_json_rpc_gets_a_parse_error_and_the_server_goes_on() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    stdin.write_all(format!("this is not json\n{initialize}\n").as_bytes()).await.unwrap();
+    stdin
+        .write_all(format!("this is not json\n{initialize}\n").as_bytes())
+        .await
+        .unwrap();
     let first: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(first["error"]["code"], -32700, "{first}");
     let second: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();

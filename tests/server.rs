@@ -36,7 +36,11 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
 
     // Creating a session takes JSON only (a page elsewhere can POST a form without asking).
     let (status, error) = json_of(http().post(api("/api/sessions")).send().await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (415, Some("not_json")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (415, Some("not_json")),
+        "{error}"
+    );
     let (status, session) = json_of(
         http()
             .post(api("/api/sessions"))
@@ -84,14 +88,25 @@ async fn rest_api_answers_in_sessions_keeps_history_and_counts() {
     // History comes in pages: `from` a turn index, at most `limit` turns.
     let (status, page) = get_json(api(&format!("/api/sessions/{id}?from=1&limit=1"))).await;
     assert_eq!(status, 200, "{page}");
-    assert_eq!((page["from"].as_u64(), page["turns"].as_array().map(Vec::len)), (Some(1), Some(1)));
+    assert_eq!(
+        (page["from"].as_u64(), page["turns"].as_array().map(Vec::len)),
+        (Some(1), Some(1))
+    );
     assert_eq!(page["turns"][0]["index"], 1);
     let (status, page) = get_json(api(&format!("/api/sessions/{id}?limit=1"))).await;
-    assert_eq!((status, page["from"].as_u64()), (200, Some(1)), "the last page by default: {page}");
+    assert_eq!(
+        (status, page["from"].as_u64()),
+        (200, Some(1)),
+        "the last page by default: {page}"
+    );
     let mut ws = server.ws().await;
     send(&mut ws, json!({"type": "resume", "session": id, "from": 0, "limit": 1})).await;
     let resumed = next(&mut ws).await;
-    assert_eq!((resumed["turn_count"].as_u64(), resumed["from"].as_u64()), (Some(2), Some(0)), "{resumed}");
+    assert_eq!(
+        (resumed["turn_count"].as_u64(), resumed["from"].as_u64()),
+        (Some(2), Some(0)),
+        "{resumed}"
+    );
     assert_eq!(resumed["turns"].as_array().map(Vec::len), Some(1), "{resumed}");
 
     // Bad requests: each a clear error with a stable kind, and the session is untouched.
@@ -334,10 +349,21 @@ async fn api_keys_keep_sessions_apart() {
     assert_eq!(http().get(api("/health")).send().await.unwrap().status(), 200);
     assert!(tokio_tungstenite::connect_async(server.ws_url("")).await.is_err());
     // A key in the URL counts on /ws only; blank keys are no keys.
-    let status = http().get(api("/api/kgs?api_key=alice-key")).send().await.unwrap().status();
+    let status = http()
+        .get(api("/api/kgs?api_key=alice-key"))
+        .send()
+        .await
+        .unwrap()
+        .status();
     assert_eq!(status, 401);
     for blank in ["", " "] {
-        let status = http().get(api("/api/kgs")).header("X-API-Key", blank).send().await.unwrap().status();
+        let status = http()
+            .get(api("/api/kgs"))
+            .header("X-API-Key", blank)
+            .send()
+            .await
+            .unwrap()
+            .status();
         assert_eq!(status, 401, "{blank:?}");
     }
 
@@ -450,7 +476,10 @@ async fn sigterm_finishes_the_answer_under_way_then_stops() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "max_concurrent_answers = 8\nmax_queued_answers = 256\nmax_questions_per_minute_per_key = 0") else {
+    let Some(server) = TestServer::start(
+        dir.path(),
+        "max_concurrent_answers = 8\nmax_queued_answers = 256\nmax_questions_per_minute_per_key = 0",
+    ) else {
         return;
     };
     let url = server.ws_url("");
@@ -556,30 +585,74 @@ async fn pages_of_other_sites_and_rebound_host_names_are_refused() {
     // A page on another site opening the WebSocket (browsers send its Origin): 403.
     let evil = [("Origin", "https://evil.example")];
     assert_eq!(ws_handshake(&server.ws_url(""), &evil).await, 403);
-    let (status, error) = json_of(http().get(api("/api/kgs")).header("Origin", "https://evil.example").send().await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (403, Some("forbidden_origin")), "{error}");
+    let (status, error) = json_of(
+        http()
+            .get(api("/api/kgs"))
+            .header("Origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (403, Some("forbidden_origin")),
+        "{error}"
+    );
     // The server's own page, a configured page, and programs (no Origin) are served.
     let own = format!("http://{authority}");
     assert_eq!(ws_handshake(&server.ws_url(""), &[("Origin", &own)]).await, 101);
-    assert_eq!(ws_handshake(&server.ws_url(""), &[("Origin", "https://app.example.org")]).await, 101);
+    assert_eq!(
+        ws_handshake(&server.ws_url(""), &[("Origin", "https://app.example.org")]).await,
+        101
+    );
     assert_eq!(ws_handshake(&server.ws_url(""), &[]).await, 101);
 
     // DNS rebinding: a page whose own name now resolves to 127.0.0.1 sends its name as Host: 421.
     let port = authority.rsplit(':').next().unwrap();
     let rebound = format!("evil.example:{port}");
-    let (status, error) = json_of(http().get(api("/api/kgs")).header("Host", &rebound).send().await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (421, Some("unknown_host")), "{error}");
+    let (status, error) = json_of(
+        http()
+            .get(api("/api/kgs"))
+            .header("Host", &rebound)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (421, Some("unknown_host")),
+        "{error}"
+    );
     let same_origin = format!("http://{rebound}");
     let status = ws_handshake(&server.ws_url(""), &[("Host", &rebound), ("Origin", &same_origin)]).await;
     assert_eq!(status, 421);
     let localhost = format!("localhost:{port}");
-    assert_eq!(http().get(api("/api/kgs")).header("Host", &localhost).send().await.unwrap().status(), 200);
+    assert_eq!(
+        http()
+            .get(api("/api/kgs"))
+            .header("Host", &localhost)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 
     // Nothing refused reached a session: none was created.
     let metrics = http().get(api("/metrics")).send().await.unwrap().text().await.unwrap();
     assert_eq!(metric(&metrics, "chattykg_sessions_created_total"), 0.0, "{metrics}");
-    assert_eq!(metric(&metrics, "chattykg_errors_total{kind=\"forbidden_origin\"}"), 2.0, "{metrics}");
-    assert_eq!(metric(&metrics, "chattykg_errors_total{kind=\"unknown_host\"}"), 2.0, "{metrics}");
+    assert_eq!(
+        metric(&metrics, "chattykg_errors_total{kind=\"forbidden_origin\"}"),
+        2.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "chattykg_errors_total{kind=\"unknown_host\"}"),
+        2.0,
+        "{metrics}"
+    );
 }
 
 #[test]
@@ -613,17 +686,30 @@ async fn waiting_is_bounded_and_counts_in_the_answer_timeout() {
     // Each answer takes 2.5 s (the model is slow on this question): the first is answered, the
     // second waits 2.5 s for the one permit and then needs 2.5 s more, past the 4 s it has in
     // all; the third finds the queue full.
-    let ask = |id: &str| post_json(api(&format!("/api/sessions/{id}/ask")), json!({"question": "When was Cast Awy released?"}));
+    let ask = |id: &str| {
+        post_json(
+            api(&format!("/api/sessions/{id}/ask")),
+            json!({"question": "When was Cast Awy released?"}),
+        )
+    };
     let first = tokio::spawn(ask(&sessions[0]));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let second = tokio::spawn(ask(&sessions[1]));
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (status, third) = ask(&sessions[2]).await;
-    assert_eq!((status, third["error"]["kind"].as_str()), (429, Some("overloaded")), "{third}");
+    assert_eq!(
+        (status, third["error"]["kind"].as_str()),
+        (429, Some("overloaded")),
+        "{third}"
+    );
     let (status, first) = first.await.unwrap();
     assert_eq!(status, 200, "{first}");
     let (status, second) = second.await.unwrap();
-    assert_eq!((status, second["error"]["kind"].as_str()), (504, Some("answer_timeout")), "{second}");
+    assert_eq!(
+        (status, second["error"]["kind"].as_str()),
+        (504, Some("answer_timeout")),
+        "{second}"
+    );
     // The server is free again.
     let (status, again) = ask(&sessions[2]).await;
     assert_eq!(status, 200, "{again}");
@@ -636,7 +722,14 @@ impl Tmpfs {
     fn mount(path: &Path, size: &str) -> Option<Self> {
         std::fs::create_dir_all(path).unwrap();
         let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs", path.to_str().unwrap()])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tmpfs",
+                path.to_str().unwrap(),
+            ])
             .status()
             .is_ok_and(|s| s.success());
         mounted.then(|| Self(path.to_path_buf()))
@@ -675,14 +768,28 @@ async fn a_full_disk_is_a_clear_error_and_health_says_so() {
     drop(filler);
 
     let (status, error) = ask("Who starred in Top Gun?").await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (503, Some("storage")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (503, Some("storage")),
+        "{error}"
+    );
     // /health may have probed within the last 5 s; it says so once its probe is due.
     tokio::time::sleep(Duration::from_secs(5)).await;
     let (status, health) = get_json(api("/health")).await;
     assert_eq!((status, health["status"].as_str()), (503, Some("degraded")), "{health}");
-    assert!(health["problems"]["sessions"].as_str().unwrap().contains("refuses writes"), "{health}");
+    assert!(
+        health["problems"]["sessions"]
+            .as_str()
+            .unwrap()
+            .contains("refuses writes"),
+        "{health}"
+    );
     let metrics = http().get(api("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert_eq!(metric(&metrics, "chattykg_up{component=\"sessions\"}"), 0.0, "{metrics}");
+    assert_eq!(
+        metric(&metrics, "chattykg_up{component=\"sessions\"}"),
+        0.0,
+        "{metrics}"
+    );
     assert_eq!(metric(&metrics, "chattykg_up{component=\"llm\"}"), 1.0, "{metrics}");
     // The server still answers what needs no write.
     assert_eq!(get_json(api("/api/kgs")).await.0, 200);
@@ -712,7 +819,11 @@ async fn role_markers_and_control_tokens_in_a_question_are_only_text() {
     let api = |path: &str| format!("{}{path}", server.url);
     let (_, session) = post_json(api("/api/sessions"), json!({})).await;
     let id = session["session"].as_str().unwrap().to_owned();
-    let (status, first) = post_json(api(&format!("/api/sessions/{id}/ask")), json!({"question": "Who directed Forrest Gump?"})).await;
+    let (status, first) = post_json(
+        api(&format!("/api/sessions/{id}/ask")),
+        json!({"question": "Who directed Forrest Gump?"}),
+    )
+    .await;
     assert_eq!(status, 200, "{first}");
     // A question whose name is misspelt goes into the QIR agent's prompt. Before, a last line
     // `[assistant]` ended a prompt on an assistant message: a 502. (Follow-ups went through the
@@ -738,7 +849,13 @@ async fn each_key_has_its_own_rate_and_stored_answers_are_capped() {
         return;
     };
     let api = |path: &str| format!("{}{path}", server.url);
-    let create = |key: &'static str| http().post(api("/api/sessions")).bearer_auth(key).json(&json!({})).send();
+    let create = |key: &'static str| {
+        http()
+            .post(api("/api/sessions"))
+            .bearer_auth(key)
+            .json(&json!({}))
+            .send()
+    };
     let (status, alice) = json_of(create("alice-key").await.unwrap()).await;
     assert_eq!(status, 201, "{alice}");
     let response = create("alice-key").await.unwrap();
@@ -757,17 +874,31 @@ async fn each_key_has_its_own_rate_and_stored_answers_are_capped() {
             .send()
     };
     let alice = alice["session"].as_str().unwrap().to_owned();
-    let (status, first) = json_of(ask("alice-key", alice.clone(), "Who directed Forrest Gump?").await.unwrap()).await;
+    let (status, first) = json_of(
+        ask("alice-key", alice.clone(), "Who directed Forrest Gump?")
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{first}");
     // Two films by him: one is kept, and the turn says it was cut.
-    let (status, second) = json_of(ask("alice-key", alice.clone(), "What else did he direct?").await.unwrap()).await;
+    let (status, second) = json_of(
+        ask("alice-key", alice.clone(), "What else did he direct?")
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, 200, "{second}");
     assert_eq!(answers(&second["explanation"]).len(), 1, "{second}");
     assert_eq!(second["explanation"]["truncated"], true);
     let (status, _) = json_of(ask("alice-key", alice.clone(), "Who starred in Big?").await.unwrap()).await;
     assert_eq!(status, 200);
     let (status, error) = json_of(ask("alice-key", alice.clone(), "Who starred in Big?").await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (429, Some("rate_limited")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (429, Some("rate_limited")),
+        "{error}"
+    );
     // Bob's minute is his own.
     let bob = bob["session"].as_str().unwrap().to_owned();
     let (status, answer) = json_of(ask("bob-key", bob, "Who starred in Big?").await.unwrap()).await;
@@ -832,7 +963,10 @@ async fn sigkill_during_a_hundred_concurrent_answers_loses_no_acknowledged_turn(
     for id in &sessions {
         assert_eq!(get_json(format!("{}/api/sessions/{id}", server.url)).await.0, 200);
     }
-    eprintln!("{} of 100 answers were acknowledged before SIGKILL; all are on disk", acknowledged.len());
+    eprintln!(
+        "{} of 100 answers were acknowledged before SIGKILL; all are on disk",
+        acknowledged.len()
+    );
 }
 
 /// An LLM server that misbehaves the same way on every connection: `status` (HTTP 500),
@@ -882,7 +1016,8 @@ async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
             return;
         };
         let api = |path: &str| format!("{}{path}", server.url);
-        let ask = |id: String, q: &'static str| post_json(api(&format!("/api/sessions/{id}/ask")), json!({"question": q}));
+        let ask =
+            |id: String, q: &'static str| post_json(api(&format!("/api/sessions/{id}/ask")), json!({"question": q}));
         let (_, session) = post_json(api("/api/sessions"), json!({})).await;
         let id = session["session"].as_str().unwrap().to_owned();
         // A first question needs no model (its entity is a label of the graph)...
@@ -894,7 +1029,11 @@ async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
         assert_eq!(status, 502, "{mode}: {error}");
         let kind = error["error"]["kind"].as_str().unwrap();
         assert!(["llm", "retries_exhausted"].contains(&kind), "{mode}: {error}");
-        assert!(started.elapsed() < Duration::from_secs(30), "{mode}: {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
         // Streamed (SSE), the same failure ends the stream as an error event, after its stages.
         if mode == "status" {
             let body = http()
@@ -910,18 +1049,29 @@ async fn a_failing_llm_or_endpoint_is_a_clear_error_and_other_sessions_go_on() {
             let events = sse_events(&body);
             let (name, error) = events.last().unwrap();
             assert_eq!(name, "error", "{body}");
-            assert!(["llm", "retries_exhausted"].contains(&error["kind"].as_str().unwrap()), "{body}");
+            assert!(
+                ["llm", "retries_exhausted"].contains(&error["kind"].as_str().unwrap()),
+                "{body}"
+            );
         }
         // The endpoint that is down: a clear error for its session.
         let (_, down) = post_json(api("/api/sessions"), json!({"kg": "down"})).await;
         let down = down["session"].as_str().unwrap().to_owned();
         let (status, error) = ask(down, "Who starred in Big?").await;
-        assert_eq!((status, error["error"]["kind"].as_str()), (502, Some("graph")), "{mode}: {error}");
+        assert_eq!(
+            (status, error["error"]["kind"].as_str()),
+            (502, Some("graph")),
+            "{mode}: {error}"
+        );
         // Meanwhile the server answers other sessions, and the failed turns were not recorded.
         let (_, other) = post_json(api("/api/sessions"), json!({})).await;
         let other = other["session"].as_str().unwrap().to_owned();
         let (status, answer) = ask(other, "When was Big released?").await;
-        assert_eq!((status, answers(&answer["explanation"])), (200, vec!["1988".to_owned()]), "{mode}: {answer}");
+        assert_eq!(
+            (status, answers(&answer["explanation"])),
+            (200, vec!["1988".to_owned()]),
+            "{mode}: {answer}"
+        );
         let (_, history) = get_json(api(&format!("/api/sessions/{id}"))).await;
         assert_eq!(history["turn_count"], 1, "{mode}: {history}");
         assert_eq!(get_json(api("/health")).await.0, 200);
@@ -958,10 +1108,17 @@ async fn a_rest_question_whose_client_left_before_its_turn_is_dropped() {
     assert_eq!(status, 200, "{answer}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, history) = get_json(api(&format!("/api/sessions/{}", ids[1]))).await;
-    assert_eq!(history["turn_count"], 0, "the abandoned question was answered anyway: {history}");
+    assert_eq!(
+        history["turn_count"], 0,
+        "the abandoned question was answered anyway: {history}"
+    );
     // A bad history query string gets the API's error shape.
     let (status, error) = get_json(api(&format!("/api/sessions/{}?limit=abc", ids[1]))).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("malformed_message")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (400, Some("malformed_message")),
+        "{error}"
+    );
 }
 
 /// A second knowledge graph of homonyms (tests/fixtures/homonyms.ttl) beside the movies, as
@@ -998,7 +1155,11 @@ async fn an_ambiguous_name_is_asked_about_and_the_next_turn_answers_it() {
     let options = e["outcome"]["clarification"]["options"].as_array().unwrap().clone();
     assert_eq!(options.len(), 2, "{options:?}");
     assert!(answers(e).is_empty());
-    assert!(e["text"].as_str().unwrap().ends_with("Which one do you mean?"), "{}", e["text"]);
+    assert!(
+        e["text"].as_str().unwrap().ends_with("Which one do you mean?"),
+        "{}",
+        e["text"]
+    );
     let director = |iri: &str| match iri {
         "http://example.org/media/Crash_2004" => "Paul Haggis",
         "http://example.org/media/Crash_1996" => "David Cronenberg",
@@ -1048,13 +1209,19 @@ async fn rest_ask_streams_stage_events_then_the_answer_as_sse() {
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let body = response.text().await.unwrap();
     let events = sse_events(&body);
-    assert!(events.iter().all(|(name, data)| !name.is_empty() && !data.is_null()), "{body}");
+    assert!(
+        events.iter().all(|(name, data)| !name.is_empty() && !data.is_null()),
+        "{body}"
+    );
     let (last, stages) = events.split_last().unwrap();
     assert_eq!(last.0, "answer", "{body}");
     assert_eq!(answers(&last.1["explanation"]), ["Robert Zemeckis"]);
     assert_eq!(last.1["turn"], 0);
     let names: Vec<&str> = stages.iter().map(|(_, e)| e["stage"].as_str().unwrap()).collect();
-    assert!(stages.iter().all(|(name, e)| name == "stage" && e["type"] == "stage"), "{body}");
+    assert!(
+        stages.iter().all(|(name, e)| name == "stage" && e["type"] == "stage"),
+        "{body}"
+    );
     assert_eq!(names.first(), Some(&"classified"), "{names:?}");
     assert_eq!(names.last(), Some(&"executed"), "{names:?}");
     let times: Vec<f64> = stages.iter().map(|(_, e)| e["elapsed_ms"].as_f64().unwrap()).collect();
@@ -1064,7 +1231,11 @@ async fn rest_ask_streams_stage_events_then_the_answer_as_sse() {
 
     // Known before the stream starts: the REST error, not an event.
     let (status, error) = json_of(ask("   ").await.unwrap()).await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (400, Some("empty_question")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (400, Some("empty_question")),
+        "{error}"
+    );
     let (status, error) = json_of(
         http()
             .post(api("/api/sessions/00000000000000000000000000000000/ask"))
@@ -1075,7 +1246,11 @@ async fn rest_ask_streams_stage_events_then_the_answer_as_sse() {
             .unwrap(),
     )
     .await;
-    assert_eq!((status, error["error"]["kind"].as_str()), (404, Some("no_such_session")), "{error}");
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (404, Some("no_such_session")),
+        "{error}"
+    );
 }
 
 /// The OpenAI-compatible endpoint, driven by the official `openai` Python client
@@ -1099,7 +1274,11 @@ fn the_openai_python_client_talks_to_the_chat_completions_endpoint() {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai/client_test.py");
-    let output = Command::new(python).arg(script).env("CHATTY_KG_URL", &server.url).output().unwrap();
+    let output = Command::new(python)
+        .arg(script)
+        .env("CHATTY_KG_URL", &server.url)
+        .output()
+        .unwrap();
     let log = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -1107,4 +1286,222 @@ fn the_openai_python_client_talks_to_the_chat_completions_endpoint() {
     );
     assert!(output.status.success(), "{log}");
     assert!(log.contains("openai client test passed"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\", \"bob-key\"]") else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let (_, session) = json_of(
+        http()
+            .post(api("/api/sessions"))
+            .bearer_auth("alice-key")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let id = session["session"].as_str().unwrap().to_owned();
+    for question in [
+        "Who starred in Big?",
+        "When was Big released?",
+        "Who directed Forrest Gump?",
+    ] {
+        let response = http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .bearer_auth("alice-key")
+            .json(&json!({ "question": question }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let rate = |key: &'static str, session: String, turn: u32, body: serde_json::Value| {
+        http()
+            .post(api(&format!("/api/sessions/{session}/turns/{turn}/feedback")))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+    };
+
+    // Up; down with a query (checked and run now); down with words (found in the graph).
+    let (status, up) = json_of(rate("alice-key", id.clone(), 0, json!({"rating": "up"})).await.unwrap()).await;
+    assert_eq!((status, &up["feedback"]["rating"]), (200, &json!("up")), "{up}");
+    let year =
+        "SELECT ?year WHERE { <http://example.org/entity/Big> <http://example.org/relation/release_year> ?year }";
+    let (status, corrected) = json_of(
+        rate(
+            "alice-key",
+            id.clone(),
+            1,
+            json!({"rating": "down", "correction": {"sparql": year}}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{corrected}");
+    assert_eq!(corrected["feedback"]["correction"]["answers"][0]["value"], "1988");
+    let (status, corrected) = json_of(
+        rate(
+            "alice-key",
+            id.clone(),
+            2,
+            json!({"rating": "down", "correction": {"answer": "tom hanks"}}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{corrected}");
+    let named = &corrected["feedback"]["correction"]["answers"][0];
+    assert_eq!(
+        (&named["value"], named["iri"].as_bool()),
+        (&json!("http://example.org/entity/Tom_Hanks"), Some(true)),
+        "{corrected}"
+    );
+
+    // What cannot be used is refused with its kind, and nothing changes.
+    for (key, turn, body, want) in [
+        (
+            "alice-key",
+            0,
+            json!({"rating": "up", "correction": {"answer": "x"}}),
+            "invalid_correction",
+        ),
+        (
+            "alice-key",
+            1,
+            json!({"rating": "down", "correction": {"sparql": "DELETE WHERE { ?s ?p ?o }"}}),
+            "invalid_correction",
+        ),
+        (
+            "alice-key",
+            1,
+            json!({"rating": "down", "correction": {"sparql": "SELECT ?x WHERE {"}}),
+            "invalid_correction",
+        ),
+        (
+            "alice-key",
+            1,
+            json!({"rating": "down", "correction": {}}),
+            "invalid_correction",
+        ),
+        ("alice-key", 9, json!({"rating": "up"}), "no_such_turn"),
+        ("alice-key", 0, json!({"rating": "great"}), "malformed_message"),
+        ("bob-key", 0, json!({"rating": "down"}), "no_such_session"),
+    ] {
+        let (status, error) = json_of(rate(key, id.clone(), turn, body.clone()).await.unwrap()).await;
+        assert_eq!(error["error"]["kind"], want, "{body}: {status} {error}");
+    }
+    let (_, history) = json_of(
+        http()
+            .get(api(&format!("/api/sessions/{id}")))
+            .bearer_auth("alice-key")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let ratings: Vec<_> = history["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["feedback"]["rating"].clone())
+        .collect();
+    assert_eq!(ratings, [json!("up"), json!("down"), json!("down")], "{history}");
+    assert_eq!(history["turns"][1]["feedback"]["correction"]["sparql"], year);
+
+    // Over WebSocket: Bob rates his own turn; a rating needs a session.
+    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url("?api_key=bob-key"))
+        .await
+        .unwrap();
+    send(&mut ws, json!({"type": "feedback", "turn": 0, "rating": "up"})).await;
+    assert_eq!(next(&mut ws).await["kind"], "no_such_session");
+    ask(&mut ws, "Who starred in Top Gun?").await;
+    let frames = until_answer(&mut ws).await;
+    let bob = frames[0]["session"].as_str().unwrap().to_owned();
+    send(&mut ws, json!({"type": "feedback", "turn": 0, "rating": "down"})).await;
+    let confirmed = next(&mut ws).await;
+    assert_eq!(
+        (
+            &confirmed["type"],
+            &confirmed["session"],
+            &confirmed["feedback"]["rating"]
+        ),
+        (&json!("feedback"), &json!(bob), &json!("down")),
+        "{confirmed}"
+    );
+
+    // Each key exports its own: Alice's three, Bob's none (a "down" without a correction has no gold).
+    let export = |key: &'static str| http().get(api("/api/feedback")).bearer_auth(key).send();
+    let (status, alice) = json_of(export("alice-key").await.unwrap()).await;
+    assert_eq!(
+        (status, alice["questions"].as_array().map(Vec::len)),
+        (200, Some(3)),
+        "{alice}"
+    );
+    assert_eq!(alice["questions"][0]["question"][0]["string"], "Who starred in Big?");
+    let (_, bobs) = json_of(export("bob-key").await.unwrap()).await;
+    assert_eq!(bobs["chatty_kg"], json!({"exported": 0, "without_gold": 1}), "{bobs}");
+    // Withdrawn, a rating leaves the export.
+    let response = http()
+        .delete(api(&format!("/api/sessions/{id}/turns/0/feedback")))
+        .bearer_auth("alice-key")
+        .send()
+        .await
+        .unwrap();
+    let (status, withdrawn) = json_of(response).await;
+    assert_eq!(
+        (status, &withdrawn["feedback"]),
+        (200, &serde_json::Value::Null),
+        "{withdrawn}"
+    );
+    let (_, alice) = json_of(export("alice-key").await.unwrap()).await;
+    assert_eq!(alice["questions"].as_array().map(Vec::len), Some(2), "{alice}");
+    let metrics = http()
+        .get(api("/metrics"))
+        .bearer_auth("alice-key")
+        .send()
+        .await
+        .unwrap();
+    let metrics = metrics.text().await.unwrap();
+    assert_eq!(
+        metric(&metrics, "chattykg_feedback_total{kg=\"default\",rating=\"corrected\"}"),
+        2.0
+    );
+    drop(server);
+
+    // The operator's export, then `eval` replays it: the corrected year is now answered right,
+    // the corrected director is still wrong.
+    let export = dir.path().join("feedback.json");
+    let output = chatty()
+        .args(["feedback", "export", "--config"])
+        .arg(dir.path().join("config.toml"))
+        .args(["--api-key", "alice-key", "--out"])
+        .arg(&export)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("2 rated questions exported"), "{stderr}");
+    let out = dir.path().join("replay");
+    let output = chatty()
+        .args(["eval", "--config"])
+        .arg(dir.path().join("config.toml"))
+        .arg(&export)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["questions"], 2, "{summary}");
+    assert_eq!(summary["overall"]["mean_per_question_f1"], 0.5, "{summary}");
 }

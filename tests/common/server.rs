@@ -262,7 +262,11 @@ pub fn sse_events(body: &str) -> Vec<(String, Value)> {
     body.split("\n\n")
         .filter(|block| !block.trim().is_empty())
         .filter_map(|block| {
-            let name = block.lines().find_map(|l| l.strip_prefix("event: ")).unwrap_or("").to_owned();
+            let name = block
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .unwrap_or("")
+                .to_owned();
             let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
             Some((name, serde_json::from_str(data).unwrap_or(Value::Null)))
         })

@@ -125,7 +125,11 @@ pub fn describe(profiles: &[Profile]) -> Vec<ClarifyOption> {
                 .facts
                 .iter()
                 .filter(usable)
-                .filter(|f| !profiles.iter().any(|other| other.iri != o.iri && other.facts.contains(f)))
+                .filter(|f| {
+                    !profiles
+                        .iter()
+                        .any(|other| other.iri != o.iri && other.facts.contains(f))
+                })
                 .collect();
             own.sort_by_key(|f| f.value.len());
             // One value per predicate among the shown ones, then the rest.
@@ -144,7 +148,12 @@ pub fn describe(profiles: &[Profile]) -> Vec<ClarifyOption> {
             if !kinds.is_empty() {
                 parts.push(kinds.join(", "));
             }
-            parts.extend(facts.iter().take(shown).map(|f| format!("{}: {}", f.predicate, f.value)));
+            parts.extend(
+                facts
+                    .iter()
+                    .take(shown)
+                    .map(|f| format!("{}: {}", f.predicate, f.value)),
+            );
             let description = if parts.is_empty() {
                 o.iri.clone()
             } else {
@@ -163,7 +172,12 @@ pub fn describe(profiles: &[Profile]) -> Vec<ClarifyOption> {
 
 /// The values of predicate `p` of an option, sorted.
 fn values_of<'a>(o: &'a Profile, p: &str) -> Vec<&'a str> {
-    let mut v: Vec<&str> = o.facts.iter().filter(|f| f.predicate == p).map(|f| f.value.as_str()).collect();
+    let mut v: Vec<&str> = o
+        .facts
+        .iter()
+        .filter(|f| f.predicate == p)
+        .map(|f| f.value.as_str())
+        .collect();
     v.sort_unstable();
     v
 }
@@ -214,8 +228,10 @@ impl Clarification {
         }
         let question_like = reply.trim_end().ends_with('?')
             || words.first().is_some_and(|w| {
-                ["who", "what", "when", "where", "why", "how", "did", "does", "do", "is", "are", "was", "were"]
-                    .contains(&w.as_str())
+                [
+                    "who", "what", "when", "where", "why", "how", "did", "does", "do", "is", "are", "was", "were",
+                ]
+                .contains(&w.as_str())
             });
         // Words of the shared label (and function words) say nothing about which one.
         let label = normalize_tokens(&self.label);
@@ -227,7 +243,9 @@ impl Clarification {
         // "the first (one)", "the second": only ordinal and function words.
         if !question_like
             && ordinals.len() == 1
-            && telling.iter().all(|w| ordinal(w).is_some() || ["please", "ok", "yes"].contains(&w.as_str()))
+            && telling
+                .iter()
+                .all(|w| ordinal(w).is_some() || ["please", "ok", "yes"].contains(&w.as_str()))
         {
             return ordinals.first().copied();
         }
@@ -239,7 +257,8 @@ impl Clarification {
             .iter()
             .map(|o| {
                 let facts: Vec<&str> = o.facts.iter().map(|f| f.value.as_str()).collect();
-                let described = normalize_tokens(&format!("{} {} {}", o.description, o.kinds.join(" "), facts.join(" ")));
+                let described =
+                    normalize_tokens(&format!("{} {} {}", o.description, o.kinds.join(" "), facts.join(" ")));
                 telling.iter().filter(|w| described.contains(w)).count()
             })
             .collect();
@@ -282,7 +301,11 @@ mod tests {
                 iri: "http://e/Crash_1996".into(),
                 label: "Crash".into(),
                 kinds: vec!["Film".into()],
-                facts: vec![fact("release year", "1996"), fact("language", "English"), fact("starring", "James Spader")],
+                facts: vec![
+                    fact("release year", "1996"),
+                    fact("language", "English"),
+                    fact("starring", "James Spader"),
+                ],
             },
             Profile {
                 iri: "http://e/Crash_album".into(),
@@ -297,12 +320,22 @@ mod tests {
     fn options_are_told_apart_by_what_differs() {
         let options = describe(&crash());
         assert_eq!(options[0].kinds, ["Film"]);
-        assert_eq!(options[0].description, "Film; release year: 2004; country: United States");
+        assert_eq!(
+            options[0].description,
+            "Film; release year: 2004; country: United States"
+        );
         // Telling facts beyond the shown ones are kept for the reply to name.
         assert!(options[0].facts.contains(&fact("starring", "Sandra Bullock")));
-        assert_eq!(options[2].description, "Album; release year: 1996; artist: Dave Matthews Band");
+        assert_eq!(
+            options[2].description,
+            "Album; release year: 1996; artist: Dave Matthews Band"
+        );
         // The language every option shares (or that two share) tells nothing.
-        assert!(options.iter().all(|o| o.facts.iter().all(|f| f.predicate != "language")));
+        assert!(
+            options
+                .iter()
+                .all(|o| o.facts.iter().all(|f| f.predicate != "language"))
+        );
 
         // Same classes: they are still named, and the facts tell the options apart.
         let films = describe(&crash()[..2]);
@@ -321,26 +354,36 @@ mod tests {
     #[test]
     fn a_reply_chooses_by_number_ordinal_or_telling_words() {
         let c = clarification();
-        assert!(c.text().contains("\n2. Crash (Film; release year: 1996"), "{}", c.text());
+        assert!(
+            c.text().contains("\n2. Crash (Film; release year: 1996"),
+            "{}",
+            c.text()
+        );
         for (reply, expected) in [
             ("2", Some(1)),
             ("the second", Some(1)),
             ("The first one, please", Some(0)),
             ("the last", Some(2)),
-            ("3. Crash (Album; release year: 1996; artist: Dave Matthews Band)", Some(2)),
+            (
+                "3. Crash (Album; release year: 1996; artist: Dave Matthews Band)",
+                Some(2),
+            ),
             ("the album", Some(2)),
             ("the one from the United States", Some(0)),
             ("the one with Sandra Bullock", Some(0)), // a fact not shown
             ("the Spader film", Some(1)),
             ("the one with Don Cheadle", None), // not in the profile
             ("the one in English", None),       // all three
-            ("the 1996 one", None), // the 1996 film and the 1996 album
-            ("the film", None),     // two films
+            ("the 1996 one", None),             // the 1996 film and the 1996 album
+            ("the film", None),                 // two films
             ("Crash", None),
             ("7", None),
             ("Who directed Titanic?", None),
             ("When was it released?", None),
-            ("What else did Sandra Bullock star in and who produced the movie with her?", None),
+            (
+                "What else did Sandra Bullock star in and who produced the movie with her?",
+                None,
+            ),
         ] {
             assert_eq!(c.choice(reply), expected, "{reply}");
         }

@@ -144,7 +144,11 @@ pub fn singular(word: &str) -> String {
     let n = word.len();
     if n > 4 && word.ends_with("ies") {
         format!("{}y", &word[..n - 3])
-    } else if n > 4 && ["ches", "shes", "sses", "xes", "zzes"].iter().any(|e| word.ends_with(e)) {
+    } else if n > 4
+        && ["ches", "shes", "sses", "xes", "zzes"]
+            .iter()
+            .any(|e| word.ends_with(e))
+    {
         word[..n - 2].to_owned()
     } else if n > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e)) {
         word[..n - 1].to_owned()
@@ -182,10 +186,19 @@ mod tests {
     fn classes_are_named_where_a_kind_is_asked_for() {
         let answer = |iri: &str| Some((iri.to_owned(), ClassRole::Answer));
         assert_eq!(spot("Which cities are in Peru?"), answer("http://e/City"));
-        assert_eq!(spot("How many countries are in South America?"), answer("http://e/Country"));
-        assert_eq!(spot("What is the most populous country in Africa?"), answer("http://e/Country"));
+        assert_eq!(
+            spot("How many countries are in South America?"),
+            answer("http://e/Country")
+        );
+        assert_eq!(
+            spot("What is the most populous country in Africa?"),
+            answer("http://e/Country")
+        );
         assert_eq!(spot("Which is the largest city?"), answer("http://e/City"));
-        assert_eq!(spot("List the populated places of Peru"), answer("http://e/PopulatedPlace"));
+        assert_eq!(
+            spot("List the populated places of Peru"),
+            answer("http://e/PopulatedPlace")
+        );
         assert_eq!(spot("How many people were born in Lima?"), answer("http://e/Person"));
         assert_eq!(
             spot("Is Lima a city?"),

@@ -102,7 +102,11 @@ pub(crate) async fn spot_entities(
                 .iter()
                 .enumerate()
                 .map(|(i, (w, possessive))| {
-                    if *possessive && i + 1 < len { format!("{w}'s") } else { w.clone() }
+                    if *possessive && i + 1 < len {
+                        format!("{w}'s")
+                    } else {
+                        w.clone()
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
@@ -261,13 +265,11 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        let opens = matches!(c, '"' | '\'' | '\u{201C}' | '\u{2018}')
-            && (i == 0 || !chars[i - 1].is_alphanumeric());
+        let opens = matches!(c, '"' | '\'' | '\u{201C}' | '\u{2018}') && (i == 0 || !chars[i - 1].is_alphanumeric());
         if opens {
             let close = closing(c);
-            let end = (i + 1..chars.len()).find(|&j| {
-                chars[j] == close && chars.get(j + 1).is_none_or(|n| !n.is_alphanumeric())
-            });
+            let end = (i + 1..chars.len())
+                .find(|&j| chars[j] == close && chars.get(j + 1).is_none_or(|n| !n.is_alphanumeric()));
             if let Some(end) = end {
                 let inner: String = chars[i + 1..end].iter().collect();
                 let inner = inner.trim();
@@ -329,9 +331,15 @@ mod tests {
             literal_mentions("Who authored the paper titled 'Deep Residual Learning.'?"),
             ["Deep Residual Learning."]
         );
-        assert_eq!(literal_mentions("Which venue published “A Note on Graphs”?"), ["A Note on Graphs"]);
+        assert_eq!(
+            literal_mentions("Which venue published “A Note on Graphs”?"),
+            ["A Note on Graphs"]
+        );
         assert_eq!(literal_mentions("Who lives at postcode 75001?"), ["75001"]);
-        assert_eq!(literal_mentions("What is the DOI 10.1112/plms/s2-45.1.161 about?"), ["10.1112/plms/s2-45.1.161"]);
+        assert_eq!(
+            literal_mentions("What is the DOI 10.1112/plms/s2-45.1.161 about?"),
+            ["10.1112/plms/s2-45.1.161"]
+        );
         assert!(literal_mentions("Which of Tom's films came out in 1994?").is_empty());
         assert!(literal_mentions("How many films did the Coen brothers make after 2000?").is_empty());
     }

@@ -9,7 +9,9 @@ use crate::path_ranking::ScoredPath;
 use crate::path_search::SearchReport;
 use crate::qir::{Qir, QuestionKind};
 use crate::question_form::QuestionForm;
-use crate::state::{AgentState, AnswerSet, Classification, Resolution, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink};
+use crate::state::{
+    AgentState, AnswerSet, Classification, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink, Resolution,
+};
 use chatty_kg_llm::accounting::{CallLedger, CallTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -17,13 +17,13 @@ mod entity_spotting;
 pub mod error;
 pub mod explanation;
 pub mod graph;
-pub mod pipeline;
 pub mod path_query;
 mod path_ranking;
 pub mod path_search;
+pub mod pipeline;
 pub mod qir;
-pub mod referents;
 pub mod question_form;
+pub mod referents;
 pub mod state;
 
 pub use answer::{Answer, AnswerValue, ValueKind};
@@ -33,11 +33,11 @@ pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use explanation::Explanation;
 pub use graph::{Agent, END, StateGraph};
-pub use pipeline::{Dialogue, Pipeline, Unanswered};
-pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
 pub use path_query::{CandidateQuery, PredicateChoice};
 pub use path_ranking::ScoredPath;
 pub use path_search::{Anchor, EndKind, Hop, RelationPath, SearchReport};
+pub use pipeline::{Dialogue, Pipeline, Unanswered};
+pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
 pub use question_form::{Expectation, FormSource, QuestionForm};
 pub use state::{
     AgentState, ChoiceReason, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, PathChoice,

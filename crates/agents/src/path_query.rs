@@ -7,13 +7,13 @@
 //! ORDER BY an attribute with LIMIT 1 for superlatives.
 
 use crate::path_search::{Hop, RelationPath};
-use crate::referents::Member;
 use crate::qir::Order;
+use crate::referents::Member;
 use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, instance_of, named_node, triple, var};
 use serde::{Deserialize, Serialize};
-use spargebra::term::{Literal, Variable};
 use spargebra::Query;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
+use spargebra::term::{Literal, Variable};
 use spargebra::term::{TermPattern, TriplePattern};
 
 /// A predicate proposed for one QIR triple.
@@ -112,13 +112,15 @@ fn differing(inner: GraphPattern, pairs: &[(TermPattern, TermPattern)]) -> Graph
         TermPattern::NamedNode(n) => Some(Expression::NamedNode(n.clone())),
         _ => None,
     };
-    pairs.iter().fold(inner, |inner, (a, b)| match (expression(a), expression(b)) {
-        (Some(a), Some(b)) => GraphPattern::Filter {
-            expr: Expression::Not(Box::new(Expression::SameTerm(Box::new(a), Box::new(b)))),
-            inner: Box::new(inner),
-        },
-        _ => inner,
-    })
+    pairs
+        .iter()
+        .fold(inner, |inner, (a, b)| match (expression(a), expression(b)) {
+            (Some(a), Some(b)) => GraphPattern::Filter {
+                expr: Expression::Not(Box::new(Expression::SameTerm(Box::new(a), Box::new(b)))),
+                inner: Box::new(inner),
+            },
+            _ => inner,
+        })
 }
 
 /// What to ask of one or two chains.
@@ -284,7 +286,11 @@ fn shaped(
             order,
             numeric,
         } => {
-            let sort_by = if attribute.is_some() { key.clone() } else { answer.clone() };
+            let sort_by = if attribute.is_some() {
+                key.clone()
+            } else {
+                answer.clone()
+            };
             let mut expression = Expression::Variable(sort_by.clone());
             let mut bgp = bgp;
             if *numeric {
@@ -347,7 +353,10 @@ pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<Candid
     use spargebra::term::GroundTerm;
     let (variable, members, representative) = match scope {
         SetScope::Filter { members } => (var(ANSWER_VARIABLE), members, None),
-        SetScope::Anchor { representative, members } => (var(MEMBER_VARIABLE), members, Some(named_node(representative)?)),
+        SetScope::Anchor {
+            representative,
+            members,
+        } => (var(MEMBER_VARIABLE), members, Some(named_node(representative)?)),
     };
     let term = |m: &Member| -> Result<Option<GroundTerm>, GraphError> {
         Ok(Some(if m.iri {
@@ -378,12 +387,20 @@ pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<Candid
         representative: representative.as_ref(),
     };
     let query = match candidate.query.as_query().clone() {
-        Query::Select { dataset, pattern, base_iri } => Query::Select {
+        Query::Select {
+            dataset,
+            pattern,
+            base_iri,
+        } => Query::Select {
             dataset,
             pattern: rewrite.pattern(pattern),
             base_iri,
         },
-        Query::Ask { dataset, pattern, base_iri } => Query::Ask {
+        Query::Ask {
+            dataset,
+            pattern,
+            base_iri,
+        } => Query::Ask {
             dataset,
             pattern: rewrite.pattern(pattern),
             base_iri,
@@ -401,8 +418,13 @@ pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<Candid
 /// filters answers; it cannot stand in a vertex's place).
 #[derive(Debug, Clone, Copy)]
 pub enum SetScope<'a> {
-    Filter { members: &'a [Member] },
-    Anchor { representative: &'a str, members: &'a [Member] },
+    Filter {
+        members: &'a [Member],
+    },
+    Anchor {
+        representative: &'a str,
+        members: &'a [Member],
+    },
 }
 
 struct SetRewrite<'a> {
@@ -459,8 +481,15 @@ impl SetRewrite<'_> {
                     GraphPattern::Bgp { patterns }
                 }
             }
-            GraphPattern::Join { left, right } => GraphPattern::Join { left: b(left), right: b(right) },
-            GraphPattern::LeftJoin { left, right, expression } => GraphPattern::LeftJoin {
+            GraphPattern::Join { left, right } => GraphPattern::Join {
+                left: b(left),
+                right: b(right),
+            },
+            GraphPattern::LeftJoin {
+                left,
+                right,
+                expression,
+            } => GraphPattern::LeftJoin {
                 left: b(left),
                 right: b(right),
                 expression: expression.map(|e| self.expression(e)),
@@ -469,25 +498,46 @@ impl SetRewrite<'_> {
                 expr: self.expression(expr),
                 inner: b(inner),
             },
-            GraphPattern::Union { left, right } => GraphPattern::Union { left: b(left), right: b(right) },
-            GraphPattern::Extend { inner, variable, expression } => GraphPattern::Extend {
+            GraphPattern::Union { left, right } => GraphPattern::Union {
+                left: b(left),
+                right: b(right),
+            },
+            GraphPattern::Extend {
+                inner,
+                variable,
+                expression,
+            } => GraphPattern::Extend {
                 inner: b(inner),
                 variable,
                 expression: self.expression(expression),
             },
-            GraphPattern::OrderBy { inner, expression } => GraphPattern::OrderBy { inner: b(inner), expression },
+            GraphPattern::OrderBy { inner, expression } => GraphPattern::OrderBy {
+                inner: b(inner),
+                expression,
+            },
             GraphPattern::Project { inner, mut variables } => {
                 // Listed answers name their member; a count or a grouped projection does not.
                 let grouped = matches!(*inner, GraphPattern::Group { .. });
                 if self.representative.is_some() && !grouped && !variables.contains(self.variable) {
                     variables.push(self.variable.clone());
                 }
-                GraphPattern::Project { inner: b(inner), variables }
+                GraphPattern::Project {
+                    inner: b(inner),
+                    variables,
+                }
             }
             GraphPattern::Distinct { inner } => GraphPattern::Distinct { inner: b(inner) },
             GraphPattern::Reduced { inner } => GraphPattern::Reduced { inner: b(inner) },
-            GraphPattern::Slice { inner, start, length } => GraphPattern::Slice { inner: b(inner), start, length },
-            GraphPattern::Group { inner, variables, aggregates } => GraphPattern::Group {
+            GraphPattern::Slice { inner, start, length } => GraphPattern::Slice {
+                inner: b(inner),
+                start,
+                length,
+            },
+            GraphPattern::Group {
+                inner,
+                variables,
+                aggregates,
+            } => GraphPattern::Group {
                 inner: b(inner),
                 variables,
                 aggregates,
@@ -504,7 +554,12 @@ pub fn class_reach(anchor: &str, path: &RelationPath, class: &str, cap: usize) -
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let reached = differing(
-        join(GraphPattern::Bgp { patterns: chain.patterns }, instance_of(answer.clone(), class)?),
+        join(
+            GraphPattern::Bgp {
+                patterns: chain.patterns,
+            },
+            instance_of(answer.clone(), class)?,
+        ),
         &chain.distinct,
     );
     let capped = GraphPattern::Slice {
@@ -521,7 +576,10 @@ pub fn class_reach(anchor: &str, path: &RelationPath, class: &str, cap: usize) -
         inner: Box::new(GraphPattern::Group {
             inner: Box::new(capped),
             variables: vec![],
-            aggregates: vec![(var(COUNT_VARIABLE), AggregateExpression::CountSolutions { distinct: false })],
+            aggregates: vec![(
+                var(COUNT_VARIABLE),
+                AggregateExpression::CountSolutions { distinct: false },
+            )],
         }),
         variables: vec![var(COUNT_VARIABLE)],
     })
@@ -646,7 +704,10 @@ mod tests {
         let filtered = over_set(list.clone(), SetScope::Filter { members: &members }).unwrap();
         let text = filtered.query.to_string();
         assert!(text.contains("VALUES ( ?answer ) { ( <http://e/A> )"), "{text}");
-        assert!(text.contains(r#""1994"^^<http://www.w3.org/2001/XMLSchema#gYear>"#), "{text}");
+        assert!(
+            text.contains(r#""1994"^^<http://www.w3.org/2001/XMLSchema#gYear>"#),
+            "{text}"
+        );
         // Literal text stays a literal: the query parses back to the same algebra.
         assert_eq!(ReadQuery::parse(&text).unwrap().as_query(), filtered.query.as_query());
         assert!(text.contains("<http://e/A> <http://e/released> ?answer"), "{text}");
@@ -661,10 +722,16 @@ mod tests {
         .unwrap();
         let text = anchored.query.to_string();
         assert!(text.contains("VALUES ( ?member ) { ( <http://e/A> )"), "{text}");
-        assert!(!text.contains("1994") && !text.contains("DROP"), "literals cannot stand for a vertex: {text}");
+        assert!(
+            !text.contains("1994") && !text.contains("DROP"),
+            "literals cannot stand for a vertex: {text}"
+        );
         assert!(text.contains("?member <http://e/released> ?answer"), "{text}");
         assert!(text.starts_with("SELECT DISTINCT ?answer ?member"), "{text}");
-        assert_eq!(anchored.patterns[0].subject, TermPattern::Variable(var(MEMBER_VARIABLE)));
+        assert_eq!(
+            anchored.patterns[0].subject,
+            TermPattern::Variable(var(MEMBER_VARIABLE))
+        );
 
         // A count keeps its one projected variable.
         let count = select(&[("http://e/A", &p)], &Shape::Count { exclude: Vec::new() }).unwrap();
@@ -678,7 +745,10 @@ mod tests {
         .unwrap()
         .query
         .to_string();
-        assert!(text.contains("COUNT(DISTINCT ?answer)") && !text.contains("?count ?member"), "{text}");
+        assert!(
+            text.contains("COUNT(DISTINCT ?answer)") && !text.contains("?count ?member"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -695,11 +765,21 @@ mod tests {
             &Shape::List { distinct_only: true },
         )
         .unwrap();
-        assert!(joined.query.to_string().contains("?answer <http://e/starring> <http://e/Ana>"));
+        assert!(
+            joined
+                .query
+                .to_string()
+                .contains("?answer <http://e/starring> <http://e/Ana>")
+        );
         assert_eq!(joined.patterns.len(), 3);
         let asked = ask("http://e/Zwick", &p, "http://e/Greek").unwrap();
         assert!(asked.query.is_ask());
-        assert!(asked.query.to_string().contains("?x1 <http://e/language> <http://e/Greek>"));
+        assert!(
+            asked
+                .query
+                .to_string()
+                .contains("?x1 <http://e/language> <http://e/Greek>")
+        );
         let counted = select(
             &[("http://e/Zwick", &p)],
             &Shape::Count {
@@ -708,7 +788,10 @@ mod tests {
         )
         .unwrap();
         let text = counted.query.to_string();
-        assert!(text.contains("COUNT(DISTINCT ?answer)") && text.contains("sameTerm"), "{text}");
+        assert!(
+            text.contains("COUNT(DISTINCT ?answer)") && text.contains("sameTerm"),
+            "{text}"
+        );
         // Out and straight back: not back to the anchor.
         let shared = path(&[("genre", true), ("genre", false), ("author", true)]);
         let text = select(&[("http://e/Hero", &shared)], &Shape::List { distinct_only: true })
@@ -717,6 +800,12 @@ mod tests {
             .to_string();
         assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?x2))"), "{text}");
         // Hostile IRIs are typed errors, never query text.
-        assert!(select(&[("http://e/x> } DROP ALL {", &p)], &Shape::List { distinct_only: true }).is_err());
+        assert!(
+            select(
+                &[("http://e/x> } DROP ALL {", &p)],
+                &Shape::List { distinct_only: true }
+            )
+            .is_err()
+        );
     }
 }

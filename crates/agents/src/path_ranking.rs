@@ -64,8 +64,8 @@ const SHARING_WORDS: &[&str] = &[
 ];
 /// Question words and fillers that are never relations.
 const NOT_RELATIONS: &[&str] = &[
-    "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which",
-    "what", "who", "whom", "when", "where", "why", "how", "s",
+    "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which", "what",
+    "who", "whom", "when", "where", "why", "how", "s",
 ];
 
 /// A scored path, as the explanation shows it.
@@ -247,7 +247,11 @@ impl PathRanker {
                 .zip(&self.unit_vectors)
                 .map(|(unit, u)| {
                     let s = cosine(&vector, u);
-                    if shares_stem(&label, &unit.text) { s.max(STEM_MATCH) } else { s }
+                    if shares_stem(&label, &unit.text) {
+                        s.max(STEM_MATCH)
+                    } else {
+                        s
+                    }
                 })
                 .collect();
             for (r, s) in self.relevance.iter_mut().zip(&sims) {
@@ -365,7 +369,11 @@ impl PathRanker {
             // …unless it modifies a noun after it ("the screenwriter of X directed films").
             let modifies = self.words[i + 1..].iter().any(|w| !is_function_word(&w.text));
             let offset = (i - end) as f32;
-            if possessive || (i == end && (!governed || modifies)) { 0.5 + offset } else { 50.0 + offset }
+            if possessive || (i == end && (!governed || modifies)) {
+                0.5 + offset
+            } else {
+                50.0 + offset
+            }
         })
     }
 
@@ -438,8 +446,8 @@ impl PathRanker {
             Some(label) if said(label) => SHARED_RELATION,
             Some(_) => NEEDLESS_RETURN,
         };
-        let score = (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + shape
-            - HOP_PENALTY * hops;
+        let score =
+            (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + shape - HOP_PENALTY * hops;
         (score, mean(&support), coverage)
     }
 
@@ -484,7 +492,11 @@ impl PathRanker {
             .zip(&vectors[1..])
             .map(|(label, v)| {
                 let s = cosine(&vectors[0], v);
-                if phrase.split_whitespace().any(|w| shares_stem(label, w)) { s.max(STEM_MATCH) } else { s }
+                if phrase.split_whitespace().any(|w| shares_stem(label, w)) {
+                    s.max(STEM_MATCH)
+                } else {
+                    s
+                }
             })
             .collect())
     }
@@ -501,7 +513,9 @@ fn asked_noun(
     in_mention: &dyn Fn(usize) -> bool,
     superlative: &dyn Fn(usize) -> bool,
 ) -> Option<usize> {
-    let opener = words.iter().position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))?;
+    let opener = words
+        .iter()
+        .position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))?;
     let mut start = opener + 1;
     if words[opener].text == "how" {
         if !words.get(start).is_some_and(|w| w.text == "many" || w.text == "much") {

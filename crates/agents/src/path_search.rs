@@ -133,7 +133,9 @@ pub(crate) async fn search(
             hops: Vec::new(),
             end: EndKind::Entity,
             reached: 1,
-            endpoints: vec![Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(a.iri.clone()))],
+            endpoints: vec![Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(
+                a.iri.clone(),
+            ))],
         })
         .collect();
     for hop in 1..=budget.max_hops {
@@ -162,17 +164,21 @@ pub(crate) async fn search(
         let mut fetched = Vec::new();
         for direction in [Direction::Outgoing, Direction::Incoming] {
             let remaining = budget.max_time.saturating_sub(started.elapsed());
-            let neighbourhood =
-                match tokio::time::timeout(remaining, ctx.kg.neighbourhood(&refs, direction, budget.edge_limit)).await {
-                    Ok(result) => result?,
-                    Err(_) => {
-                        report.cut = Some(format!(
-                            "the time budget ({:.1} s) ran out during hop {hop}",
-                            budget.max_time.as_secs_f64()
-                        ));
-                        break;
-                    }
-                };
+            let neighbourhood = match tokio::time::timeout(
+                remaining,
+                ctx.kg.neighbourhood(&refs, direction, budget.edge_limit),
+            )
+            .await
+            {
+                Ok(result) => result?,
+                Err(_) => {
+                    report.cut = Some(format!(
+                        "the time budget ({:.1} s) ran out during hop {hop}",
+                        budget.max_time.as_secs_f64()
+                    ));
+                    break;
+                }
+            };
             report.queries += neighbourhood.queries;
             report.sampled |= neighbourhood.sampled;
             fetched.push(neighbourhood);
@@ -237,7 +243,11 @@ pub(crate) async fn search(
                 });
             }
         }
-        let labels: Vec<String> = next.iter().filter_map(|p| p.hops.last()).map(|h| h.label.clone()).collect();
+        let labels: Vec<String> = next
+            .iter()
+            .filter_map(|p| p.hops.last())
+            .map(|h| h.label.clone())
+            .collect();
         ranker.learn_labels(ctx, &labels).await?;
         found.extend(next.iter().cloned());
         // Only the best paths of each anchor that end at vertices go on to the next hop.
@@ -295,7 +305,10 @@ const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
 /// The last segment of an IRI.
 fn local_name(iri: &str) -> &str {
-    iri.trim_end_matches(['/', '#']).rsplit(['/', '#']).next().unwrap_or(iri)
+    iri.trim_end_matches(['/', '#'])
+        .rsplit(['/', '#'])
+        .next()
+        .unwrap_or(iri)
 }
 
 /// A four-digit year ("1994"); vertices named like that are years too (`…/resource/1994`).
@@ -348,19 +361,40 @@ mod tests {
     #[test]
     fn year_vertices_are_temporal() {
         let node = |iri: &str| Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(iri));
-        assert_eq!(end_kind(&[node("http://e/entity/1971"), node("http://e/entity/2008")]), EndKind::Temporal);
+        assert_eq!(
+            end_kind(&[node("http://e/entity/1971"), node("http://e/entity/2008")]),
+            EndKind::Temporal
+        );
         assert_eq!(end_kind(&[node("http://e/entity/Lima")]), EndKind::Entity);
         assert_eq!(end_kind(&[node("https://makg.org/entity/2101234567")]), EndKind::Entity);
     }
 
     #[test]
     fn literal_kinds() {
-        assert_eq!(literal_kind("http://www.w3.org/2001/XMLSchema#string", "1994"), EndKind::Temporal);
-        assert_eq!(literal_kind("http://www.w3.org/2001/XMLSchema#string", "1994-07-06"), EndKind::Temporal);
-        assert_eq!(literal_kind("http://www.w3.org/2001/XMLSchema#gYear", "0800"), EndKind::Temporal);
-        assert_eq!(literal_kind("http://www.w3.org/2001/XMLSchema#integer", "1994"), EndKind::Number);
-        assert_eq!(literal_kind("http://www.w3.org/2001/XMLSchema#string", "7.5"), EndKind::Number);
-        assert_eq!(literal_kind("http://www.w3.org/2001/XMLSchema#string", "English"), EndKind::Text);
+        assert_eq!(
+            literal_kind("http://www.w3.org/2001/XMLSchema#string", "1994"),
+            EndKind::Temporal
+        );
+        assert_eq!(
+            literal_kind("http://www.w3.org/2001/XMLSchema#string", "1994-07-06"),
+            EndKind::Temporal
+        );
+        assert_eq!(
+            literal_kind("http://www.w3.org/2001/XMLSchema#gYear", "0800"),
+            EndKind::Temporal
+        );
+        assert_eq!(
+            literal_kind("http://www.w3.org/2001/XMLSchema#integer", "1994"),
+            EndKind::Number
+        );
+        assert_eq!(
+            literal_kind("http://www.w3.org/2001/XMLSchema#string", "7.5"),
+            EndKind::Number
+        );
+        assert_eq!(
+            literal_kind("http://www.w3.org/2001/XMLSchema#string", "English"),
+            EndKind::Text
+        );
     }
 
     #[test]
@@ -383,6 +417,9 @@ mod tests {
             frontier: 4,
             edge_limit: 100,
         };
-        assert_eq!(frontier(&[&a, &b], &budget), ["http://e/a1", "http://e/b1", "http://e/a2", "http://e/a3"]);
+        assert_eq!(
+            frontier(&[&a, &b], &budget),
+            ["http://e/a1", "http://e/b1", "http://e/a2", "http://e/a3"]
+        );
     }
 }

@@ -18,11 +18,11 @@ use crate::agents::{
     ChatAgent, ClarifyAgent, ClassifierAgent, MatchingAgent, PathSearchAgent, QirAgent, QueryPlanningAgent,
     RephraserAgent, chat, clarify, classifier, matching, path_search, qir, query_planning, rephraser,
 };
+use crate::answer::ValueKind;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::explanation::Explanation;
 use crate::graph::{END, StateGraph};
-use crate::answer::ValueKind;
 use crate::qir::QuestionKind;
 use crate::referents::Member;
 use crate::state::{AgentState, AnswerSet, Mode, STOPPED, SetRole, Turn, TurnEntity};

@@ -283,7 +283,10 @@ mod tests {
     fn variables_are_always_sparql_names() {
         for name in ["answer", "µ", "x²", "film year", "", "?", "ü_1"] {
             let cleaned = sanitize_variable(name);
-            assert!(spargebra::term::Variable::new(&cleaned).is_ok(), "{name:?} -> {cleaned:?}");
+            assert!(
+                spargebra::term::Variable::new(&cleaned).is_ok(),
+                "{name:?} -> {cleaned:?}"
+            );
         }
         assert_eq!(sanitize_variable("film year"), "film_year");
     }

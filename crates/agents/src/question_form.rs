@@ -216,7 +216,16 @@ mod tests {
         let texts: Vec<&str> = w.iter().map(|w| w.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["which", "nationality", "is", "frederica", "of", "mecklenburg", "strelitz", "couple"]
+            [
+                "which",
+                "nationality",
+                "is",
+                "frederica",
+                "of",
+                "mecklenburg",
+                "strelitz",
+                "couple"
+            ]
         );
         assert!(w[6].possessive && !w[7].possessive);
         let w = words("Who directed Ana's films?");
@@ -236,7 +245,10 @@ mod tests {
         assert_eq!(most.superlative_words, ["most", "populous"]);
         assert_eq!(f("What is the oldest bridge in Rome?").order, Some(Order::Asc));
         assert_eq!(f("when was the bridge built").expects, Expectation::Temporal);
-        assert_eq!(f("the films were released in which years").expects, Expectation::Temporal);
+        assert_eq!(
+            f("the films were released in which years").expects,
+            Expectation::Temporal
+        );
         assert_eq!(f("who wrote the notes").expects, Expectation::Entity);
         assert_eq!(f("at least one river?").order, None);
         assert_eq!(f("what is the first name of Ada Lovelace").order, None);
@@ -244,9 +256,15 @@ mod tests {
         assert_eq!(f("What is the number of moons of Mars?").kind, QuestionKind::Count);
         // Silent words keep the model's yes/no or count.
         let silent = QuestionForm::detect("Ada Lovelace and Babbage", Some(QuestionKind::Boolean));
-        assert_eq!((silent.kind, silent.decided_by), (QuestionKind::Boolean, FormSource::Qir));
+        assert_eq!(
+            (silent.kind, silent.decided_by),
+            (QuestionKind::Boolean, FormSource::Qir)
+        );
         // A wh-question is a list whatever the model said.
         let listed = QuestionForm::detect("which rivers cross Peru", Some(QuestionKind::Boolean));
-        assert_eq!((listed.kind, listed.decided_by), (QuestionKind::List, FormSource::Words));
+        assert_eq!(
+            (listed.kind, listed.decided_by),
+            (QuestionKind::List, FormSource::Words)
+        );
     }
 }

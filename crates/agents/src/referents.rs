@@ -83,7 +83,10 @@ fn tokens(question: &str) -> Vec<Token> {
     let edge = ['\'', '\u{2019}', '-'];
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
-    let ends = question.char_indices().map(|(i, c)| (i, is_word(c))).chain(std::iter::once((question.len(), false)));
+    let ends = question
+        .char_indices()
+        .map(|(i, c)| (i, is_word(c)))
+        .chain(std::iter::once((question.len(), false)));
     for (i, word) in ends {
         match (start, word) {
             (None, true) => start = Some(i),
@@ -115,7 +118,9 @@ fn tokens(question: &str) -> Vec<Token> {
 }
 
 /// Verbs and auxiliaries after which "there" is existential ("is there", "are there any").
-const BE: &[&str] = &["is", "are", "was", "were", "be", "been", "being", "isn't", "aren't", "wasn't", "weren't"];
+const BE: &[&str] = &[
+    "is", "are", "was", "were", "be", "been", "being", "isn't", "aren't", "wasn't", "weren't",
+];
 
 /// Words before a lone "this"/"that" that make it a pronoun ("is that", "about this").
 const BEFORE_PRONOMINAL: &[&str] = &[
@@ -125,15 +130,15 @@ const BEFORE_PRONOMINAL: &[&str] = &[
 
 /// Words that follow "her" as an object rather than as a possessive.
 const AFTER_OBJECT: &[&str] = &[
-    "in", "on", "at", "by", "for", "from", "with", "to", "of", "and", "or", "as", "than", "about", "into", "born", "is",
-    "was", "who", "that", "which", "win", "won", "play", "played", "appear", "appeared", "star", "starred", "direct",
-    "directed", "write", "wrote", "marry", "married", "also", "too", "first", "last",
+    "in", "on", "at", "by", "for", "from", "with", "to", "of", "and", "or", "as", "than", "about", "into", "born",
+    "is", "was", "who", "that", "which", "win", "won", "play", "played", "appear", "appeared", "star", "starred",
+    "direct", "directed", "write", "wrote", "marry", "married", "also", "too", "first", "last",
 ];
 
 /// Words before "of them" that make it the whole list ("which of them", "how many of them").
 const QUANTIFIERS: &[&str] = &[
-    "which", "many", "any", "all", "each", "some", "none", "one", "two", "three", "most", "both", "few", "who",
-    "what", "every", "either", "neither",
+    "which", "many", "any", "all", "each", "some", "none", "one", "two", "three", "most", "both", "few", "who", "what",
+    "every", "either", "neither",
 ];
 
 /// Words after a noun phrase that say which one it is ("the films *directed by* X").
@@ -145,26 +150,130 @@ const QUALIFIERS: &[&str] = &[
 /// Nouns a demonstrative commonly carries whatever the graph ("that city", "this one"); the
 /// candidates' own class words and asked nouns count too ([`detect_with`]).
 pub const GENERIC_NOUNS: &[&str] = &[
-    "one", "person", "people", "man", "woman", "guy", "place", "city", "town", "village", "country", "state",
-    "region", "film", "movie", "book", "thing", "company", "team", "club", "band", "album", "song", "show", "series",
-    "paper", "article", "publication", "work", "event", "author", "actor", "actress", "director", "writer",
-    "player", "artist", "singer", "group", "organization", "organisation", "university", "school", "language",
-    "genre", "game", "building", "river", "mountain", "island", "championship", "tournament", "award", "journal",
-    "conference", "institution", "record",
+    "one",
+    "person",
+    "people",
+    "man",
+    "woman",
+    "guy",
+    "place",
+    "city",
+    "town",
+    "village",
+    "country",
+    "state",
+    "region",
+    "film",
+    "movie",
+    "book",
+    "thing",
+    "company",
+    "team",
+    "club",
+    "band",
+    "album",
+    "song",
+    "show",
+    "series",
+    "paper",
+    "article",
+    "publication",
+    "work",
+    "event",
+    "author",
+    "actor",
+    "actress",
+    "director",
+    "writer",
+    "player",
+    "artist",
+    "singer",
+    "group",
+    "organization",
+    "organisation",
+    "university",
+    "school",
+    "language",
+    "genre",
+    "game",
+    "building",
+    "river",
+    "mountain",
+    "island",
+    "championship",
+    "tournament",
+    "award",
+    "journal",
+    "conference",
+    "institution",
+    "record",
 ];
 
 /// Class words of persons (a class label containing one, or a "who" question, makes a person).
 pub const PERSON_WORDS: &[&str] = &[
-    "person", "people", "human", "man", "woman", "guy", "actor", "actress", "writer", "author", "director",
-    "singer", "musician", "artist", "player", "politician", "scientist", "athlete", "painter", "poet", "composer",
-    "producer", "researcher", "philosopher", "officeholder", "journalist", "creator", "screenwriter", "skater",
-    "footballer", "president", "king", "queen", "child", "son", "daughter", "wife", "husband", "spouse", "member",
+    "person",
+    "people",
+    "human",
+    "man",
+    "woman",
+    "guy",
+    "actor",
+    "actress",
+    "writer",
+    "author",
+    "director",
+    "singer",
+    "musician",
+    "artist",
+    "player",
+    "politician",
+    "scientist",
+    "athlete",
+    "painter",
+    "poet",
+    "composer",
+    "producer",
+    "researcher",
+    "philosopher",
+    "officeholder",
+    "journalist",
+    "creator",
+    "screenwriter",
+    "skater",
+    "footballer",
+    "president",
+    "king",
+    "queen",
+    "child",
+    "son",
+    "daughter",
+    "wife",
+    "husband",
+    "spouse",
+    "member",
 ];
 
 /// Class words of places.
 pub const PLACE_WORDS: &[&str] = &[
-    "place", "location", "city", "town", "village", "country", "state", "region", "province", "county",
-    "municipality", "settlement", "continent", "island", "area", "capital", "nation", "district", "territory",
+    "place",
+    "location",
+    "city",
+    "town",
+    "village",
+    "country",
+    "state",
+    "region",
+    "province",
+    "county",
+    "municipality",
+    "settlement",
+    "continent",
+    "island",
+    "area",
+    "capital",
+    "nation",
+    "district",
+    "territory",
 ];
 
 const ORDINALS: &[(&str, usize)] = &[
@@ -272,7 +381,8 @@ pub fn detect_with(question: &str, nouns: &[String]) -> Vec<Reference> {
         {
             let rest: Vec<&str> = t[i + 2..].iter().map(|x| x.lower.as_str()).collect();
             let qualified = rest.iter().any(|r| QUALIFIERS.contains(r));
-            let after_aux = prev.is_some_and(|p| BE.contains(&p) || matches!(p, "did" | "does" | "do" | "has" | "have" | "had"));
+            let after_aux =
+                prev.is_some_and(|p| BE.contains(&p) || matches!(p, "did" | "does" | "do" | "has" | "have" | "had"));
             if rest.is_empty() || (after_aux && !qualified && rest.len() <= 2) {
                 let mut r = reference(ReferenceKind::Definite, &t[i], &t[i + 1], t[i + 1].possessive);
                 r.noun = Some(singular(n));
@@ -319,7 +429,8 @@ pub fn detect_with(question: &str, nouns: &[String]) -> Vec<Reference> {
             // "Who directed that?", "Is that a comedy?", "When was this released?", not
             // "the film that won" nor "directed this flick".
             let pronominal = next.is_none()
-                || next.is_some_and(|n| BE.contains(&n) || AFTER_OBJECT.contains(&n) || matches!(n, "a" | "an" | "the"))
+                || next
+                    .is_some_and(|n| BE.contains(&n) || AFTER_OBJECT.contains(&n) || matches!(n, "a" | "an" | "the"))
                 || prev.is_some_and(|p| BE.contains(&p) || matches!(p, "did" | "does" | "do" | "has" | "have" | "had"));
             let pronominal = pronominal && prev.is_none_or(|p| BEFORE_PRONOMINAL.contains(&p) || WH.contains(&p));
             if pronominal && !possessive_relative(prev) {
@@ -338,7 +449,10 @@ pub fn detect_with(question: &str, nouns: &[String]) -> Vec<Reference> {
 
 /// "the one that …" and similar: no "that" after these is a pronoun.
 fn possessive_relative(prev: Option<&str>) -> bool {
-    matches!(prev, Some("one" | "ones" | "those" | "thing" | "something" | "anything"))
+    matches!(
+        prev,
+        Some("one" | "ones" | "those" | "thing" | "something" | "anything")
+    )
 }
 
 /// "What about X?", "How about X?", "And X?" (a short fragment with no question word, verb or
@@ -362,8 +476,25 @@ fn what_about(question: &str, t: &[Token]) -> Option<Reference> {
                 || BE.contains(&x.lower.as_str())
                 || matches!(
                     x.lower.as_str(),
-                    "do" | "does" | "did" | "has" | "have" | "had" | "he" | "she" | "it" | "its" | "his" | "her"
-                        | "they" | "them" | "their" | "this" | "that" | "these" | "those" | "there"
+                    "do" | "does"
+                        | "did"
+                        | "has"
+                        | "have"
+                        | "had"
+                        | "he"
+                        | "she"
+                        | "it"
+                        | "its"
+                        | "his"
+                        | "her"
+                        | "they"
+                        | "them"
+                        | "their"
+                        | "this"
+                        | "that"
+                        | "these"
+                        | "those"
+                        | "there"
                 )
         };
         if words.len() > 6 || words.iter().any(blocked) {
@@ -497,7 +628,10 @@ pub fn asked(question: &str) -> Asked {
             // (not "What is Alien": a name after the verb is not what is asked for)
             let mut j = at + 1;
             if words.get(j).is_some_and(|w| BE.contains(w)) {
-                if !words.get(j + 1).is_some_and(|w| matches!(*w, "the" | "a" | "an" | "all")) {
+                if !words
+                    .get(j + 1)
+                    .is_some_and(|w| matches!(*w, "the" | "a" | "an" | "all"))
+                {
                     return Asked::default();
                 }
                 j += 1;
@@ -524,7 +658,11 @@ pub fn kind_of_classes(kinds: &[String]) -> (Option<bool>, Option<bool>) {
     if kinds.is_empty() {
         return (None, None);
     }
-    let any = |list: &[&str]| kinds.iter().any(|k| k.split_whitespace().any(|w| list.contains(&singular(w).as_str())));
+    let any = |list: &[&str]| {
+        kinds
+            .iter()
+            .any(|k| k.split_whitespace().any(|w| list.contains(&singular(w).as_str())))
+    };
     (Some(any(PERSON_WORDS)), Some(any(PLACE_WORDS)))
 }
 
@@ -627,7 +765,10 @@ pub fn substitute(question: &str, reference: &Reference, label: &str) -> String 
         (ReferenceKind::Place, _) => format!("in {label}"),
         // A title's final period does not come before the possessive ("…systems's", not
         // "…systems.'s").
-        (_, true) => format!("{}'s", label.trim_end_matches(|c: char| !c.is_alphanumeric() && c != ')')),
+        (_, true) => format!(
+            "{}'s",
+            label.trim_end_matches(|c: char| !c.is_alphanumeric() && c != ')')
+        ),
         (_, false) => label.to_owned(),
     };
     // Spans come from this question; one that does not fit it leaves it unchanged (and the
@@ -656,8 +797,21 @@ pub fn complete_fragment(question: &str) -> String {
         || BE.contains(&opener)
         || matches!(
             opener,
-            "do" | "does" | "did" | "has" | "have" | "had" | "can" | "could" | "will" | "would" | "list" | "name"
-                | "give" | "tell" | "show" | "count"
+            "do" | "does"
+                | "did"
+                | "has"
+                | "have"
+                | "had"
+                | "can"
+                | "could"
+                | "will"
+                | "would"
+                | "list"
+                | "name"
+                | "give"
+                | "tell"
+                | "show"
+                | "count"
         );
     if opens {
         let mut chars = rest.chars();
@@ -673,7 +827,12 @@ pub fn complete_fragment(question: &str) -> String {
 /// The rewritten question keeps the asked question's words, drops only the referring
 /// expressions (and a leading "and") and adds only the referents' words and "what is", "in",
 /// "'s": the check a rewriting must pass, whoever wrote it.
-pub fn check_substitution(original: &str, rewritten: &str, references: &[Reference], labels: &[&str]) -> Result<(), String> {
+pub fn check_substitution(
+    original: &str,
+    rewritten: &str,
+    references: &[Reference],
+    labels: &[&str],
+) -> Result<(), String> {
     // Words as the detection reads them (symbols split words; a possessive 's is not a word).
     let words = |text: &str| -> Vec<String> {
         tokens(text)
@@ -730,7 +889,10 @@ mod tests {
         assert_eq!(kinds("What is her nationality?"), vec![(Person, "her".into(), true)]);
         assert_eq!(kinds("When was it released?"), vec![(Thing, "it".into(), false)]);
         assert_eq!(kinds("What is its genre?"), vec![(Thing, "its".into(), true)]);
-        assert_eq!(kinds("Who acted in the films written by them"), vec![(Plural, "them".into(), false)]);
+        assert_eq!(
+            kinds("Who acted in the films written by them"),
+            vec![(Plural, "them".into(), false)]
+        );
         assert_eq!(kinds("What are their names?"), vec![(Plural, "their".into(), true)]);
         assert_eq!(kinds("Who was born there?"), vec![(Place, "there".into(), false)]);
         assert_eq!(kinds("Who directed that?"), vec![(Thing, "that".into(), false)]);
@@ -751,15 +913,24 @@ mod tests {
     fn demonstratives_ordinals_sets_and_ellipsis() {
         use ReferenceKind::*;
         let r = detect("How many people live in that city?");
-        assert_eq!((r[0].kind, r[0].text.as_str(), r[0].noun.as_deref()), (Demonstrative, "that city", Some("city")));
+        assert_eq!(
+            (r[0].kind, r[0].text.as_str(), r[0].noun.as_deref()),
+            (Demonstrative, "that city", Some("city"))
+        );
         let r = detect_with("Who directed this flick?", &["flick".into()]);
         assert_eq!(r[0].kind, Demonstrative);
         assert_eq!(detect("Who directed this flick?").len(), 0);
         let r = detect("Who directed the second one?");
-        assert_eq!((r[0].kind, r[0].text.as_str(), r[0].position), (Ordinal, "the second one", Some(2)));
+        assert_eq!(
+            (r[0].kind, r[0].text.as_str(), r[0].position),
+            (Ordinal, "the second one", Some(2))
+        );
         let r = detect("When was the last one released?");
         assert_eq!((r[0].kind, r[0].position), (Ordinal, Some(0)));
-        assert_eq!(kinds("Which of them were directed by Spielberg?"), vec![(Set, "of them".into(), false)]);
+        assert_eq!(
+            kinds("Which of them were directed by Spielberg?"),
+            vec![(Set, "of them".into(), false)]
+        );
         assert_eq!(kinds("How many are there?"), vec![(Set, "are there".into(), false)]);
         let r = detect("What about Norway?");
         assert_eq!((r[0].kind, r[0].noun.as_deref()), (WhatAbout, Some("Norway")));
@@ -767,7 +938,10 @@ mod tests {
         assert_eq!((r[0].kind, r[0].noun.as_deref()), (WhatAbout, Some("Norway")));
         assert_eq!(kinds("And its population?"), vec![(Thing, "its".into(), true)]);
         assert!(detect("And who directed Alien?").is_empty());
-        assert_eq!(kinds("Who are the co-writers of them?"), vec![(Plural, "them".into(), false)]);
+        assert_eq!(
+            kinds("Who are the co-writers of them?"),
+            vec![(Plural, "them".into(), false)]
+        );
         let r = detect("When did the event start?");
         assert_eq!((r[0].kind, r[0].text.as_str()), (Definite, "the event"));
         assert_eq!(detect("Who authored the publication?")[0].kind, Definite);
@@ -788,13 +962,27 @@ mod tests {
         let q = "What is its primary edition?";
         let r = &detect(q)[0];
         let out = substitute(q, r, "Cluster abstraction of graph transformation systems.");
-        assert_eq!(out, "What is Cluster abstraction of graph transformation systems's primary edition?");
-        assert!(check_substitution(q, &out, std::slice::from_ref(r), &["Cluster abstraction of graph transformation systems."]).is_ok());
+        assert_eq!(
+            out,
+            "What is Cluster abstraction of graph transformation systems's primary edition?"
+        );
+        assert!(
+            check_substitution(
+                q,
+                &out,
+                std::slice::from_ref(r),
+                &["Cluster abstraction of graph transformation systems."]
+            )
+            .is_ok()
+        );
         let q = "And its population?";
         let out = complete_fragment(&substitute(q, &detect(q)[0], "Oslo"));
         assert_eq!(out, "What is Oslo's population?");
         let q = "And who directed it?";
-        assert_eq!(complete_fragment(&substitute(q, &detect(q)[0], "Alien")), "Who directed Alien?");
+        assert_eq!(
+            complete_fragment(&substitute(q, &detect(q)[0], "Alien")),
+            "Who directed Alien?"
+        );
         // A rewriting that adds or loses words is refused.
         let q = "When was it released?";
         let r = detect(q);
@@ -807,8 +995,18 @@ mod tests {
     fn candidate(turns_ago: usize, role: Role, label: &str, person: Option<bool>, place: Option<bool>) -> Candidate {
         let members = match role {
             Role::Answers => vec![
-                Member { value: "http://e/a".into(), label: "A".into(), iri: true, datatype: None },
-                Member { value: "http://e/b".into(), label: "B".into(), iri: true, datatype: None },
+                Member {
+                    value: "http://e/a".into(),
+                    label: "A".into(),
+                    iri: true,
+                    datatype: None,
+                },
+                Member {
+                    value: "http://e/b".into(),
+                    label: "B".into(),
+                    iri: true,
+                    datatype: None,
+                },
             ],
             _ => vec![Member {
                 value: format!("http://e/{label}"),
@@ -856,7 +1054,10 @@ mod tests {
         let labels = |r: &Reference| fitting(r, &unknown).iter().map(|c| c.label.clone()).collect::<Vec<_>>();
         assert_eq!(labels(he), vec!["Robert Zemeckis", "Forrest Gump"]);
         // A list answer is "they", never "he".
-        let list = vec![candidate(1, Role::Answers, "them", Some(false), None), candidate(2, Role::Entity, "Tom Hanks", None, None)];
+        let list = vec![
+            candidate(1, Role::Answers, "them", Some(false), None),
+            candidate(2, Role::Entity, "Tom Hanks", None, None),
+        ];
         assert_eq!(fitting(they, &list)[0].role, Role::Answers);
         assert_eq!(fitting(he, &list)[0].label, "Tom Hanks");
     }
@@ -865,7 +1066,10 @@ mod tests {
     fn what_a_question_asked_for() {
         assert_eq!(asked("Who directed Alien?").person, Some(true));
         assert_eq!(asked("Where was Tom Hanks born?").place, Some(true));
-        assert_eq!(asked("Which films did Tom Hanks star in?").noun.as_deref(), Some("film"));
+        assert_eq!(
+            asked("Which films did Tom Hanks star in?").noun.as_deref(),
+            Some("film")
+        );
         assert_eq!(asked("What cities are in Norway?").place, Some(true));
         assert_eq!(asked("What is the capital of Norway?").noun.as_deref(), Some("capital"));
         assert_eq!(asked("What is Alien?"), Asked::default());
@@ -883,9 +1087,9 @@ mod tests {
         fn question() -> impl Strategy<Value = String> {
             let word = prop_oneof![
                 prop::sample::select(vec![
-                    "he", "his", "her", "it", "its", "it's", "they", "them", "their", "there", "this", "that",
-                    "these", "those", "the", "second", "last", "one", "of", "which", "how", "many", "are", "what",
-                    "about", "and", "is", "was", "city", "film", "event", "born", "Oslo", "Malmö", "Ålesund",
+                    "he", "his", "her", "it", "its", "it's", "they", "them", "their", "there", "this", "that", "these",
+                    "those", "the", "second", "last", "one", "of", "which", "how", "many", "are", "what", "about",
+                    "and", "is", "was", "city", "film", "event", "born", "Oslo", "Malmö", "Ålesund",
                 ])
                 .prop_map(str::to_owned),
                 "[a-zA-Zé'’\\-]{1,8}",

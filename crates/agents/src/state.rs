@@ -4,12 +4,12 @@
 use crate::answer::Answer;
 use crate::clarification::{Clarification, Clarified};
 use crate::classes::ClassMention;
+use crate::path_query::PredicateChoice;
 use crate::path_ranking::ScoredPath;
 use crate::path_search::{Anchor, RelationPath, SearchReport};
 use crate::qir::Qir;
-use crate::referents::{Candidate, Member, Reference};
 use crate::question_form::QuestionForm;
-use crate::path_query::PredicateChoice;
+use crate::referents::{Candidate, Member, Reference};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

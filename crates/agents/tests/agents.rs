@@ -220,9 +220,10 @@ async fn the_runtime_stops_loops_unknown_nodes_and_missing_edges() {
     ));
     assert_eq!(state.timings.len(), 5);
     // An edge to "qir", which this graph lacks.
-    let partial = StateGraph::new("classifier")
-        .with_node(ClassifierAgent)
-        .with_edge("classifier", "self-contained", "qir");
+    let partial =
+        StateGraph::new("classifier")
+            .with_node(ClassifierAgent)
+            .with_edge("classifier", "self-contained", "qir");
     let mut state = AgentState::new("Who directed Alien?", Mode::SingleTurn, vec![]);
     assert!(matches!(
         partial.run(&mut state, &ctx).await,

@@ -15,9 +15,7 @@ use std::sync::OnceLock;
 
 fn graph() -> Option<&'static Fixture> {
     static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
-    FIXTURE
-        .get_or_init(|| common::fixture_file("homonyms.ttl"))
-        .as_ref()
+    FIXTURE.get_or_init(|| common::fixture_file("homonyms.ttl")).as_ref()
 }
 
 fn with_clarify(clarify: bool) -> Option<Pipeline> {
@@ -52,14 +50,28 @@ async fn a_tie_is_asked_about_and_the_next_turn_resolves_it() {
     };
     assert!(first.answers.is_empty(), "no answer is given for one of them");
     // The check that found the tie is shown with the queries: the path from each other "Crash".
-    let checks: Vec<_> = first.sparql.iter().filter(|q| q.reason == QueryReason::Homonym).collect();
+    let checks: Vec<_> = first
+        .sparql
+        .iter()
+        .filter(|q| q.reason == QueryReason::Homonym)
+        .collect();
     assert_eq!(checks.len(), 2, "{:#?}", first.sparql);
     assert!(checks.iter().all(|q| !q.used && q.sparql.contains("directedBy")));
-    assert_eq!(checks.iter().filter(|q| q.rows > 0).count(), 1, "the other film, not the album");
+    assert_eq!(
+        checks.iter().filter(|q| q.rows > 0).count(),
+        1,
+        "the other film, not the album"
+    );
     let mut iris: Vec<&str> = clarification.options.iter().map(|o| o.iri.as_str()).collect();
     iris.sort();
     // The album has no director: the question already rules it out.
-    assert_eq!(iris, ["http://example.org/media/Crash_1996", "http://example.org/media/Crash_2004"]);
+    assert_eq!(
+        iris,
+        [
+            "http://example.org/media/Crash_1996",
+            "http://example.org/media/Crash_2004"
+        ]
+    );
     for option in &clarification.options {
         assert!(option.kinds.contains(&"film".to_owned()), "{option:?}");
         let year = if option.iri.ends_with("1996") { "1996" } else { "2004" };
@@ -81,7 +93,11 @@ async fn a_tie_is_asked_about_and_the_next_turn_resolves_it() {
     assert_eq!(e.resolved_question, "Who directed Crash?");
     let clarified = e.clarified.as_ref().expect("the choice is shown");
     assert_eq!((clarified.option, clarified.iri.as_str()), (1, second.iri.as_str()));
-    let link = e.entities.iter().find(|l| l.iri.as_deref() == Some(&second.iri)).unwrap();
+    let link = e
+        .entities
+        .iter()
+        .find(|l| l.iri.as_deref() == Some(&second.iri))
+        .unwrap();
     assert_eq!(link.method, LinkMethod::Clarified);
 
     // Words that only one option has choose it too.
@@ -103,10 +119,16 @@ async fn the_question_the_graph_or_the_mode_decide_without_asking() {
     let Some(pipeline) = with_clarify(true) else { return };
     // Only the album has an artist.
     let e = ask(&pipeline, "Who is the artist of Crash?", Mode::MultiTurn, &[]).await;
-    assert_eq!((&e.outcome, e.display_answers()), (&Outcome::Answered, vec!["Dave Matthews Band".to_owned()]));
+    assert_eq!(
+        (&e.outcome, e.display_answers()),
+        (&Outcome::Answered, vec!["Dave Matthews Band".to_owned()])
+    );
     // Both places have a population, but the city has far more edges than the town in Texas.
     let e = ask(&pipeline, "What is the population of Paris?", Mode::MultiTurn, &[]).await;
-    assert_eq!((&e.outcome, e.display_answers()), (&Outcome::Answered, vec!["2100000".to_owned()]));
+    assert_eq!(
+        (&e.outcome, e.display_answers()),
+        (&Outcome::Answered, vec!["2100000".to_owned()])
+    );
     // A single question has no next turn to answer with: the best-connected film answers.
     let e = ask(&pipeline, "Who directed Crash?", Mode::SingleTurn, &[]).await;
     assert_eq!(e.outcome, Outcome::Answered);

@@ -5,7 +5,9 @@
 //! and the same against a real Virtuoso endpoint. Values written in the question (a title that
 //! is no label, a code) anchor it like entities.
 
-use chatty_kg_agents::{ChoiceReason, ClassRole, LinkMethod, Explanation, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
+use chatty_kg_agents::{
+    ChoiceReason, ClassRole, Explanation, LinkMethod, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind,
+};
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
@@ -60,7 +62,10 @@ async fn a_class_word_holds_the_answers_to_the_class() {
 async fn counts_over_a_class_with_and_without_an_entity() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "How many countries are in South America?").await;
-    assert_eq!((e.answer_kind, e.display_answers()), (Some(QuestionKind::Count), vec!["3".to_owned()]));
+    assert_eq!(
+        (e.answer_kind, e.display_answers()),
+        (Some(QuestionKind::Count), vec!["3".to_owned()])
+    );
 
     let e = ask(&pipeline, "How many countries are there?").await;
     assert_eq!(e.display_answers(), ["4"]);
@@ -122,7 +127,12 @@ async fn a_written_value_anchors_the_question() {
         "Who is the author of the book with ISBN 978-0-0000-1001-4?",
     ] {
         let e = ask(&pipeline, question).await;
-        assert_eq!(e.display_answers(), ["Mario Vargas Llosa"], "{question}: {:#?}", e.entities);
+        assert_eq!(
+            e.display_answers(),
+            ["Mario Vargas Llosa"],
+            "{question}: {:#?}",
+            e.entities
+        );
         assert_eq!(e.entities[0].method, LinkMethod::Literal);
         assert_eq!(e.entities[0].iri.as_deref(), Some("http://example.org/geo/work/W1001"));
     }
@@ -131,7 +141,11 @@ async fn a_written_value_anchors_the_question() {
     assert_eq!(e.display_answers(), ["Arequipa"], "{:#?}", e.paths);
     // A value the graph does not store is an unknown entity, said so.
     let e = pipeline
-        .ask("Who is the author of the book with ISBN 978-0-0000-9999-9?", Mode::SingleTurn, &[])
+        .ask(
+            "Who is the author of the book with ISBN 978-0-0000-9999-9?",
+            Mode::SingleTurn,
+            &[],
+        )
         .await;
     assert!(e.is_err() || e.as_ref().is_ok_and(|e| e.answers.is_empty()), "{e:?}");
 }
@@ -140,16 +154,31 @@ async fn a_written_value_anchors_the_question() {
 async fn a_homonym_is_tried_when_no_path_from_the_first_fits() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "Who was born in Arequipa?").await;
-    assert_eq!(e.display_answers(), ["Mario Vargas Llosa"], "{:#?} {:#?}", e.entities, e.paths);
+    assert_eq!(
+        e.display_answers(),
+        ["Mario Vargas Llosa"],
+        "{:#?} {:#?}",
+        e.entities,
+        e.paths
+    );
     let link = &e.entities[0];
     assert_eq!(link.iri.as_deref(), Some("http://example.org/geo/Arequipa"));
     assert!(link.homonym_retried);
-    assert_eq!(link.homonyms, ["http://example.org/geo/Arequipa_Ship"], "the one tried first");
+    assert_eq!(
+        link.homonyms,
+        ["http://example.org/geo/Arequipa_Ship"],
+        "the one tried first"
+    );
     // Two anchors, and no path from the first homonym could meet the other's at a vertex: the
     // next homonym is the anchor the answer's join starts from.
     let e = ask(&pipeline, "Who was born in Arequipa and is a citizen of Peru?").await;
     let link = e.entities.iter().find(|l| l.mention == "Arequipa").unwrap();
-    assert_eq!(link.iri.as_deref(), Some("http://example.org/geo/Arequipa"), "{:#?}", e.entities);
+    assert_eq!(
+        link.iri.as_deref(),
+        Some("http://example.org/geo/Arequipa"),
+        "{:#?}",
+        e.entities
+    );
     assert!(link.homonym_retried);
     let used = e.sparql.iter().find(|q| q.used).unwrap();
     assert!(
@@ -181,5 +210,9 @@ async fn classes_on_a_remote_virtuoso_endpoint() {
     // Held to films on the endpoint too; Big has no class at all, which is no evidence against it.
     assert_eq!(sorted(&e), ["Big", "Cast Away", "Forrest Gump"], "{:#?}", e.sparql);
     assert!(e.class.as_ref().is_some_and(|c| c.applied));
-    assert!(e.sparql.iter().any(|q| q.used && q.sparql.contains("EXISTS")), "{:#?}", e.sparql);
+    assert!(
+        e.sparql.iter().any(|q| q.used && q.sparql.contains("EXISTS")),
+        "{:#?}",
+        e.sparql
+    );
 }

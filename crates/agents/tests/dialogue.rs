@@ -15,7 +15,10 @@ mod common;
 use common::{context, dialogue_graph};
 
 /// Asks `questions` in one dialogue; each answer with its explanation.
-async fn converse(scripted: ScriptedChatModel, questions: &[&str]) -> Option<(Vec<Explanation>, Arc<ScriptedChatModel>)> {
+async fn converse(
+    scripted: ScriptedChatModel,
+    questions: &[&str],
+) -> Option<(Vec<Explanation>, Arc<ScriptedChatModel>)> {
     let fixture = dialogue_graph()?;
     let scripted = Arc::new(scripted);
     let (mut ctx, _) = context(fixture, ScriptedChatModel::new());
@@ -64,7 +67,10 @@ async fn he_it_and_a_third_turn_back_to_the_first_answer_without_a_model_call() 
     assert_eq!(answers[2].resolved_question, "Where was Edvard Munch born?");
     assert_eq!(answers[2].display_answers(), ["Løten"]);
     let link = &answers[2].entities[0];
-    assert_eq!((link.method, link.iri.as_deref()), (LinkMethod::Referent, Some("http://example.org/dialogue/Munch")));
+    assert_eq!(
+        (link.method, link.iri.as_deref()),
+        (LinkMethod::Referent, Some("http://example.org/dialogue/Munch"))
+    );
     for a in &answers {
         assert_eq!(a.llm.calls, 0, "{}: {:?}", a.question, a.llm.by_agent);
     }
@@ -74,8 +80,11 @@ async fn he_it_and_a_third_turn_back_to_the_first_answer_without_a_model_call() 
 
 #[tokio::test]
 async fn she_as_a_possessive() {
-    let Some((answers, _)) =
-        converse(ScriptedChatModel::new(), &["Who wrote Kristin Lavransdatter?", "What is her birth place?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Who wrote Kristin Lavransdatter?", "What is her birth place?"],
+    )
+    .await
     else {
         return;
     };
@@ -88,7 +97,11 @@ async fn she_as_a_possessive() {
 async fn a_demonstrative_takes_the_referent_its_class_names() {
     let Some((answers, _)) = converse(
         ScriptedChatModel::new(),
-        &["What is the capital of Norway?", "What is the population of that city?", "Who died there?"],
+        &[
+            "What is the capital of Norway?",
+            "What is the population of that city?",
+            "Who died there?",
+        ],
     )
     .await
     else {
@@ -105,8 +118,11 @@ async fn a_demonstrative_takes_the_referent_its_class_names() {
 
 #[tokio::test]
 async fn the_graph_decides_between_two_places_by_what_the_question_asks() {
-    let Some((answers, scripted)) =
-        converse(ScriptedChatModel::new(), &["What is the capital of Norway?", "Who died there?"]).await
+    let Some((answers, scripted)) = converse(
+        ScriptedChatModel::new(),
+        &["What is the capital of Norway?", "Who died there?"],
+    )
+    .await
     else {
         return;
     };
@@ -124,7 +140,10 @@ async fn two_fitting_referents_are_one_model_choice_between_exactly_them() {
     let scripted = ScriptedChatModel::new().reply_when("rephraser", "", r#"{"referent": "Edvard Munch"}"#);
     let Some((answers, scripted)) = converse(
         scripted,
-        &["Was Henrik Ibsen born in the same city as Edvard Munch?", "Where did he die?"],
+        &[
+            "Was Henrik Ibsen born in the same city as Edvard Munch?",
+            "Where did he die?",
+        ],
     )
     .await
     else {
@@ -146,7 +165,11 @@ async fn two_fitting_referents_are_one_model_choice_between_exactly_them() {
 async fn ellipsis_and_what_about() {
     let Some((answers, _)) = converse(
         ScriptedChatModel::new(),
-        &["Where was Henrik Ibsen born?", "And its population?", "What about Oslo?"],
+        &[
+            "Where was Henrik Ibsen born?",
+            "And its population?",
+            "What about Oslo?",
+        ],
     )
     .await
     else {
@@ -161,8 +184,11 @@ async fn ellipsis_and_what_about() {
 
 #[tokio::test]
 async fn a_follow_up_without_a_reference_asks_no_classifier() {
-    let Some((answers, _)) =
-        converse(ScriptedChatModel::new(), &["What is the capital of Norway?", "What is the capital of Sweden?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["What is the capital of Norway?", "What is the capital of Sweden?"],
+    )
+    .await
     else {
         return;
     };
@@ -183,19 +209,30 @@ async fn a_list_answer_as_a_whole_is_planned_over_with_values() {
     assert!(answers[1].answer_set.as_ref().unwrap().count);
 
     // "Which of them": Edvard Munch lived in Oslo and Berlin; only Oslo is one of them.
-    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Which of them did Edvard Munch live in?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &[cities, "Which of them did Edvard Munch live in?"],
+    )
+    .await
     else {
         return;
     };
     assert_eq!(answers[1].display_answers(), ["Oslo"]);
     assert_eq!(answers[1].answer_set.as_ref().unwrap().role, SetRole::Filter);
-    assert!(answers[1].sparql.iter().any(|q| q.used && q.sparql.contains("VALUES")), "{:#?}", answers[1].sparql);
+    assert!(
+        answers[1].sparql.iter().any(|q| q.used && q.sparql.contains("VALUES")),
+        "{:#?}",
+        answers[1].sparql
+    );
 
     // "their": every city of the list in the place of one (Løten has no population).
     let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "What are their populations?"]).await else {
         return;
     };
-    assert!(matches!(answers[1].answer_set.as_ref().unwrap().role, SetRole::Anchor { .. }));
+    assert!(matches!(
+        answers[1].answer_set.as_ref().unwrap().role,
+        SetRole::Anchor { .. }
+    ));
     let mut populations = sorted(&answers[1]);
     populations.sort();
     assert_eq!(populations, ["285000", "55000", "700000"]);
@@ -206,14 +243,20 @@ async fn a_list_answer_as_a_whole_is_planned_over_with_values() {
 async fn an_ordinal_takes_that_member_of_the_list() {
     let Some((answers, _)) = converse(
         ScriptedChatModel::new(),
-        &["Which cities are in Norway?", "What is the population of the second one?"],
+        &[
+            "Which cities are in Norway?",
+            "What is the population of the second one?",
+        ],
     )
     .await
     else {
         return;
     };
     let second = answers[0].display_answers()[1].clone();
-    assert_eq!(answers[1].resolved_question, format!("What is the population of {second}?"));
+    assert_eq!(
+        answers[1].resolved_question,
+        format!("What is the population of {second}?")
+    );
     let expected: Vec<String> = match second.as_str() {
         "Oslo" => vec!["700000".into()],
         "Bergen" => vec!["285000".into()],
@@ -229,8 +272,11 @@ async fn an_ordinal_takes_that_member_of_the_list() {
 
 #[tokio::test]
 async fn a_pronoun_is_not_what_its_own_question_names() {
-    let Some((answers, _)) =
-        converse(ScriptedChatModel::new(), &["What is the capital of Norway?", "Is it the capital of Norway?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["What is the capital of Norway?", "Is it the capital of Norway?"],
+    )
+    .await
     else {
         return;
     };
@@ -242,12 +288,20 @@ async fn a_pronoun_is_not_what_its_own_question_names() {
 #[tokio::test]
 async fn yes_or_no_about_a_list_and_a_count_after_a_fragment() {
     let cities = "Which cities are in Norway?";
-    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Was Henrik Ibsen born in any of them?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &[cities, "Was Henrik Ibsen born in any of them?"],
+    )
+    .await
     else {
         return;
     };
     assert_eq!(answers[1].display_answers(), ["true"], "Skien is one of them");
-    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[cities, "Was Sigrid Undset born in any of them?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &[cities, "Was Sigrid Undset born in any of them?"],
+    )
+    .await
     else {
         return;
     };
@@ -265,8 +319,11 @@ async fn yes_or_no_about_a_list_and_a_count_after_a_fragment() {
 async fn a_pronoun_of_the_wrong_kind_falls_back_to_the_entity_it_can_stand_for() {
     // "she" of a painting: nothing fits by kind, so the one vertex of the turn is taken, and the
     // explanation says so.
-    let Some((answers, _)) =
-        converse(ScriptedChatModel::new(), &["Where is The Scream located?", "Who created her?"]).await
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Where is The Scream located?", "Who created her?"],
+    )
+    .await
     else {
         return;
     };

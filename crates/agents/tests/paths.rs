@@ -13,7 +13,6 @@ use chatty_kg_llm::scripted::ScriptedChatModel;
 mod common;
 use common::{context, from_turtle, labelled_predicates, world};
 
-
 /// The QIR a weak model writes: one triple from the first entity, `type: list`.
 fn weak_qir(entity: &str, relation: &str) -> String {
     serde_json::json!({
@@ -62,38 +61,64 @@ async fn a_one_triple_qir_still_gets_the_second_hops_answer() {
     assert_eq!(chosen(&e), "The Time of the Hero → author → birth place");
     // The provenance walks the whole chain.
     let provenance = &e.answers[0].provenance;
-    assert!(provenance.iter().any(|t| t[1].ends_with("prop/author")), "{provenance:?}");
-    assert!(provenance.iter().any(|t| t[1].ends_with("prop/birthPlace")), "{provenance:?}");
+    assert!(
+        provenance.iter().any(|t| t[1].ends_with("prop/author")),
+        "{provenance:?}"
+    );
+    assert!(
+        provenance.iter().any(|t| t[1].ends_with("prop/birthPlace")),
+        "{provenance:?}"
+    );
     assert_eq!(e.llm.calls, 1, "the QIR only: the margin rule took the best path");
 }
 
 #[tokio::test]
 async fn three_hops_without_any_model_call() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
-    let e = ask(&pipeline, "In which country was the author of The House of the Spirits born?").await;
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
+    let e = ask(
+        &pipeline,
+        "In which country was the author of The House of the Spirits born?",
+    )
+    .await;
     assert_eq!(e.display_answers(), ["Peru"], "{:#?}", e.paths);
     assert_eq!(chosen(&e), "The House of the Spirits → author → birth place → country");
     assert_eq!(e.qir.as_ref().unwrap().source, QirSource::EntitySpotting);
-    assert_eq!(e.llm.calls, 0, "the entity is a label in the question and the best path won clearly");
+    assert_eq!(
+        e.llm.calls, 0,
+        "the entity is a label in the question and the best path won clearly"
+    );
     let search = e.path_search.as_ref().unwrap();
     assert_eq!((search.hops, search.cut.as_deref()), (3, None));
-    assert!(search.queries <= 6, "one grouped query per hop and direction: {search:?}");
+    assert!(
+        search.queries <= 6,
+        "one grouped query per hop and direction: {search:?}"
+    );
     assert!(e.sparql_queries() <= 8);
 }
 
 #[tokio::test]
 async fn an_edge_followed_backwards() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
     let e = ask(&pipeline, "Which books did Isabel Allende write?").await;
     assert_eq!(e.display_answers(), ["The House of the Spirits"]);
     let hop = &e.chosen_path().unwrap().path.hops[0];
     assert!(hop.predicate.ends_with("prop/author") && !hop.forward, "{hop:?}");
-    assert!(e.sparql[0].sparql.contains("?answer <http://example.org/world/prop/author>"));
+    assert!(
+        e.sparql[0]
+            .sparql
+            .contains("?answer <http://example.org/world/prop/author>")
+    );
 }
 
 #[tokio::test]
 async fn two_anchors_join_at_the_answer() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
     let e = ask(&pipeline, "Which books by Mario Vargas Llosa are in English?").await;
     let anchors: Vec<&str> = e.entities.iter().filter_map(|l| l.label.as_deref()).collect();
     assert_eq!(anchors, ["Mario Vargas Llosa", "English"]);
@@ -104,17 +129,31 @@ async fn two_anchors_join_at_the_answer() {
 
 #[tokio::test]
 async fn a_path_back_to_the_topics_kind_leaves_the_topic_out() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
     let e = ask(&pipeline, "Which books share a genre with The Time of the Hero?").await;
-    assert_eq!(chosen(&e), "The Time of the Hero → genre → genre (of)", "{:#?}", e.paths);
-    assert_eq!(sorted(&e), ["Conversation in the Cathedral", "The House of the Spirits"]);
+    assert_eq!(
+        chosen(&e),
+        "The Time of the Hero → genre → genre (of)",
+        "{:#?}",
+        e.paths
+    );
+    assert_eq!(
+        sorted(&e),
+        ["Conversation in the Cathedral", "The House of the Spirits"]
+    );
 }
 
 #[tokio::test]
 async fn the_form_comes_from_the_words_when_the_model_says_list() {
     // The weak model writes `type: list` and one triple for every question.
     let scripted = ScriptedChatModel::new()
-        .reply_when("qir", "how many books", &weak_qir("Arequipa", "books written people born"))
+        .reply_when(
+            "qir",
+            "how many books",
+            &weak_qir("Arequipa", "books written people born"),
+        )
         .reply_when("qir", "the capital of peru", &weak_qir("Lima", "capital"))
         .reply_when("qir", "least populous", &weak_qir("Peru", "populous city"))
         .reply_when("qir", "people live", &weak_qir("Lima", "people live"));
@@ -123,7 +162,12 @@ async fn the_form_comes_from_the_words_when_the_model_says_list() {
     };
     let count = ask(&pipeline, "How many books were written by people born in Arequipa?").await;
     assert_eq!(count.answer_kind, Some(QuestionKind::Count));
-    assert_eq!((count.answers[0].kind, count.text.as_str()), (ValueKind::Count, "3"), "{:#?}", count.paths);
+    assert_eq!(
+        (count.answers[0].kind, count.text.as_str()),
+        (ValueKind::Count, "3"),
+        "{:#?}",
+        count.paths
+    );
     assert!(count.sparql[0].sparql.contains("COUNT(DISTINCT ?answer)"));
 
     let yes = ask(&pipeline, "Is Lima the capital of Peru?").await;
@@ -135,31 +179,61 @@ async fn the_form_comes_from_the_words_when_the_model_says_list() {
         yes.sparql
     );
     // One anchor (the weak QIR named only Lima): the path's values are looked for in the question.
-    assert!(yes.sparql[0].sparql.contains("prop/capital"), "{}", yes.sparql[0].sparql);
+    assert!(
+        yes.sparql[0].sparql.contains("prop/capital"),
+        "{}",
+        yes.sparql[0].sparql
+    );
     assert_eq!(yes.answers[0].provenance.len(), 1, "Peru capital Lima");
 
     let least = ask(&pipeline, "Which is the least populous city of Peru?").await;
-    assert_eq!(least.display_answers(), ["Cusco"], "{:#?} {:#?}", least.paths, least.sparql);
-    assert!(least.sparql[0].sparql.contains("ORDER BY"), "{}", least.sparql[0].sparql);
+    assert_eq!(
+        least.display_answers(),
+        ["Cusco"],
+        "{:#?} {:#?}",
+        least.paths,
+        least.sparql
+    );
+    assert!(
+        least.sparql[0].sparql.contains("ORDER BY"),
+        "{}",
+        least.sparql[0].sparql
+    );
 
     let people = ask(&pipeline, "How many people live in Lima?").await;
-    assert_eq!(people.text, "9700000", "a number the graph stores, not a count: {:#?}", people.paths);
+    assert_eq!(
+        people.text, "9700000",
+        "a number the graph stores, not a count: {:#?}",
+        people.paths
+    );
     assert_eq!(people.answers[0].kind, ValueKind::Literal);
 }
 
 #[tokio::test]
 async fn yes_and_no_over_a_two_hop_path() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
     let yes = ask(&pipeline, "Was the author of The House of the Spirits born in Lima?").await;
     assert_eq!(yes.text, "Yes.", "{:#?}", yes.paths);
     assert!(yes.sparql[0].sparql.starts_with("ASK"));
-    assert_eq!(yes.answers[0].provenance.len(), 0, "a variable in the middle has no single binding to show");
+    assert_eq!(
+        yes.answers[0].provenance.len(),
+        0,
+        "a variable in the middle has no single binding to show"
+    );
     let no = ask(&pipeline, "Was the author of The Time of the Hero born in Lima?").await;
     assert_eq!(no.text, "No.", "{:#?}", no.paths);
     // The path between the two, walked from either end.
     let ask = &no.sparql[0].sparql;
-    assert!(ask.starts_with("ASK") && ask.contains("prop/author") && ask.contains("prop/birthPlace"), "{ask}");
-    assert_eq!(no.llm.calls, 0, "walking it backwards is no rival: the margin rule decides");
+    assert!(
+        ask.starts_with("ASK") && ask.contains("prop/author") && ask.contains("prop/birthPlace"),
+        "{ask}"
+    );
+    assert_eq!(
+        no.llm.calls, 0,
+        "walking it backwards is no rival: the margin rule decides"
+    );
 }
 
 #[tokio::test]
@@ -167,11 +241,18 @@ async fn the_budget_cuts_the_search_with_a_note() {
     let Some(pipeline) = pipeline(ScriptedChatModel::new(), |p| p.path_queries = 4) else {
         return;
     };
-    let e = ask(&pipeline, "In which country was the author of The House of the Spirits born?").await;
+    let e = ask(
+        &pipeline,
+        "In which country was the author of The House of the Spirits born?",
+    )
+    .await;
     let search = e.path_search.as_ref().unwrap();
     assert_eq!((search.hops, search.queries), (1, 2));
     assert!(
-        search.cut.as_deref().is_some_and(|c| c.contains("query budget") && c.contains("hop 2")),
+        search
+            .cut
+            .as_deref()
+            .is_some_and(|c| c.contains("query budget") && c.contains("hop 2")),
         "{search:?}"
     );
     assert!(e.paths.iter().all(|p| p.path.hops.len() == 1));
@@ -202,14 +283,19 @@ async fn the_model_picks_only_when_the_margin_is_small() {
     let choice = picked.path_choice.unwrap();
     assert_eq!((choice.reason, choice.index), (ChoiceReason::Model, 1));
     assert_eq!(chosen(&picked), runner_up);
-    assert_eq!(picked.llm.by_agent["path_search"].calls, 2, "one malformed pick, one valid");
+    assert_eq!(
+        picked.llm.by_agent["path_search"].calls, 2,
+        "one malformed pick, one valid"
+    );
     let used = picked.sparql.iter().find(|q| q.used).unwrap();
     assert_eq!(used.reason, QueryReason::ChosenPath);
 }
 
 #[tokio::test]
 async fn a_question_no_path_fits_has_no_answer() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
     // Lima has no date at all: "when" finds no temporal path, and nothing is made up.
     let e = ask(&pipeline, "When was Lima founded?").await;
     assert_eq!(e.outcome, Outcome::NoQuery, "{:#?}", e.paths);
@@ -256,7 +342,9 @@ async fn a_sequel_is_not_the_book_it_continues() {
         "the time of the hero 2",
         &weak_qir("The Time of the Hero 2", "wrote"),
     );
-    let Some(pipeline) = pipeline(scripted, |_| {}) else { return };
+    let Some(pipeline) = pipeline(scripted, |_| {}) else {
+        return;
+    };
     let e = ask(&pipeline, "Who wrote The Time of the Hero 2?").await;
     assert_eq!(
         e.outcome,
@@ -277,7 +365,9 @@ async fn a_sequel_is_not_the_book_it_continues() {
 /// one of them.
 #[tokio::test]
 async fn a_question_about_existence_is_yes_when_the_path_has_a_value() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new(), |_| {}) else {
+        return;
+    };
     let e = ask(&pipeline, "Does Peru have a capital?").await;
     assert_eq!(e.answer_kind, Some(QuestionKind::Boolean));
     assert_eq!(e.display_answers(), ["true"], "{:#?}", e.paths);
@@ -292,7 +382,9 @@ async fn a_question_about_existence_is_yes_when_the_path_has_a_value() {
 /// budgets, and the one predicate the question names is still found among them.
 #[tokio::test]
 async fn a_hub_with_three_hundred_predicates_stays_within_the_budgets() {
-    let mut turtle = String::from("@prefix h: <http://example.org/hub/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n");
+    let mut turtle = String::from(
+        "@prefix h: <http://example.org/hub/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n",
+    );
     turtle.push_str("h:Hub rdfs:label \"Grand Hub\" ; h:mayor h:Ada .\nh:Ada rdfs:label \"Ada Lovelace\" .\n");
     for p in 0..300 {
         for v in 0..10 {

@@ -48,7 +48,9 @@ fn calls(e: &Explanation, agent: &str) -> u32 {
 
 #[tokio::test]
 async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanation() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else {
+        return;
+    };
     let e = pipeline
         .ask("Who directed Forrest Gump?", Mode::SingleTurn, &[])
         .await
@@ -73,14 +75,24 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
     // The explanation: the entity spotted in the question and linked by its exact label, the
     // ranked relation paths, the chosen one and why, the SPARQL that ran.
     let qir = e.qir.as_ref().unwrap();
-    assert_eq!((qir.source, qir.entities.as_slice()), (QirSource::EntitySpotting, &["Forrest Gump".to_owned()][..]));
+    assert_eq!(
+        (qir.source, qir.entities.as_slice()),
+        (QirSource::EntitySpotting, &["Forrest Gump".to_owned()][..])
+    );
     assert_eq!(e.entities[0].method, LinkMethod::ExactLabel);
     assert_eq!(e.entities[0].iri.as_deref(), Some(&*format!("{E}Forrest_Gump")));
-    assert_eq!(e.chosen_path().unwrap().text, "Forrest Gump → directed by", "{:#?}", e.paths);
+    assert_eq!(
+        e.chosen_path().unwrap().text,
+        "Forrest Gump → directed by",
+        "{:#?}",
+        e.paths
+    );
     assert_eq!(e.path_choice.unwrap().reason, ChoiceReason::Margin);
     assert!(e.paths[0].score > e.paths[1].score);
     assert!(
-        !e.paths.iter().any(|p| p.text.contains("label") || p.text.contains("type")),
+        !e.paths
+            .iter()
+            .any(|p| p.text.contains("label") || p.text.contains("type")),
         "blacklisted predicates are never on a path: {:#?}",
         e.paths
     );
@@ -90,13 +102,25 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
     assert!(used[0].sparql.contains("directedBy"), "{}", used[0].sparql);
     assert_eq!(e.sparql.len(), 1, "the chosen path answered at once");
     assert!(e.path_search.as_ref().unwrap().queries >= 2);
-    assert_eq!(e.sparql_queries(), e.sparql.len() + e.path_search.as_ref().unwrap().queries);
+    assert_eq!(
+        e.sparql_queries(),
+        e.sparql.len() + e.path_search.as_ref().unwrap().queries
+    );
     // No model call: the entity is a label in the question and one path fits clearly.
     assert_eq!(e.llm.calls, 0);
     let agents: Vec<&str> = e.timings.agents.iter().map(|t| t.agent.as_str()).collect();
     assert_eq!(
         agents,
-        ["chat", "classifier", "qir", "matching", "path_search", "query_planning", "clarify", "reply"]
+        [
+            "chat",
+            "classifier",
+            "qir",
+            "matching",
+            "path_search",
+            "query_planning",
+            "clarify",
+            "reply"
+        ]
     );
     assert!(e.timings.total_ms >= e.timings.linking_ms + e.timings.execution_ms);
 
@@ -122,7 +146,9 @@ async fn a_self_contained_question_is_answered_from_the_graph_with_its_explanati
 
 #[tokio::test]
 async fn yes_no_questions_run_ask() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else {
+        return;
+    };
     let yes = pipeline
         .ask("Did Robert Zemeckis direct Cast Away?", Mode::SingleTurn, &[])
         .await
@@ -153,7 +179,9 @@ async fn yes_no_questions_run_ask() {
 
 #[tokio::test]
 async fn how_many_questions_count() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else {
+        return;
+    };
     let e = pipeline
         .ask("How many films did Tom Hanks star in?", Mode::SingleTurn, &[])
         .await
@@ -167,7 +195,9 @@ async fn how_many_questions_count() {
 
 #[tokio::test]
 async fn multi_hop_questions_follow_a_two_hop_path() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else {
+        return;
+    };
     let mut e = pipeline
         .ask("Who directed the films Tom Hanks starred in?", Mode::SingleTurn, &[])
         .await
@@ -248,7 +278,9 @@ async fn an_unknown_entity_is_reported_not_answered() {
 
 #[tokio::test]
 async fn an_empty_result_says_the_graph_has_no_answer() {
-    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else { return };
+    let Some(pipeline) = pipeline(ScriptedChatModel::new()) else {
+        return;
+    };
     let e = pipeline
         .ask("Which films star both Tom Hanks and Tom Cruise?", Mode::SingleTurn, &[])
         .await
@@ -259,7 +291,11 @@ async fn an_empty_result_says_the_graph_has_no_answer() {
     assert!(e.text.starts_with("The knowledge graph has no answer"), "{}", e.text);
     // Only joins ran, every one empty: a path from one of them alone answers another question.
     assert!(!e.sparql.is_empty());
-    assert!(e.sparql.iter().all(|q| q.reason == QueryReason::Join && q.rows == 0 && !q.used));
+    assert!(
+        e.sparql
+            .iter()
+            .all(|q| q.reason == QueryReason::Join && q.rows == 0 && !q.used)
+    );
 }
 
 #[tokio::test]
@@ -306,7 +342,12 @@ async fn none_of_the_candidates_is_an_unknown_entity() {
         .unwrap();
     assert_eq!(e.entities[0].method, LinkMethod::NoneFits, "{:#?}", e.entities);
     assert!(e.entities[0].top_candidates.contains(&"Tom Hanks".to_owned()));
-    assert_eq!(e.outcome, Outcome::UnknownEntity { mentions: vec!["Tom Hardy".into()] });
+    assert_eq!(
+        e.outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["Tom Hardy".into()]
+        }
+    );
     assert!(e.answers.is_empty() && e.sparql.is_empty());
     assert_eq!(calls(&e, "matching"), 1);
 }

@@ -323,37 +323,79 @@ impl Config {
             if value.is_finite() && value > 0.0 && value <= DAY as f64 {
                 Ok(())
             } else {
-                bad(field, format!("is {value}; it must be a number of seconds above 0 and at most {DAY}"))
+                bad(
+                    field,
+                    format!("is {value}; it must be a number of seconds above 0 and at most {DAY}"),
+                )
             }
         };
         let server = &self.server;
         if server.api_keys.iter().any(|k| k.trim().is_empty()) {
-            return bad("server.api_keys", "contains an empty key (it would match a request with none)".into());
+            return bad(
+                "server.api_keys",
+                "contains an empty key (it would match a request with none)".into(),
+            );
         }
         if let Some(host) = server
             .allowed_hosts
             .iter()
             .find(|h| h.trim() != "*" && (h.contains(':') || h.contains('/') || h.trim().is_empty()))
         {
-            return bad("server.allowed_hosts", format!("has {host:?}; a host name has no scheme and no port"));
+            return bad(
+                "server.allowed_hosts",
+                format!("has {host:?}; a host name has no scheme and no port"),
+            );
         }
         if let Some(origin) = server
             .allowed_origins
             .iter()
             .find(|o| o.trim() != "*" && !o.starts_with("http://") && !o.starts_with("https://"))
         {
-            return bad("server.allowed_origins", format!("has {origin:?}; an origin is scheme://host[:port]"));
+            return bad(
+                "server.allowed_origins",
+                format!("has {origin:?}; an origin is scheme://host[:port]"),
+            );
         }
-        range("server.session_retention_hours", server.session_retention_hours, 0, 100 * 365 * 24)?;
+        range(
+            "server.session_retention_hours",
+            server.session_retention_hours,
+            0,
+            100 * 365 * 24,
+        )?;
         range("server.answer_timeout_secs", server.answer_timeout_secs, 1, DAY)?;
         range("server.shutdown_grace_secs", server.shutdown_grace_secs, 0, DAY)?;
         range("server.ws_ping_secs", server.ws_ping_secs, 1, 3600)?;
         range("server.ws_idle_timeout_secs", server.ws_idle_timeout_secs, 1, 30 * DAY)?;
-        range("server.max_concurrent_answers", server.max_concurrent_answers as u64, 1, 10_000)?;
-        range("server.max_queued_answers", server.max_queued_answers as u64, 0, 100_000)?;
-        range("server.max_stored_answers", server.max_stored_answers as u64, 1, 1_000_000)?;
-        range("server.max_question_chars", server.max_question_chars as u64, 1, 1 << 20)?;
-        range("server.max_message_bytes", server.max_message_bytes as u64, 1024, 1 << 30)?;
+        range(
+            "server.max_concurrent_answers",
+            server.max_concurrent_answers as u64,
+            1,
+            10_000,
+        )?;
+        range(
+            "server.max_queued_answers",
+            server.max_queued_answers as u64,
+            0,
+            100_000,
+        )?;
+        range(
+            "server.max_stored_answers",
+            server.max_stored_answers as u64,
+            1,
+            1_000_000,
+        )?;
+        range(
+            "server.max_question_chars",
+            server.max_question_chars as u64,
+            1,
+            1 << 20,
+        )?;
+        range(
+            "server.max_message_bytes",
+            server.max_message_bytes as u64,
+            1024,
+            1 << 30,
+        )?;
         range(
             "server.max_frame_bytes",
             server.max_frame_bytes as u64,
@@ -364,7 +406,12 @@ impl Config {
         for (name, kg) in &self.kgs {
             let field = |f: &str| format!("kgs.{name}.{f}");
             range(&field("graph.max_rows"), kg.graph.max_rows as u64, 100, 100_000_000)?;
-            range(&field("graph.max_result_bytes"), kg.graph.max_result_bytes as u64, 1024, 1 << 40)?;
+            range(
+                &field("graph.max_result_bytes"),
+                kg.graph.max_result_bytes as u64,
+                1024,
+                1 << 40,
+            )?;
             seconds(&field("graph.query_timeout_secs"), kg.graph.query_timeout_secs)?;
             if let Some(endpoint) = &kg.endpoint {
                 seconds(&field("endpoint.timeout_secs"), endpoint.timeout_secs)?;
@@ -617,16 +664,37 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
         for (toml, field) in [
             ("[server]\napi_keys = [\"\"]\n", "server.api_keys"),
             ("[server]\napi_keys = [\"k\", \"  \"]\n", "server.api_keys"),
-            ("[server]\nallowed_origins = [\"evil.example\"]\n", "server.allowed_origins"),
-            ("[server]\nallowed_hosts = [\"chat.example.org:8765\"]\n", "server.allowed_hosts"),
-            ("[server]\nsession_retention_hours = 9223372036854775807\n", "server.session_retention_hours"),
+            (
+                "[server]\nallowed_origins = [\"evil.example\"]\n",
+                "server.allowed_origins",
+            ),
+            (
+                "[server]\nallowed_hosts = [\"chat.example.org:8765\"]\n",
+                "server.allowed_hosts",
+            ),
+            (
+                "[server]\nsession_retention_hours = 9223372036854775807\n",
+                "server.session_retention_hours",
+            ),
             ("[server]\nanswer_timeout_secs = 0\n", "server.answer_timeout_secs"),
-            ("[server]\nmax_concurrent_answers = 0\n", "server.max_concurrent_answers"),
+            (
+                "[server]\nmax_concurrent_answers = 0\n",
+                "server.max_concurrent_answers",
+            ),
             ("[server]\nmax_frame_bytes = 10\n", "server.max_frame_bytes"),
             ("[kgs.default.graph]\nmax_rows = 99\n", "kgs.default.graph.max_rows"),
-            ("[kgs.default.graph]\nmax_result_bytes = 10\n", "kgs.default.graph.max_result_bytes"),
-            ("[kgs.default.graph]\nquery_timeout_secs = inf\n", "kgs.default.graph.query_timeout_secs"),
-            ("[kgs.default.graph]\nquery_timeout_secs = nan\n", "kgs.default.graph.query_timeout_secs"),
+            (
+                "[kgs.default.graph]\nmax_result_bytes = 10\n",
+                "kgs.default.graph.max_result_bytes",
+            ),
+            (
+                "[kgs.default.graph]\nquery_timeout_secs = inf\n",
+                "kgs.default.graph.query_timeout_secs",
+            ),
+            (
+                "[kgs.default.graph]\nquery_timeout_secs = nan\n",
+                "kgs.default.graph.query_timeout_secs",
+            ),
             (
                 "[kgs.remote.endpoint]\nurl = \"http://x/sparql\"\ntimeout_secs = -1.0\n",
                 "kgs.remote.endpoint.timeout_secs",

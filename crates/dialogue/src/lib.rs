@@ -5,9 +5,10 @@
 //! for somebody else's, so a client cannot even learn that another's session exists. Session
 //! ids are 128 random bits, so they cannot be guessed either.
 //!
-//! Two trees: `sessions` (id → [`SessionInfo`]) and `turns` (id ‖ turn number, big-endian → one
+//! Three trees: `sessions` (id → [`SessionInfo`]), `turns` (id ‖ turn number, big-endian → one
 //! [`TurnRecord`]), so a turn is one small write and a session's turns are one prefix scan in
-//! order. A turn and its session's counter change in one transaction, and
+//! order, and `rated` (the same keys, no value) naming the turns a person rated
+//! ([`DialogueStore::rate`]), so exporting the feedback reads only those. A turn and its session's counter change in one transaction, and
 //! [`DialogueStore::append`] returns only once the turn is on disk: the server acknowledges a
 //! turn only once it would survive a crash. The async methods need a tokio runtime (the flush runs
 //! on a blocking thread).
@@ -40,6 +41,8 @@ pub enum DialogueError {
     Storage(#[from] sled::Error),
     #[error("no such session")]
     NotFound,
+    #[error("the session has no turn {0}")]
+    NoSuchTurn(u32),
     #[error("a stored session record is unreadable ({0}); the database was written by another version?")]
     Corrupt(String),
     #[error("the flush to disk did not complete: {0}")]
@@ -193,6 +196,51 @@ pub struct ContextValue {
     pub datatype: Option<String>,
 }
 
+/// A person's verdict on an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rating {
+    Up,
+    Down,
+}
+
+/// A rating of one turn, with what the answer should have been when the person said so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Feedback {
+    pub rating: Rating,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correction: Option<Correction>,
+    /// Milliseconds since the Unix epoch.
+    pub rated_at: u64,
+}
+
+/// What the answer should have been: the person's words, and what the server made of them (a
+/// query it checked and ran, or the values it found in the graph for the words).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Correction {
+    /// As the person wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A read-only query whose results are the right answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparql: Option<String>,
+    /// The right answer's values: IRIs found in the graph, or literals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<ContextValue>,
+    /// For a yes/no question: the right answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boolean: Option<bool>,
+}
+
+/// Whose rated turns [`DialogueStore::rated_turns`] returns.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// Every session's (the operator's export).
+    All,
+    /// The sessions of this owner (`None`: the anonymous sessions of a server without keys).
+    Owner(Option<&'a Owner>),
+}
+
 /// One answered question, as stored and as the history endpoint returns it.
 ///
 /// The store owns this format (versioned by `format`); the explanation inside is the agents'
@@ -211,6 +259,9 @@ pub struct TurnRecord {
     pub context: TurnContext,
     /// Everything about how the answer was found (the agents' `Explanation`, as JSON).
     pub explanation: serde_json::Value,
+    /// The person's rating, once given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<Feedback>,
 }
 
 /// A stored turn, or `None` (logged) when it no longer decodes.
@@ -265,6 +316,7 @@ pub struct DialogueStore {
     db: sled::Db,
     sessions: sled::Tree,
     turns: sled::Tree,
+    rated: sled::Tree,
     retention: Option<Duration>,
 }
 
@@ -285,11 +337,13 @@ impl DialogueStore {
             .map_err(open_error)?;
         let sessions = db.open_tree("sessions").map_err(open_error)?;
         let turns = db.open_tree("turns").map_err(open_error)?;
+        let rated = db.open_tree("rated").map_err(open_error)?;
         Ok(Self {
             dir: dir.to_path_buf(),
             db,
             sessions,
             turns,
+            rated,
             retention,
         })
     }
@@ -393,6 +447,7 @@ impl DialogueStore {
                 asked_at,
                 context: context.clone(),
                 explanation: explanation.clone(),
+                feedback: None,
             };
             info.turns += 1;
             info.updated_at = asked_at;
@@ -402,6 +457,76 @@ impl DialogueStore {
         })?;
         self.sync().await?;
         Ok(record)
+    }
+
+    /// Rates turn `turn` of session `id` (after the same checks as [`get`](Self::get)), replacing
+    /// an earlier rating; `None` withdraws it. Returns the turn once the change is on disk.
+    pub async fn rate(
+        &self,
+        id: &str,
+        owner: Option<&Owner>,
+        turn: u32,
+        feedback: Option<Feedback>,
+    ) -> Result<TurnRecord, DialogueError> {
+        let info = self.get(id, owner)?;
+        let key = info.id.turn_key(turn);
+        let record = (&self.sessions, &self.turns, &self.rated).transaction(|(sessions, turns, rated)| {
+            let abort = ConflictableTransactionError::Abort;
+            // The session may have been deleted since `get`.
+            let bytes = sessions.get(info.id.as_str())?.ok_or(abort(DialogueError::NotFound))?;
+            let mut session: SessionInfo = decode(&bytes).map_err(abort)?;
+            let bytes = turns.get(&key)?.ok_or(abort(DialogueError::NoSuchTurn(turn)))?;
+            let mut record: TurnRecord = decode(&bytes).map_err(abort)?;
+            record.feedback = feedback.clone();
+            turns.insert(key.as_slice(), encode(&record).map_err(abort)?)?;
+            if record.feedback.is_some() {
+                rated.insert(key.as_slice(), &[])?;
+            } else {
+                rated.remove(key.as_slice())?;
+            }
+            // Rating is using the session: it is kept as long as a new turn would keep it.
+            session.updated_at = now_ms();
+            sessions.insert(info.id.as_str(), encode(&session).map_err(abort)?)?;
+            Ok(record)
+        })?;
+        self.sync().await?;
+        Ok(record)
+    }
+
+    /// The rated turns of the sessions in `scope` that have not expired, with their sessions,
+    /// in session id and turn order (an unreadable record is skipped and logged).
+    pub fn rated_turns(&self, scope: Scope<'_>) -> Result<Vec<(SessionInfo, TurnRecord)>, DialogueError> {
+        let now = SystemTime::now();
+        let mut rated = Vec::new();
+        let mut session: Option<(Vec<u8>, Option<SessionInfo>)> = None;
+        for key in self.rated.iter().keys() {
+            let key = key?;
+            let id = &key[..key.len().saturating_sub(4)];
+            if session.as_ref().is_none_or(|(last, _)| last.as_slice() != id) {
+                let info = match self.sessions.get(id)? {
+                    Some(bytes) => decode::<SessionInfo>(&bytes)
+                        .inspect_err(|error| tracing::warn!(%error, "an unreadable session record was skipped"))
+                        .ok(),
+                    None => None,
+                };
+                let info = info.filter(|info| {
+                    !self.is_expired(info, now)
+                        && match scope {
+                            Scope::All => true,
+                            Scope::Owner(owner) => info.owner.as_ref() == owner,
+                        }
+                });
+                session = Some((id.to_vec(), info));
+            }
+            let Some((_, Some(info))) = &session else { continue };
+            if let Some(bytes) = self.turns.get(&key)?
+                && let Some(turn) = readable(&bytes, &info.id)
+                && turn.feedback.is_some()
+            {
+                rated.push((info.clone(), turn));
+            }
+        }
+        Ok(rated)
     }
 
     /// Deletes a session and its turns (after the same checks as [`get`](Self::get)).
@@ -416,11 +541,13 @@ impl DialogueStore {
         // The session record goes first: from then on the id names nothing, and a crash between
         // the two steps leaves only unreachable turns, which the next expiry sweep removes.
         self.sessions.remove(id.as_str())?;
-        let mut batch = sled::Batch::default();
-        for key in self.turns.scan_prefix(id.as_str()).keys() {
-            batch.remove(key?);
+        for tree in [&self.turns, &self.rated] {
+            let mut batch = sled::Batch::default();
+            for key in tree.scan_prefix(id.as_str()).keys() {
+                batch.remove(key?);
+            }
+            tree.apply_batch(batch)?;
         }
-        self.turns.apply_batch(batch)?;
         Ok(())
     }
 
@@ -446,21 +573,23 @@ impl DialogueStore {
         for id in &expired {
             self.remove(id)?;
         }
-        let mut orphans = sled::Batch::default();
-        let mut last: Option<(Vec<u8>, bool)> = None;
-        for key in self.turns.iter().keys() {
-            let key = key?;
-            let session = key[..key.len().saturating_sub(4)].to_vec();
-            let live = match &last {
-                Some((prev, live)) if *prev == session => *live,
-                _ => self.sessions.contains_key(&session)?,
-            };
-            if !live {
-                orphans.remove(key.clone());
+        for tree in [&self.turns, &self.rated] {
+            let mut orphans = sled::Batch::default();
+            let mut last: Option<(Vec<u8>, bool)> = None;
+            for key in tree.iter().keys() {
+                let key = key?;
+                let session = key[..key.len().saturating_sub(4)].to_vec();
+                let live = match &last {
+                    Some((prev, live)) if *prev == session => *live,
+                    _ => self.sessions.contains_key(&session)?,
+                };
+                if !live {
+                    orphans.remove(key.clone());
+                }
+                last = Some((session, live));
             }
-            last = Some((session, live));
+            tree.apply_batch(orphans)?;
         }
-        self.turns.apply_batch(orphans)?;
         self.sync().await?;
         Ok(expired.len())
     }
@@ -537,7 +666,12 @@ mod tests {
         let turns = store.turns(&id).unwrap();
         let questions: Vec<_> = turns.iter().map(|t| t.context.question.as_str()).collect();
         assert_eq!(questions, ["question 0", "question 1", "question 2"]);
-        let page: Vec<_> = store.turns_page(&id, 1, 1).unwrap().into_iter().map(|t| t.index).collect();
+        let page: Vec<_> = store
+            .turns_page(&id, 1, 1)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.index)
+            .collect();
         assert_eq!(page, [1]);
         assert_eq!(store.turns_page(&id, 1, 10).unwrap().len(), 2);
         assert!(store.turns_page(&id, 3, 10).unwrap().is_empty());
@@ -596,7 +730,12 @@ mod tests {
         let other = store.create("movies", None).await.unwrap();
         store.sessions.insert(other.id.as_str(), b"\xff".to_vec()).unwrap();
         let old = store.create("movies", None).await.unwrap();
-        let questions: Vec<_> = store.turns(&info.id).unwrap().into_iter().map(|t| t.context.question).collect();
+        let questions: Vec<_> = store
+            .turns(&info.id)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.context.question)
+            .collect();
         assert_eq!(questions, ["q0", "q2"]);
         assert_eq!(store.history(&info.id, 2).unwrap(), [turn("q0", "a"), turn("q2", "a")]);
         // The sweep goes past the damaged record and still removes what expired.
@@ -604,6 +743,82 @@ mod tests {
         assert_eq!(store.expire_at(later).await.unwrap(), 2);
         assert!(matches!(store.get(old.id.as_str(), None), Err(DialogueError::NotFound)));
         assert!(store.check().await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn ratings_are_kept_with_their_turns_and_exported_per_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DialogueStore::open(dir.path(), None).unwrap();
+        let alice = Owner::of_api_key("alice-key");
+        let bob = Owner::of_api_key("bob-key");
+        let a = store.create("movies", Some(alice.clone())).await.unwrap();
+        let b = store.create("movies", Some(bob.clone())).await.unwrap();
+        for q in ["q0", "q1", "q2"] {
+            store.append(&a.id, turn(q, "a"), explanation(q)).await.unwrap();
+        }
+        store.append(&b.id, turn("b0", "a"), explanation("b0")).await.unwrap();
+        let up = Feedback {
+            rating: Rating::Up,
+            correction: None,
+            rated_at: 1,
+        };
+        let down = Feedback {
+            rating: Rating::Down,
+            correction: Some(Correction {
+                text: Some("Tom Hanks".into()),
+                answers: vec![ContextValue {
+                    value: "http://example.org/hanks".into(),
+                    label: "Tom Hanks".into(),
+                    iri: true,
+                    datatype: None,
+                }],
+                ..Correction::default()
+            }),
+            rated_at: 2,
+        };
+        let alice_ = Some(&alice);
+        assert_eq!(
+            store
+                .rate(a.id.as_str(), alice_, 1, Some(up.clone()))
+                .await
+                .unwrap()
+                .feedback,
+            Some(up.clone())
+        );
+        store.rate(a.id.as_str(), alice_, 2, Some(up.clone())).await.unwrap();
+        // A second rating replaces the first; withdrawing removes it from the export.
+        store.rate(a.id.as_str(), alice_, 2, Some(down.clone())).await.unwrap();
+        store.rate(a.id.as_str(), alice_, 1, None).await.unwrap();
+        store
+            .rate(b.id.as_str(), Some(&bob), 0, Some(up.clone()))
+            .await
+            .unwrap();
+        // Nobody rates another's turn, nor a turn that does not exist.
+        assert!(matches!(
+            store.rate(a.id.as_str(), Some(&bob), 0, Some(up.clone())).await,
+            Err(DialogueError::NotFound)
+        ));
+        assert!(matches!(
+            store.rate(a.id.as_str(), alice_, 3, Some(up.clone())).await,
+            Err(DialogueError::NoSuchTurn(3))
+        ));
+        let turns = store.turns(&a.id).unwrap();
+        assert_eq!(turns[1].feedback, None);
+        assert_eq!(turns[2].feedback, Some(down.clone()));
+        assert_eq!(turns[0].feedback, None);
+
+        let of = |scope| -> Vec<(String, u32)> {
+            let rated = store.rated_turns(scope).unwrap();
+            rated.into_iter().map(|(s, t)| (s.id.to_string(), t.index)).collect()
+        };
+        assert_eq!(of(Scope::Owner(Some(&alice))), [(a.id.to_string(), 2)]);
+        assert_eq!(of(Scope::Owner(Some(&bob))), [(b.id.to_string(), 0)]);
+        assert!(of(Scope::Owner(None)).is_empty());
+        assert_eq!(of(Scope::All).len(), 2);
+        // A deleted session takes its ratings along.
+        store.delete(a.id.as_str(), alice_).await.unwrap();
+        assert_eq!(of(Scope::All), [(b.id.to_string(), 0)]);
+        assert_eq!(store.rated.len(), 1);
     }
 
     #[tokio::test]

@@ -34,11 +34,16 @@ async fn an_old_record_on_disk_is_read_by_the_store() {
         let db = sled::open(dir.path()).unwrap();
         let mut key = id.as_str().as_bytes().to_vec();
         key.extend_from_slice(&0u32.to_be_bytes());
-        db.open_tree("turns").unwrap().insert(key, NOVEMBER_2026.as_bytes()).unwrap();
+        db.open_tree("turns")
+            .unwrap()
+            .insert(key, NOVEMBER_2026.as_bytes())
+            .unwrap();
         let sessions = db.open_tree("sessions").unwrap();
         let mut info: serde_json::Value = serde_json::from_slice(&sessions.get(id.as_str()).unwrap().unwrap()).unwrap();
         info["turns"] = 1.into();
-        sessions.insert(id.as_str(), serde_json::to_vec(&info).unwrap()).unwrap();
+        sessions
+            .insert(id.as_str(), serde_json::to_vec(&info).unwrap())
+            .unwrap();
         db.flush().unwrap();
     }
     let store = DialogueStore::open(dir.path(), None).unwrap();

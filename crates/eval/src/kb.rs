@@ -142,7 +142,11 @@ pub struct DialogueKg {
 /// With `drop_labels`, no vertex has a label triple: those of the file (`rdfs:label`,
 /// `foaf:name`, …) are left out and none is added, so every name comes from an IRI, given by the
 /// store ([`chatty_kg_graph::GraphSettings::iri_names`]).
-pub fn dialogue_triples_to_ntriples(path: &Path, drop_labels: bool, out: &mut impl Write) -> Result<DialogueKg, DatasetError> {
+pub fn dialogue_triples_to_ntriples(
+    path: &Path,
+    drop_labels: bool,
+    out: &mut impl Write,
+) -> Result<DialogueKg, DatasetError> {
     let text = read(path)?;
     let bad = |m: String| DatasetError::format(path, DIALOGUE_FORMAT, m);
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
@@ -153,9 +157,16 @@ pub fn dialogue_triples_to_ntriples(path: &Path, drop_labels: bool, out: &mut im
         if let (Some(seed), Some(label)) = (dialogue["seed_entity"].as_str(), dialogue["seed_label"].as_str()) {
             seeds.entry(seed.to_owned()).or_insert_with(|| label.trim().to_owned());
         }
-        let turns = dialogue["triples"].as_array().ok_or_else(|| bad(format!("dialogue {d} has no `triples`")))?;
+        let turns = dialogue["triples"]
+            .as_array()
+            .ok_or_else(|| bad(format!("dialogue {d} has no `triples`")))?;
         for triple in turns.iter().flat_map(|t| t.as_array().into_iter().flatten()) {
-            let parts: Vec<&str> = triple.as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+            let parts: Vec<&str> = triple
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str())
+                .collect();
             let [s, p, o] = parts[..] else {
                 return Err(bad(format!("dialogue {d}: a triple is not three strings: {triple}")));
             };
@@ -203,7 +214,9 @@ pub fn dialogue_triples_to_ntriples(path: &Path, drop_labels: bool, out: &mut im
     }
     let label = NamedNode::new_unchecked(RDFS_LABEL);
     for vertex in vertices.iter().filter(|v| !named.contains(*v)) {
-        let Ok(subject) = NamedNode::new(vertex.as_str()) else { continue };
+        let Ok(subject) = NamedNode::new(vertex.as_str()) else {
+            continue;
+        };
         let name = match seeds.get(vertex) {
             _ if drop_labels => None,
             Some(seed) if !seed.is_empty() => {
@@ -246,11 +259,20 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!((kg.dialogues, kg.triples, kg.vertices), (2, 4, 4));
         // The seed has no name triple: its dialogue's seed_label names it.
-        assert!(text.contains(r#"<https://makg.org/entity/1> <http://www.w3.org/2000/01/rdf-schema#label> "Donald E. Thrall" ."#));
+        assert!(text.contains(
+            r#"<https://makg.org/entity/1> <http://www.w3.org/2000/01/rdf-schema#label> "Donald E. Thrall" ."#
+        ));
         // A vertex named by a name predicate gets no other label; the others are named from
         // their IRIs.
-        assert!(!text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://www.w3.org/2000/01/rdf-schema#label>"#));
-        assert!(text.contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://xmlns.com/foaf/0.1/name> "Tony Cheng" ."#));
+        assert!(
+            !text
+                .contains(r#"<http://dbpedia.org/resource/Antony_Cheng> <http://www.w3.org/2000/01/rdf-schema#label>"#)
+        );
+        assert!(
+            text.contains(
+                r#"<http://dbpedia.org/resource/Antony_Cheng> <http://xmlns.com/foaf/0.1/name> "Tony Cheng" ."#
+            )
+        );
         assert!(text.contains(r#"<http://dbpedia.org/resource/Vancouver_%28BC%29> <http://www.w3.org/2000/01/rdf-schema#label> "Vancouver (BC)" ."#));
         assert!(text.contains(r#"<https://makg.org/entity/2> <http://www.w3.org/2000/01/rdf-schema#label> "2" ."#));
         assert!(text.contains(r#"<http://purl.org/dc/terms/created> "2016-06-24" ."#));
@@ -260,7 +282,10 @@ mod tests {
         let mut out = Vec::new();
         let kg = dialogue_triples_to_ntriples(&path, true, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(!text.contains("rdf-schema#label") && !text.contains("foaf/0.1/name"), "{text}");
+        assert!(
+            !text.contains("rdf-schema#label") && !text.contains("foaf/0.1/name"),
+            "{text}"
+        );
         assert_eq!((kg.triples, kg.seed_labels, kg.unnamed, kg.dropped), (3, 0, 4, 1));
     }
 

@@ -70,7 +70,10 @@ fn follow_ups(records: &[Record]) -> Option<FollowUps> {
     if later.is_empty() {
         return None;
     }
-    let mut latencies: Vec<f64> = later.iter().filter_map(|r| r.timings.as_ref().map(|t| t.total_ms)).collect();
+    let mut latencies: Vec<f64> = later
+        .iter()
+        .filter_map(|r| r.timings.as_ref().map(|t| t.total_ms))
+        .collect();
     latencies.sort_by(f64::total_cmp);
     Some(FollowUps {
         questions: later.len(),
@@ -125,7 +128,10 @@ pub fn summarize(label: &str, records: &[Record]) -> Summary {
         .iter()
         .filter_map(|r| {
             let total = r.timings.as_ref()?.total_ms;
-            let llm: f64 = r.llm.as_ref().map_or(0.0, |l| l.by_agent.values().map(|c| c.latency_ms).sum());
+            let llm: f64 = r
+                .llm
+                .as_ref()
+                .map_or(0.0, |l| l.by_agent.values().map(|c| c.latency_ms).sum());
             Some((total - llm).max(0.0))
         })
         .collect();

@@ -114,7 +114,11 @@ pub fn classify(
                 return Failure::WrongPath;
             }
         } else if !gold_iris.is_empty()
-            && !chosen.path.hops.iter().all(|h| gold_iris.contains(&h.predicate.as_str()))
+            && !chosen
+                .path
+                .hops
+                .iter()
+                .all(|h| gold_iris.contains(&h.predicate.as_str()))
         {
             return Failure::WrongPath;
         }

@@ -128,7 +128,10 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
         (0.0, Some(Failure::AnsweredButWrong))
     );
     assert_eq!(records[3].failure, Some(Failure::NoEntityLinked));
-    assert!(records[0].llm.is_some() && records[0].sparql_queries >= 3, "path search and the answer");
+    assert!(
+        records[0].llm.is_some() && records[0].sparql_queries >= 3,
+        "path search and the answer"
+    );
     let failed = &records[4];
     assert_eq!(failed.error.as_ref().unwrap().kind, "retries_exhausted", "{failed:?}");
     assert_eq!(failed.failure, Some(Failure::Error));

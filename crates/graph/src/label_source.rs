@@ -58,7 +58,10 @@ pub(crate) struct LabelFeed {
 
 impl LabelFeed {
     pub(crate) fn start(dir: &Path, predicates: &[String], iri_names: bool) -> Result<Self, GraphError> {
-        let predicates = predicates.iter().map(|p| named_node(p)).collect::<Result<Vec<_>, _>>()?;
+        let predicates = predicates
+            .iter()
+            .map(|p| named_node(p))
+            .collect::<Result<Vec<_>, _>>()?;
         let (sender, receiver) = sync_channel(IN_FLIGHT);
         let path = dir.join("labels");
         let builder = std::thread::Builder::new()
@@ -82,8 +85,7 @@ impl LabelFeed {
     /// that need a name.
     pub(crate) fn observe(&mut self, quad: &Quad) {
         let is_label = self.predicates.contains(&quad.predicate);
-        if is_label
-            && let (NamedOrBlankNode::NamedNode(subject), Term::Literal(label)) = (&quad.subject, &quad.object)
+        if is_label && let (NamedOrBlankNode::NamedNode(subject), Term::Literal(label)) = (&quad.subject, &quad.object)
         {
             let (iri, label) = (subject.as_str(), label.value());
             self.labelled.insert(hash_of(iri));
@@ -191,7 +193,10 @@ fn received(receiver: Receiver<Message>, path: &Path) -> impl Iterator<Item = Re
             }
             Err(_) => {
                 failed = true;
-                Some(vec![Err(GraphError::index(&path, "the load stopped before its labels were all read"))])
+                Some(vec![Err(GraphError::index(
+                    &path,
+                    "the load stopped before its labels were all read",
+                ))])
             }
         }
     })
@@ -207,7 +212,10 @@ pub(crate) fn index_store_labels(
     predicates: &[String],
     iri_names: bool,
 ) -> Result<u64, GraphError> {
-    let predicates = predicates.iter().map(|p| named_node(p)).collect::<Result<Vec<_>, _>>()?;
+    let predicates = predicates
+        .iter()
+        .map(|p| named_node(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let named = Named::default();
     // (IRI, label text) pairs indexed: "Alpha" and "Alpha"@en are one entry, as in the feed.
     let mut indexed = HashSet::new();

@@ -32,8 +32,9 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, named_node, value_subjects_query,
-    neighbourhood_query, neighbourhood_sample_query, predicates_around_query, predicates_between_query, triple, var,
+    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, named_node, neighbourhood_query,
+    neighbourhood_sample_query, predicates_around_query, predicates_between_query, subjects_query, triple,
+    value_subjects_query, var,
 };
 use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{
@@ -43,9 +44,9 @@ pub use crate::sparql_endpoint::SparqlEndpoint;
 pub use ::oxigraph::model::{Literal, NamedNode, Term};
 
 use async_trait::async_trait;
-use std::sync::Arc;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The rows of a SELECT, or the answer of an ASK.
 #[derive(Debug, Clone, PartialEq)]
@@ -384,6 +385,63 @@ pub struct NeighbourEdge {
     pub predicate: String,
     pub direction: Direction,
     pub neighbour: Term,
+}
+
+/// An edge with its ends named for people: the predicate's name and, for an IRI neighbour, its
+/// label (a literal's name is its lexical form; a blank node has none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedEdge {
+    pub edge: NeighbourEdge,
+    pub predicate_name: String,
+    pub neighbour_name: Option<String>,
+}
+
+/// The edges around `vertices` in one direction (at most `limit` queried), those `keep` accepts,
+/// named: one label lookup for the neighbours and one name lookup for the predicates. What the
+/// clarifying question's options and an entity's description both show.
+pub async fn named_neighbourhood(
+    kg: &dyn KnowledgeGraph,
+    vertices: &[&str],
+    direction: Direction,
+    limit: usize,
+    keep: &(dyn Fn(&NeighbourEdge) -> bool + Sync),
+) -> Result<Vec<NamedEdge>, GraphError> {
+    let edges: Vec<NeighbourEdge> = kg
+        .neighbourhood(vertices, direction, limit)
+        .await?
+        .edges
+        .into_iter()
+        .filter(|e| keep(e))
+        .collect();
+    let mut neighbours: Vec<&str> = edges
+        .iter()
+        .filter_map(|e| match &e.neighbour {
+            Term::NamedNode(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    neighbours.sort_unstable();
+    neighbours.dedup();
+    let labels = kg.labels(&neighbours).await?;
+    let mut predicates: Vec<&str> = edges.iter().map(|e| e.predicate.as_str()).collect();
+    predicates.sort_unstable();
+    predicates.dedup();
+    let names = kg.predicate_names(&predicates).await?;
+    Ok(edges
+        .iter()
+        .map(|edge| NamedEdge {
+            predicate_name: names
+                .get(&edge.predicate)
+                .cloned()
+                .unwrap_or_else(|| text::predicate_label(&edge.predicate)),
+            neighbour_name: match &edge.neighbour {
+                Term::NamedNode(n) => labels.get(n.as_str()).cloned(),
+                Term::Literal(l) => Some(l.value().to_owned()),
+                _ => None,
+            },
+            edge: edge.clone(),
+        })
+        .collect())
 }
 
 /// The edges around a frontier, one direction.

@@ -14,9 +14,9 @@
 
 use crate::label_index::LabelIndex;
 use crate::label_source::{LabelFeed, index_store_labels};
-use crate::profile::SchemaProfile;
 use crate::load::{LoadReport, RdfFile};
 use crate::lock::{StoreLock, sync_dir};
+use crate::profile::SchemaProfile;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -182,7 +182,9 @@ impl EmbeddedStore {
                 path: dir.to_path_buf(),
             });
         }
-        if manifest.label_predicates != settings.label_predicates || manifest.name_predicates != settings.name_predicates {
+        if manifest.label_predicates != settings.label_predicates
+            || manifest.name_predicates != settings.name_predicates
+        {
             tracing::warn!(
                 store = %dir.display(),
                 "the label index was built with other label or name predicates ({:?}, {:?}); run `chatty-kg index` to rebuild it",
@@ -242,7 +244,11 @@ impl EmbeddedStore {
             // Into an empty store, the label index is built from the quads as they are parsed;
             // into one with data, it is rebuilt from the whole store after the commit.
             let mut feed = if store.is_empty().map_err(|e| GraphError::storage(dir, e))? {
-                Some(LabelFeed::start(dir, &settings.search_predicates(), settings.iri_names)?)
+                Some(LabelFeed::start(
+                    dir,
+                    &settings.search_predicates(),
+                    settings.iri_names,
+                )?)
             } else {
                 None
             };

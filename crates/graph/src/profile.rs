@@ -70,7 +70,10 @@ fn iri(term: Option<&Option<Term>>) -> Option<String> {
 pub fn predicates_query(limit: usize) -> Result<ReadQuery, GraphError> {
     let (s, p, o, n, iris) = (var("s"), var("p"), var("o"), var("n"), var("iris"));
     let is_iri = Expression::If(
-        Box::new(Expression::FunctionCall(Function::IsIri, vec![Expression::Variable(o.clone())])),
+        Box::new(Expression::FunctionCall(
+            Function::IsIri,
+            vec![Expression::Variable(o.clone())],
+        )),
         Box::new(Expression::Literal(1.into())),
         Box::new(Expression::Literal(0.into())),
     );
@@ -192,7 +195,10 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
     let classes: Vec<&str> = profile.classes.iter().map(|c| c.iri.as_str()).collect();
     let class_names = kg.labels(&classes).await?;
     for p in &mut profile.predicates {
-        p.label = names.get(&p.iri).cloned().unwrap_or_else(|| crate::text::predicate_label(&p.iri));
+        p.label = names
+            .get(&p.iri)
+            .cloned()
+            .unwrap_or_else(|| crate::text::predicate_label(&p.iri));
     }
     for c in &mut profile.classes {
         c.label = class_names

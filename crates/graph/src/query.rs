@@ -691,7 +691,11 @@ pub fn classes_query(iris: &[&str], limit: usize) -> Result<ReadQuery, GraphErro
     };
     let labelled = GraphPattern::LeftJoin {
         left: Box::new(typed),
-        right: Box::new(bgp(vec![triple(c.clone(), named_node(crate::settings::RDFS_LABEL)?, l.clone())])),
+        right: Box::new(bgp(vec![triple(
+            c.clone(),
+            named_node(crate::settings::RDFS_LABEL)?,
+            l.clone(),
+        )])),
         expression: None,
     };
     ReadQuery::select(GraphPattern::Slice {
@@ -735,6 +739,13 @@ pub fn instance_of(subject: impl Into<TermPattern>, class: &str) -> Result<Graph
 pub fn instances_query(class: &str, limit: usize) -> Result<ReadQuery, GraphError> {
     let s = var("s");
     ReadQuery::select(distinct_project(instance_of(s.clone(), class)?, vec![s], Some(limit)))
+}
+
+/// `SELECT DISTINCT ?s WHERE { ?s <predicate> ?o } LIMIT n`: some subjects of a predicate.
+pub fn subjects_query(predicate: &str, limit: usize) -> Result<ReadQuery, GraphError> {
+    let s = var("s");
+    let edge = triple(s.clone(), named_node(predicate)?, var("o"));
+    ReadQuery::select(distinct_project(bgp(vec![edge]), vec![s], Some(limit)))
 }
 
 /// `SELECT ?s (COUNT(*) AS ?n) WHERE { VALUES ?s {…} { ?s ?p ?o } UNION { ?o ?p ?s } } GROUP BY ?s`.
@@ -935,13 +946,21 @@ mod tests {
                 let error = ReadQuery::parse(&text).unwrap_err().to_string();
                 assert!(error.contains("nested deeper than"), "{error}");
             }
-            let long = format!("SELECT * WHERE {{ ?s ?p ?o FILTER(\"{}\") }}", "x".repeat(MAX_QUERY_BYTES));
+            let long = format!(
+                "SELECT * WHERE {{ ?s ?p ?o FILTER(\"{}\") }}",
+                "x".repeat(MAX_QUERY_BYTES)
+            );
             assert!(ReadQuery::parse(&long).unwrap_err().to_string().contains("bytes"));
             let fine = format!("SELECT * WHERE {{ ?s ?p ?o FILTER({}1) }}", "1+".repeat(100));
             let query = ReadQuery::parse(&fine).unwrap();
             assert_eq!(query.to_string().matches('+').count(), 100, "{query}");
         };
-        std::thread::Builder::new().stack_size(2 << 20).spawn(run).unwrap().join().unwrap();
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     /// The same holes in algebra built by code, as `ReadQuery::new` gets it.
@@ -1135,10 +1154,22 @@ mod tests {
     fn capped_pushes_a_limit_and_keeps_smaller_ones() {
         for (text, expected) in [
             ("SELECT ?s WHERE { ?s ?p ?o }", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11"),
-            ("SELECT ?s WHERE { ?s ?p ?o } LIMIT 5", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 5"),
-            ("SELECT ?s WHERE { ?s ?p ?o } LIMIT 11", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11"),
-            ("SELECT ?s WHERE { ?s ?p ?o } LIMIT 500", "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11"),
-            ("SELECT ?s WHERE { ?s ?p ?o } OFFSET 7", "SELECT ?s WHERE { ?s ?p ?o } OFFSET 7 LIMIT 11"),
+            (
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 5",
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 5",
+            ),
+            (
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11",
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11",
+            ),
+            (
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 500",
+                "SELECT ?s WHERE { ?s ?p ?o } LIMIT 11",
+            ),
+            (
+                "SELECT ?s WHERE { ?s ?p ?o } OFFSET 7",
+                "SELECT ?s WHERE { ?s ?p ?o } OFFSET 7 LIMIT 11",
+            ),
             (
                 "SELECT ?s WHERE { ?s ?p ?o } LIMIT 3 OFFSET 7",
                 "SELECT ?s WHERE { ?s ?p ?o } OFFSET 7 LIMIT 3",
@@ -1156,7 +1187,11 @@ mod tests {
             let capped = query.capped(10);
             let normalize = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
             let expected_query = ReadQuery::parse(expected).unwrap();
-            assert_eq!(normalize(&capped.to_string()), normalize(&expected_query.to_string()), "{text}");
+            assert_eq!(
+                normalize(&capped.to_string()),
+                normalize(&expected_query.to_string()),
+                "{text}"
+            );
             assert_eq!(capped, expected_query, "{text}");
         }
         // Readable: the same text with a trailing LIMIT (aggregates get random variable names,
@@ -1177,9 +1212,19 @@ mod tests {
             "SELECT ?s WHERE { { SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 100000 } } ORDER BY ?o",
         ] {
             let query = ReadQuery::parse(text).unwrap();
-            let Query::Select { pattern: original, .. } = query.as_query() else { panic!() };
+            let Query::Select { pattern: original, .. } = query.as_query() else {
+                panic!()
+            };
             match query.capped(10).as_query() {
-                Query::Select { pattern: GraphPattern::Slice { inner, start: 0, length: Some(11) }, .. } => {
+                Query::Select {
+                    pattern:
+                        GraphPattern::Slice {
+                            inner,
+                            start: 0,
+                            length: Some(11),
+                        },
+                    ..
+                } => {
                     assert_eq!(**inner, *original, "{text}");
                 }
                 other => panic!("{text}: {other}"),

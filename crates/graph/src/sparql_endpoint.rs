@@ -269,10 +269,7 @@ impl KnowledgeGraph for SparqlEndpoint {
     }
 
     /// Looked up once per predicate for the endpoint's life.
-    async fn predicate_names(
-        &self,
-        iris: &[&str],
-    ) -> Result<std::collections::HashMap<String, String>, GraphError> {
+    async fn predicate_names(&self, iris: &[&str]) -> Result<std::collections::HashMap<String, String>, GraphError> {
         self.predicate_names.names(self, iris).await
     }
 
@@ -281,7 +278,9 @@ impl KnowledgeGraph for SparqlEndpoint {
     async fn profile(&self) -> Result<std::sync::Arc<crate::profile::SchemaProfile>, GraphError> {
         let profile = self
             .profile
-            .get_or_try_init(|| async { Ok::<_, GraphError>(std::sync::Arc::new(crate::profile::compute(self).await?)) })
+            .get_or_try_init(|| async {
+                Ok::<_, GraphError>(std::sync::Arc::new(crate::profile::compute(self).await?))
+            })
             .await?;
         Ok(std::sync::Arc::clone(profile))
     }

@@ -112,7 +112,10 @@ pub fn iri_name(iri: &str) -> Option<String> {
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
     let separated = decoded.contains(['_', ' ', '-', '+']);
     let mut name = String::with_capacity(decoded.len() + 4);
-    let chars: Vec<char> = decoded.chars().map(|c| if c == '_' || c == '+' { ' ' } else { c }).collect();
+    let chars: Vec<char> = decoded
+        .chars()
+        .map(|c| if c == '_' || c == '+' { ' ' } else { c })
+        .collect();
     for (i, &c) in chars.iter().enumerate() {
         if !separated && i > 0 && c.is_uppercase() {
             let prev = chars[i - 1];
@@ -173,9 +176,18 @@ mod tests {
     #[test]
     fn names_from_iris() {
         let name = |iri: &str| iri_name(iri);
-        assert_eq!(name("http://dbpedia.org/resource/Antony_Cheng").as_deref(), Some("Antony Cheng"));
-        assert_eq!(name("https://dblp.org/pid/t/AlanMTuring").as_deref(), Some("Alan M Turing"));
-        assert_eq!(name("http://dbpedia.org/resource/Ray_McDonald").as_deref(), Some("Ray McDonald"));
+        assert_eq!(
+            name("http://dbpedia.org/resource/Antony_Cheng").as_deref(),
+            Some("Antony Cheng")
+        );
+        assert_eq!(
+            name("https://dblp.org/pid/t/AlanMTuring").as_deref(),
+            Some("Alan M Turing")
+        );
+        assert_eq!(
+            name("http://dbpedia.org/resource/Ray_McDonald").as_deref(),
+            Some("Ray McDonald")
+        );
         assert_eq!(name("https://makg.org/entity/245811625").as_deref(), Some("245811625"));
         assert_eq!(name("http://e.org/Malm%C3%B6_FF").as_deref(), Some("Malmö FF"));
         assert_eq!(name("http://e.org/x#HTMLParser").as_deref(), Some("HTML Parser"));

@@ -276,9 +276,17 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
         .edges
         .iter()
         .map(|e| {
-            assert_eq!((e.direction, e.predicate.as_str()), (Direction::Incoming, &*format!("{R}starredActors")));
-            let Term::NamedNode(film) = &e.neighbour else { panic!("{e:?}") };
-            (e.vertex.trim_start_matches(E).to_owned(), film.as_str().trim_start_matches(E).to_owned())
+            assert_eq!(
+                (e.direction, e.predicate.as_str()),
+                (Direction::Incoming, &*format!("{R}starredActors"))
+            );
+            let Term::NamedNode(film) = &e.neighbour else {
+                panic!("{e:?}")
+            };
+            (
+                e.vertex.trim_start_matches(E).to_owned(),
+                film.as_str().trim_start_matches(E).to_owned(),
+            )
         })
         .collect();
     edges.sort();
@@ -297,11 +305,19 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
         .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 2)
         .await
         .unwrap();
-    assert_eq!((sampled.queries, sampled.sampled, sampled.edges.len()), (2, true, 2), "{sampled:?}");
+    assert_eq!(
+        (sampled.queries, sampled.sampled, sampled.edges.len()),
+        (2, true, 2),
+        "{sampled:?}"
+    );
     // Outgoing, literals included, blacklisted predicates out.
     let gump = format!("{E}Forrest_Gump");
     let outgoing = kg.neighbourhood(&[&gump], Direction::Outgoing, 100).await.unwrap();
-    let mut predicates: Vec<&str> = outgoing.edges.iter().map(|e| e.predicate.trim_start_matches(R)).collect();
+    let mut predicates: Vec<&str> = outgoing
+        .edges
+        .iter()
+        .map(|e| e.predicate.trim_start_matches(R))
+        .collect();
     predicates.sort();
     assert_eq!(predicates, ["directedBy", "has_tags", "release_year", "starredActors"]);
     assert!(
@@ -310,7 +326,13 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
             .iter()
             .any(|e| matches!(&e.neighbour, Term::Literal(l) if l.value() == "1994"))
     );
-    assert!(kg.neighbourhood(&[], Direction::Outgoing, 10).await.unwrap().edges.is_empty());
+    assert!(
+        kg.neighbourhood(&[], Direction::Outgoing, 10)
+            .await
+            .unwrap()
+            .edges
+            .is_empty()
+    );
     assert!(matches!(
         kg.neighbourhood(&["not an iri"], Direction::Outgoing, 10).await,
         Err(GraphError::InvalidIri { .. })
@@ -372,7 +394,10 @@ async fn the_schema_profile_counts_predicates_and_classes(kg: Arc<dyn KnowledgeG
     assert_eq!((year.triples, year.iri_objects), (4, 0));
     assert_eq!(year.datatypes["http://www.w3.org/2001/XMLSchema#string"], 4);
     // The most used first.
-    assert!(profile.predicates.windows(2).all(|w| w[0].triples >= w[1].triples), "{profile:#?}");
+    assert!(
+        profile.predicates.windows(2).all(|w| w[0].triples >= w[1].triples),
+        "{profile:#?}"
+    );
     // (Virtuoso's default graph also holds its own system classes: only the fixture's are
     // compared.)
     let classes: Vec<(&str, &str, u64)> = profile
@@ -407,7 +432,10 @@ async fn members(kg: &Arc<dyn KnowledgeGraph>, iris: &[&str], class: &str) -> Ve
             variables: vec![s],
         }),
     };
-    let QueryResults::Solutions(found) = kg.query(&chatty_kg_graph::ReadQuery::select(pattern).unwrap()).await.unwrap()
+    let QueryResults::Solutions(found) = kg
+        .query(&chatty_kg_graph::ReadQuery::select(pattern).unwrap())
+        .await
+        .unwrap()
     else {
         panic!("not solutions")
     };
@@ -439,7 +467,10 @@ async fn vertices_by_a_stored_value(kg: Arc<dyn KnowledgeGraph>) {
     // A language-tagged value in the configured language too; another language is not it.
     let found = kg.value_subjects("Seul au monde", 5).await.unwrap();
     assert!(found.is_empty(), "French, not the configured English: {found:?}");
-    assert!(kg.value_subjects("goldfinger", 5).await.unwrap().is_empty(), "exact, as stored");
+    assert!(
+        kg.value_subjects("goldfinger", 5).await.unwrap().is_empty(),
+        "exact, as stored"
+    );
     // Query syntax in the value stays a literal.
     assert!(kg.value_subjects("\" } DROP ALL {", 5).await.unwrap().is_empty());
 }
@@ -525,7 +556,12 @@ async fn accents_are_folded_embedded_and_by_regex() {
     for kg in backends.into_iter().flatten() {
         for text in ["gert frobe", "Gert Fröbe", "GERT FRÖBE", "gërt fröbe"] {
             let found = kg.search_entities(text, 5).await.unwrap();
-            assert_eq!(iris(&found).first().map(String::as_str), Some("Gert_Frobe"), "{text} on {}", kg.describe());
+            assert_eq!(
+                iris(&found).first().map(String::as_str),
+                Some("Gert_Frobe"),
+                "{text} on {}",
+                kg.describe()
+            );
         }
     }
 }

@@ -211,7 +211,11 @@ async fn a_query_whose_caller_gives_up_stops_running() {
     // The store's own timeout is far away: only the caller's giving up can stop the query.
     let kg = slow_store(tmp.path(), 3600.0);
     let query = kg.query_text(SLOW_QUERY);
-    assert!(tokio::time::timeout(std::time::Duration::from_millis(300), query).await.is_err());
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(300), query)
+            .await
+            .is_err()
+    );
     // Without cancellation the blocking thread would count 7 × 430³ rows for many minutes.
     let mut waited = 0;
     while kg.running_queries() > 0 && waited < 100 {
@@ -335,20 +339,45 @@ async fn vertices_without_labels_are_named_and_found_by_their_iris() {
     let tmp = tempfile::tempdir().unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/no-labels.ttl");
     let store = tmp.path().join("store");
-    let report = EmbeddedStore::load(&store, &[RdfFile::new(&fixture).unwrap()], &GraphSettings::default(), false).unwrap();
+    let report = EmbeddedStore::load(
+        &store,
+        &[RdfFile::new(&fixture).unwrap()],
+        &GraphSettings::default(),
+        false,
+    )
+    .unwrap();
     assert_eq!(report.labels, 9, "every subject and IRI object but the class");
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
     let found = |text: &str| {
         let kg = &kg;
         let text = text.to_owned();
-        async move { kg.search_entities(&text, 5).await.unwrap().into_iter().map(|c| (c.iri, c.label)).collect::<Vec<_>>() }
+        async move {
+            kg.search_entities(&text, 5)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|c| (c.iri, c.label))
+                .collect::<Vec<_>>()
+        }
     };
-    assert_eq!(found("Antony Cheng").await[0], ("http://example.org/resource/Antony_Cheng".into(), "Antony Cheng".into()));
+    assert_eq!(
+        found("Antony Cheng").await[0],
+        ("http://example.org/resource/Antony_Cheng".into(), "Antony Cheng".into())
+    );
     assert_eq!(found("Alan M. Turing").await[0].1, "Alan M Turing");
-    assert_eq!(found("malmo ff").await[0], ("http://example.org/resource/Malm%C3%B6_FF".into(), "Malmö FF".into()));
+    assert_eq!(
+        found("malmo ff").await[0],
+        ("http://example.org/resource/Malm%C3%B6_FF".into(), "Malmö FF".into())
+    );
     assert_eq!(found("245811625").await[0].1, "245811625");
     assert!(found("skater").await.is_empty(), "a class is not an entity to link");
-    let labels = kg.labels(&["http://example.org/resource/Vancouver", "http://example.org/resource/LiJiang"]).await.unwrap();
+    let labels = kg
+        .labels(&[
+            "http://example.org/resource/Vancouver",
+            "http://example.org/resource/LiJiang",
+        ])
+        .await
+        .unwrap();
     assert_eq!(labels["http://example.org/resource/Vancouver"], "Vancouver");
     assert_eq!(labels["http://example.org/resource/LiJiang"], "Li Jiang");
     drop(kg);
@@ -360,7 +389,12 @@ async fn vertices_without_labels_are_named_and_found_by_their_iris() {
     assert_eq!(EmbeddedStore::reindex(&store, &off).unwrap(), 0);
     let kg = EmbeddedStore::open(&store, off).unwrap();
     assert!(kg.search_entities("Antony Cheng", 5).await.unwrap().is_empty());
-    assert!(kg.labels(&["http://example.org/resource/Vancouver"]).await.unwrap().is_empty());
+    assert!(
+        kg.labels(&["http://example.org/resource/Vancouver"])
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// Predicates are named by their own labels in the graph, else from their IRIs, and the names
@@ -370,9 +404,18 @@ async fn predicates_are_named_by_their_labels_and_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/labelled-predicates.ttl");
     let store = tmp.path().join("store");
-    EmbeddedStore::load(&store, &[RdfFile::new(&fixture).unwrap()], &GraphSettings::default(), false).unwrap();
+    EmbeddedStore::load(
+        &store,
+        &[RdfFile::new(&fixture).unwrap()],
+        &GraphSettings::default(),
+        false,
+    )
+    .unwrap();
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
-    let (p57, other) = ("http://www.wikidata.org/prop/direct/P57", "http://example.org/prop/birthPlace");
+    let (p57, other) = (
+        "http://www.wikidata.org/prop/direct/P57",
+        "http://example.org/prop/birthPlace",
+    );
     let names = kg.predicate_names(&[p57, other]).await.unwrap();
     assert_eq!(names[p57], "director");
     assert_eq!(names[other], "birth place");
@@ -415,8 +458,13 @@ async fn a_first_load_indexes_the_labels_it_parses_as_a_rescan_would() {
         async move {
             let mut found = Vec::new();
             for text in ["alpha", "alfa", "beta", "gamma ray", "letter", "e"] {
-                let mut hits: Vec<_> =
-                    kg.search_entities(text, 10).await.unwrap().into_iter().map(|c| (c.iri, c.label)).collect();
+                let mut hits: Vec<_> = kg
+                    .search_entities(text, 10)
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|c| (c.iri, c.label))
+                    .collect();
                 hits.sort();
                 found.push(hits);
             }
@@ -425,7 +473,10 @@ async fn a_first_load_indexes_the_labels_it_parses_as_a_rescan_would() {
     };
     let parsed = search(&store).await;
     assert_eq!(parsed[0], vec![("http://e/a".to_owned(), "Alpha".to_owned())]);
-    assert_eq!(parsed[3], vec![("http://e/Gamma_Ray".to_owned(), "Gamma Ray".to_owned())]);
+    assert_eq!(
+        parsed[3],
+        vec![("http://e/Gamma_Ray".to_owned(), "Gamma Ray".to_owned())]
+    );
     assert!(parsed[4].is_empty(), "a class is not named");
     assert_eq!(EmbeddedStore::reindex(&store, &settings).unwrap(), first.labels);
     assert_eq!(search(&store).await, parsed, "the rescan finds the same");
@@ -444,7 +495,9 @@ async fn a_first_load_indexes_the_labels_it_parses_as_a_rescan_would() {
 #[tokio::test]
 async fn a_first_load_that_fails_leaves_no_half_index() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut text: String = (0..10_000).map(|i| format!("<http://e/{i}> {LABEL} \"Name {i}\" .\n")).collect();
+    let mut text: String = (0..10_000)
+        .map(|i| format!("<http://e/{i}> {LABEL} \"Name {i}\" .\n"))
+        .collect();
     text.push_str("<http://e/broken> {LABEL} \"unterminated .\n");
     let bad = write(tmp.path(), "bad.nt", &text);
     let store = tmp.path().join("store");
@@ -495,5 +548,10 @@ async fn name_predicates_identify_vertices_without_naming_them() {
 
     assert_eq!(EmbeddedStore::reindex(&store, &GraphSettings::default()).unwrap(), 2);
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
-    assert!(kg.search_entities("deep residual learning", 5).await.unwrap().is_empty());
+    assert!(
+        kg.search_entities("deep residual learning", 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

@@ -351,12 +351,20 @@ async fn a_huge_streamed_select_is_cut_at_max_result_bytes() {
         };
         assert!(s.truncated);
         assert!(!s.rows.is_empty());
-        assert!(s.rows.len() <= MIB / row_len, "{} rows cannot fit in 1 MiB", s.rows.len());
+        assert!(
+            s.rows.len() <= MIB / row_len,
+            "{} rows cannot fit in 1 MiB",
+            s.rows.len()
+        );
         assert!(s.rows.len() + 2 >= MIB / row_len, "only {} rows kept", s.rows.len());
         for (i, value) in s.column("x").enumerate() {
             assert_eq!(value.to_string(), format!("<http://e/r{i:09}>"));
         }
-        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }
 
@@ -365,20 +373,28 @@ async fn a_huge_streamed_select_is_cut_at_max_result_bytes() {
 #[tokio::test]
 async fn other_formats_and_ask_are_cut_too() {
     let xml_row = |i: usize| format!(r#"<result><binding name="n"><literal>{i}</literal></binding></result>"#);
-    let url = raw_server("Content-Type: application/sparql-results+xml\r\n".into(), true, move |write| {
-        write(br#"<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="n"/></head><results>"#);
-        for i in 0..100_000 {
-            if !write(xml_row(i).as_bytes()) {
-                return;
+    let url = raw_server(
+        "Content-Type: application/sparql-results+xml\r\n".into(),
+        true,
+        move |write| {
+            write(br#"<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="n"/></head><results>"#);
+            for i in 0..100_000 {
+                if !write(xml_row(i).as_bytes()) {
+                    return;
+                }
             }
-        }
-        write(b"</results></sparql>");
-    });
+            write(b"</results></sparql>");
+        },
+    );
     let kg = capped_endpoint(url, 64 << 10, |e| e.results_format = ResultsFormat::Xml);
     let QueryResults::Solutions(s) = kg.query_text("SELECT ?n WHERE { ?s ?p ?n }").await.unwrap() else {
         panic!()
     };
-    assert!(s.truncated && !s.rows.is_empty() && s.rows.len() < 100_000, "{}", s.rows.len());
+    assert!(
+        s.truncated && !s.rows.is_empty() && s.rows.len() < 100_000,
+        "{}",
+        s.rows.len()
+    );
     for (i, value) in s.column("n").enumerate() {
         assert_eq!(value.to_string(), format!("\"{i}\""));
     }
@@ -438,8 +454,15 @@ async fn an_announced_huge_body_is_refused_unread() {
         other => panic!("{other}"),
     }
     let message = error.to_string();
-    assert!(message.contains("209715200") && message.contains("max_result_bytes"), "{message}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        message.contains("209715200") && message.contains("max_result_bytes"),
+        "{message}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// An endpoint that refuses the pushed-down LIMIT with a server error (Virtuoso's SR353 for
@@ -450,24 +473,31 @@ async fn a_refused_pushed_down_limit_is_retried_as_written() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(query_param_contains("query", "LIMIT 10001"))
-        .respond_with(ResponseTemplate::new(500).set_body_string(
-            "Virtuoso 22023 Error SR353: Sorted TOP clause specifies more then 10001 rows to sort.",
-        ))
+        .respond_with(
+            ResponseTemplate::new(500).set_body_string(
+                "Virtuoso 22023 Error SR353: Sorted TOP clause specifies more then 10001 rows to sort.",
+            ),
+        )
         .mount(&server)
         .await;
     Mock::given(method("GET")).respond_with(one_row()).mount(&server).await;
     let kg = endpoint(server.uri(), |_| {});
-    let QueryResults::Solutions(s) = kg
-        .query_text("SELECT ?x WHERE { ?x ?p ?o } ORDER BY ?x")
-        .await
-        .unwrap()
-    else {
+    let QueryResults::Solutions(s) = kg.query_text("SELECT ?x WHERE { ?x ?p ?o } ORDER BY ?x").await.unwrap() else {
         panic!()
     };
     assert_eq!(s.rows.len(), 1);
-    let sent: Vec<String> = server.received_requests().await.unwrap().iter().map(sent_query).collect();
+    let sent: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(sent_query)
+        .collect();
     assert_eq!(sent.len(), 2);
-    assert!(sent[0].ends_with("LIMIT 10001") && !sent[1].contains("LIMIT"), "{sent:?}");
+    assert!(
+        sent[0].ends_with("LIMIT 10001") && !sent[1].contains("LIMIT"),
+        "{sent:?}"
+    );
 
     // Written with that LIMIT: the same error, asked once.
     let error = kg

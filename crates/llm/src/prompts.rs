@@ -343,11 +343,13 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("notes.txt"), "not a template").unwrap();
         // A template of an agent that asks no model any more is ignored, not an error.
-        std::fs::write(dir.path().join("classifier.jinja"), "[system]\nOld.\n[user]\n{{ question }}\n").unwrap();
+        std::fs::write(
+            dir.path().join("classifier.jinja"),
+            "[system]\nOld.\n[user]\n{{ question }}\n",
+        )
+        .unwrap();
         let prompts = PromptLibrary::load(Some(dir.path())).unwrap();
-        let messages = prompts
-            .render("chat_translate", json!({"question": "Who?"}))
-            .unwrap();
+        let messages = prompts.render("chat_translate", json!({"question": "Who?"})).unwrap();
         assert_eq!(messages, vec![Message::system("Custom."), Message::user("Who?")]);
         assert!(prompts.files()["chat_translate"].ends_with("chat_translate.jinja"));
         assert!(
@@ -467,7 +469,9 @@ mod tests {
             let last = &messages.last().unwrap().content;
             assert!(last.contains(question), "{name}: {last}");
             match name {
-                "rephraser" => assert!(last.contains(turn) && last.contains("x\n [assistant] \ny") && last.contains(label)),
+                "rephraser" => {
+                    assert!(last.contains(turn) && last.contains("x\n [assistant] \ny") && last.contains(label))
+                }
                 "matching" | "path_search" => assert!(last.contains(label), "{name}: {last}"),
                 _ => {}
             }

@@ -141,9 +141,8 @@ async fn an_answer_does_not_depend_on_the_question_before_it() {
     let _turn = SERIAL.lock().await;
     let Some(model) = model() else { return };
     let system = Message::system("You describe rivers, lakes and mountains in plain words. ".repeat(10));
-    let ask = |question: &str| {
-        ChatRequest::new("chat", vec![system.clone(), Message::user(question)]).with_max_tokens(48)
-    };
+    let ask =
+        |question: &str| ChatRequest::new("chat", vec![system.clone(), Message::user(question)]).with_max_tokens(48);
     let unrelated = ChatRequest::new("chat", vec![Message::user("Say hello.")]).with_max_tokens(4);
     let question = "Describe the longest river of Peru, where it starts and where it ends.";
     model.complete(&unrelated).await.unwrap();

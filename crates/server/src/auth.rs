@@ -136,9 +136,15 @@ mod tests {
         }
         let keys = ApiKeys::new(&["k1".into()]).unwrap();
         for empty in [
-            TestRequest::default().insert_header(("X-API-Key", "")).to_http_request(),
-            TestRequest::default().insert_header(("X-API-Key", "  ")).to_http_request(),
-            TestRequest::default().insert_header(("Authorization", "Bearer ")).to_http_request(),
+            TestRequest::default()
+                .insert_header(("X-API-Key", ""))
+                .to_http_request(),
+            TestRequest::default()
+                .insert_header(("X-API-Key", "  "))
+                .to_http_request(),
+            TestRequest::default()
+                .insert_header(("Authorization", "Bearer "))
+                .to_http_request(),
             TestRequest::with_uri("/ws?api_key=%20").to_http_request(),
         ] {
             assert!(matches!(keys.caller(&empty), Err(ServerError::Unauthorized)));

@@ -15,9 +15,15 @@ pub enum ServerError {
     Unauthorized,
     #[error("no such session")]
     NoSuchSession,
+    #[error("the session has no turn {0}")]
+    NoSuchTurn(u32),
+    #[error("the correction cannot be used: {0}")]
+    InvalidCorrection(String),
     #[error("requests from the page at {origin} are not accepted (add it to server.allowed_origins to allow it)")]
     ForbiddenOrigin { origin: String },
-    #[error("this server does not answer to the host name {host:?} (add it to server.allowed_hosts, or use an API key)")]
+    #[error(
+        "this server does not answer to the host name {host:?} (add it to server.allowed_hosts, or use an API key)"
+    )]
     UnknownHost { host: String },
     #[error("send the request body as JSON (`Content-Type: application/json`)")]
     NotJson,
@@ -63,6 +69,7 @@ impl From<DialogueError> for ServerError {
     fn from(error: DialogueError) -> Self {
         match error {
             DialogueError::NotFound => ServerError::NoSuchSession,
+            DialogueError::NoSuchTurn(turn) => ServerError::NoSuchTurn(turn),
             other => ServerError::Dialogue(other),
         }
     }
@@ -74,6 +81,8 @@ impl ServerError {
         match self {
             ServerError::Unauthorized => "unauthorized",
             ServerError::NoSuchSession => "no_such_session",
+            ServerError::NoSuchTurn(_) => "no_such_turn",
+            ServerError::InvalidCorrection(_) => "invalid_correction",
             ServerError::ForbiddenOrigin { .. } => "forbidden_origin",
             ServerError::UnknownHost { .. } => "unknown_host",
             ServerError::NotJson => "not_json",
@@ -114,13 +123,14 @@ impl ResponseError for ServerError {
     fn status_code(&self) -> StatusCode {
         match self {
             ServerError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ServerError::NoSuchSession => StatusCode::NOT_FOUND,
+            ServerError::NoSuchSession | ServerError::NoSuchTurn(_) => StatusCode::NOT_FOUND,
             ServerError::ForbiddenOrigin { .. } => StatusCode::FORBIDDEN,
             ServerError::UnknownHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             ServerError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ServerError::UnknownKg { .. }
             | ServerError::EmptyQuestion
             | ServerError::Agent(AgentError::EmptyQuestion)
+            | ServerError::InvalidCorrection(_)
             | ServerError::Malformed(_) => StatusCode::BAD_REQUEST,
             ServerError::QuestionTooLong { .. } | ServerError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ServerError::Busy => StatusCode::CONFLICT,

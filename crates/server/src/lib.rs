@@ -11,6 +11,8 @@
 
 pub mod auth;
 pub mod error;
+pub mod explore;
+pub mod feedback;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;

@@ -42,12 +42,22 @@ impl RateLimiter {
 
     /// Counts a new session of `owner`, or refuses it.
     pub fn create_session(&self, owner: Option<&Owner>) -> Result<(), ServerError> {
-        self.take(owner, Action::CreateSession, self.limits.sessions_per_hour, Duration::from_secs(3600))
+        self.take(
+            owner,
+            Action::CreateSession,
+            self.limits.sessions_per_hour,
+            Duration::from_secs(3600),
+        )
     }
 
     /// Counts a question of `owner`, or refuses it.
     pub fn ask(&self, owner: Option<&Owner>) -> Result<(), ServerError> {
-        self.take(owner, Action::Ask, self.limits.questions_per_minute, Duration::from_secs(60))
+        self.take(
+            owner,
+            Action::Ask,
+            self.limits.questions_per_minute,
+            Duration::from_secs(60),
+        )
     }
 
     fn take(&self, owner: Option<&Owner>, action: Action, limit: u32, length: Duration) -> Result<(), ServerError> {
@@ -60,7 +70,9 @@ impl RateLimiter {
         if windows.len() > 10_000 {
             windows.retain(|_, w| now.duration_since(w.started) < Duration::from_secs(3600));
         }
-        let window = windows.entry((owner.cloned(), action)).or_insert(Window { started: now, used: 0 });
+        let window = windows
+            .entry((owner.cloned(), action))
+            .or_insert(Window { started: now, used: 0 });
         if now.duration_since(window.started) >= length {
             *window = Window { started: now, used: 0 };
         }

@@ -15,7 +15,7 @@
 //! `graph`, `llm`, `retries_exhausted`, `malformed_message`, …).
 
 use chatty_kg_agents::{AgentError, Dialogue, Explanation, Mode, Pipeline};
-use chatty_kg_graph::{Direction, GraphError, QueryResults, Term, term_text};
+use chatty_kg_graph::{GraphError, QueryResults, term_text};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ErrorData, Implementation, ServerCapabilities, ServerInfo};
@@ -27,8 +27,6 @@ use tokio::sync::Mutex;
 
 /// Rows a `sparql` call returns unless it asks for fewer.
 const DEFAULT_ROWS: usize = 100;
-/// Triples `describe` returns per direction unless it asks for fewer.
-const DEFAULT_TRIPLES: usize = 50;
 /// Dialogues kept by `ask` with a session (the oldest is dropped beyond).
 const MAX_SESSIONS: usize = 1000;
 /// Answers per turn kept for later questions (L).
@@ -122,9 +120,11 @@ impl McpServer {
         }
     }
 
-    #[tool(description = "Answer a question from the knowledge graph. Returns the answer text, the \
+    #[tool(
+        description = "Answer a question from the knowledge graph. Returns the answer text, the \
         answer values (with labels and the triples behind each), the SPARQL that ran and how the \
-        question's entities were linked. Give a session name to continue a dialogue.")]
+        question's entities were linked. Give a session name to continue a dialogue."
+    )]
     async fn ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<String, ErrorData> {
         if !args.question.chars().any(char::is_alphanumeric) {
             return Err(error("empty_question", "the question is empty"));
@@ -140,8 +140,16 @@ impl McpServer {
             }
             None => Vec::new(),
         };
-        let mode = if args.session.is_some() { Mode::MultiTurn } else { Mode::SingleTurn };
-        let e = self.pipeline.ask(&args.question, mode, &history).await.map_err(agent_error)?;
+        let mode = if args.session.is_some() {
+            Mode::MultiTurn
+        } else {
+            Mode::SingleTurn
+        };
+        let e = self
+            .pipeline
+            .ask(&args.question, mode, &history)
+            .await
+            .map_err(agent_error)?;
         if let Some(id) = &args.session {
             let mut sessions = self.sessions.lock().await;
             match sessions.iter_mut().find(|(name, _)| name == id) {
@@ -173,12 +181,17 @@ impl McpServer {
         text(&json!(found))
     }
 
-    #[tool(description = "Run a read-only SPARQL SELECT or ASK query on the knowledge graph (SERVICE, \
-        FROM and updates are refused). Returns the variables and rows, at most max_rows.")]
+    #[tool(
+        description = "Run a read-only SPARQL SELECT or ASK query on the knowledge graph (SERVICE, \
+        FROM and updates are refused). Returns the variables and rows, at most max_rows."
+    )]
     async fn sparql(&self, Parameters(args): Parameters<SparqlArgs>) -> Result<String, ErrorData> {
         let kg = &self.pipeline.context().kg;
         let results = kg.query_text(&args.query).await.map_err(graph_error)?;
-        let max = args.max_rows.unwrap_or(DEFAULT_ROWS).clamp(1, kg.settings().max_rows.max(1));
+        let max = args
+            .max_rows
+            .unwrap_or(DEFAULT_ROWS)
+            .clamp(1, kg.settings().max_rows.max(1));
         let value = match results {
             QueryResults::Boolean(b) => json!({"boolean": b}),
             QueryResults::Solutions(s) => {
@@ -202,46 +215,18 @@ impl McpServer {
         text(&value)
     }
 
-    #[tool(description = "The triples around a vertex of the knowledge graph, outgoing and incoming, \
-        with labels.")]
+    #[tool(
+        description = "The triples around a vertex of the knowledge graph, outgoing and incoming, \
+        with labels."
+    )]
     async fn describe(&self, Parameters(args): Parameters<DescribeArgs>) -> Result<String, ErrorData> {
-        let kg = &self.pipeline.context().kg;
-        let limit = args.limit.unwrap_or(DEFAULT_TRIPLES).clamp(1, 1000);
-        let mut edges = Vec::new();
-        for direction in [Direction::Outgoing, Direction::Incoming] {
-            let around = kg.neighbourhood(&[args.iri.as_str()], direction, limit).await.map_err(graph_error)?;
-            edges.extend(around.edges.into_iter().take(limit));
-        }
-        let mut iris: Vec<&str> = vec![args.iri.as_str()];
-        for edge in &edges {
-            if let Term::NamedNode(n) = &edge.neighbour {
-                iris.push(n.as_str());
-            }
-        }
-        iris.sort_unstable();
-        iris.dedup();
-        let labels = kg.labels(&iris).await.map_err(graph_error)?;
-        let mut predicates: Vec<&str> = edges.iter().map(|e| e.predicate.as_str()).collect();
-        predicates.sort_unstable();
-        predicates.dedup();
-        let names = kg.predicate_names(&predicates).await.map_err(graph_error)?;
-        let named = |term: &Term| -> Value {
-            match term {
-                Term::NamedNode(n) => json!({"iri": n.as_str(), "label": labels.get(n.as_str())}),
-                other => json!({"value": term_text(other)}),
-            }
-        };
-        let triples: Vec<Value> = edges
-            .iter()
-            .map(|e| {
-                json!({
-                    "direction": e.direction,
-                    "predicate": {"iri": e.predicate, "label": names.get(&e.predicate)},
-                    "other": named(&e.neighbour),
-                })
-            })
-            .collect();
-        text(&json!({"iri": args.iri, "label": labels.get(&args.iri), "triples": triples}))
+        let kg = self.pipeline.context().kg.as_ref();
+        let limit = args.limit.unwrap_or(crate::explore::DEFAULT_TRIPLES);
+        text(
+            &crate::explore::describe(kg, &args.iri, limit)
+                .await
+                .map_err(graph_error)?,
+        )
     }
 
     #[tool(description = "The knowledge graph this server answers from.")]
@@ -283,10 +268,10 @@ impl ServerHandler for McpServer {
         ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("chatty-kg", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-            "Answers questions from a knowledge graph (RDF) with the SPARQL it ran: use `ask` for \
+                "Answers questions from a knowledge graph (RDF) with the SPARQL it ran: use `ask` for \
              questions, `entities` to find a vertex by name, `describe` to see what the graph says \
              of it, `sparql` for a read-only query.",
-        )
+            )
     }
 }
 
@@ -297,6 +282,9 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), std::io::Error> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    running.waiting().await.map_err(|e| std::io::Error::other(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(())
 }

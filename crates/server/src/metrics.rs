@@ -1,11 +1,10 @@
 //! Prometheus metrics, served at `/metrics` in the text format: questions by KG and outcome,
 //! latency histograms per stage and per agent, LLM calls and tokens, SPARQL queries, errors by
-//! kind, and the live WebSocket connections and answers under way.
+//! kind, ratings of answers, and the live WebSocket connections and answers under way.
 
 use chatty_kg_agents::{Explanation, Outcome};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 pub struct Metrics {
@@ -18,6 +17,8 @@ pub struct Metrics {
     sparql_queries: IntCounter,
     errors: IntCounterVec,
     pub sessions_created: IntCounter,
+    /// Ratings given, by knowledge graph and rating (`up`, `down`, `corrected`, `withdrawn`).
+    pub feedback: IntCounterVec,
     pub ws_connections: IntGauge,
     pub answers_in_flight: IntGauge,
     /// 1 when a component works, 0 when not (`llm`, `sessions`), as of the last `/health`.
@@ -57,6 +58,10 @@ impl Metrics {
                 &["kind"],
             )?,
             sessions_created: IntCounter::new("sessions_created_total", "Sessions created")?,
+            feedback: IntCounterVec::new(
+                Opts::new("feedback_total", "Ratings of answers, by knowledge graph and rating"),
+                &["kg", "rating"],
+            )?,
             ws_connections: IntGauge::new("websocket_connections", "Open WebSocket connections")?,
             answers_in_flight: IntGauge::new("answers_in_flight", "Questions being answered now")?,
             up: IntGaugeVec::new(
@@ -74,6 +79,7 @@ impl Metrics {
         r.register(Box::new(metrics.sparql_queries.clone()))?;
         r.register(Box::new(metrics.errors.clone()))?;
         r.register(Box::new(metrics.sessions_created.clone()))?;
+        r.register(Box::new(metrics.feedback.clone()))?;
         r.register(Box::new(metrics.ws_connections.clone()))?;
         r.register(Box::new(metrics.answers_in_flight.clone()))?;
         r.register(Box::new(metrics.up.clone()))?;

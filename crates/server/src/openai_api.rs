@@ -22,10 +22,10 @@
 use crate::error::ServerError;
 use crate::protocol::ServerMessage;
 use crate::service::{Caller, ChatService};
-use actix_web::web::{self, Bytes};
-use actix_web::HttpResponse;
-use chatty_kg_agents::{Explanation, Turn};
 use crate::sse::{Progress, progress};
+use actix_web::HttpResponse;
+use actix_web::web::{self, Bytes};
+use chatty_kg_agents::{Explanation, Turn};
 use futures_util::StreamExt;
 use futures_util::stream::{self, Stream};
 use serde::Deserialize;
@@ -100,9 +100,14 @@ impl Message {
 
 /// The question (the last message, a user's) and the turns before it.
 fn dialogue(messages: &[Message]) -> Result<(String, Vec<Turn>), ServerError> {
-    let spoken: Vec<&Message> = messages.iter().filter(|m| m.role != "system" && m.role != "developer").collect();
+    let spoken: Vec<&Message> = messages
+        .iter()
+        .filter(|m| m.role != "system" && m.role != "developer")
+        .collect();
     let Some((last, earlier)) = spoken.split_last() else {
-        return Err(ServerError::Malformed("`messages` has no user message to answer".into()));
+        return Err(ServerError::Malformed(
+            "`messages` has no user message to answer".into(),
+        ));
     };
     if last.role != "user" {
         return Err(ServerError::Malformed(format!(
@@ -154,7 +159,13 @@ fn listed(line: &str) -> Option<Vec<String>> {
         Some((named, rest)) if rest.ends_with(" more") && rest.split(' ').next()?.parse::<usize>().is_ok() => named,
         _ => list,
     };
-    Some(list.split(", ").map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned).collect())
+    Some(
+        list.split(", ")
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 /// Answers per earlier turn looked up in the graph.
@@ -167,21 +178,25 @@ async fn ground(graph: &dyn chatty_kg_graph::KnowledgeGraph, turn: &mut Turn) ->
     use chatty_kg_agents::referents::Member;
     use chatty_kg_graph::text::EXACT_MATCH_SCORE;
     for answer in turn.answers.iter().take(GROUNDED_ANSWERS) {
-        let found = graph.search_entities(answer, 5).await.map_err(chatty_kg_agents::AgentError::from)?;
-        turn.values.push(match found.into_iter().find(|c| c.score >= EXACT_MATCH_SCORE) {
-            Some(vertex) => Member {
-                value: vertex.iri,
-                label: vertex.label,
-                iri: true,
-                datatype: None,
-            },
-            None => Member {
-                value: answer.clone(),
-                label: answer.clone(),
-                iri: false,
-                datatype: None,
-            },
-        });
+        let found = graph
+            .search_entities(answer, 5)
+            .await
+            .map_err(chatty_kg_agents::AgentError::from)?;
+        turn.values
+            .push(match found.into_iter().find(|c| c.score >= EXACT_MATCH_SCORE) {
+                Some(vertex) => Member {
+                    value: vertex.iri,
+                    label: vertex.label,
+                    iri: true,
+                    datatype: None,
+                },
+                None => Member {
+                    value: answer.clone(),
+                    label: answer.clone(),
+                    iri: false,
+                    datatype: None,
+                },
+            });
     }
     Ok(())
 }
@@ -212,7 +227,9 @@ async fn chat_completions(
     }
     let id = completion_id();
     if !request.stream {
-        let (kg, explanation) = service.ask_once(&caller, kg.as_deref(), &question, history, None).await?;
+        let (kg, explanation) = service
+            .ask_once(&caller, kg.as_deref(), &question, history, None)
+            .await?;
         return Ok(HttpResponse::Ok().json(json!({
             "id": id,
             "object": "chat.completion",
@@ -229,7 +246,11 @@ async fn chat_completions(
     }
     let (sender, receiver) = mpsc::unbounded_channel();
     let model = kg.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    let answer = Box::pin(async move { service.ask_once(&caller, kg.as_deref(), &question, history, Some(sender)).await });
+    let answer = Box::pin(async move {
+        service
+            .ask_once(&caller, kg.as_deref(), &question, history, Some(sender))
+            .await
+    });
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
@@ -318,7 +339,11 @@ fn now() -> u64 {
 fn completion_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
     format!("chatcmpl-{:016x}", hasher.finish())
 }
 
@@ -343,20 +368,35 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(question, "What else did he direct?");
-        assert_eq!(turns, [Turn::text("Who directed Forrest Gump?", vec!["Robert Zemeckis".into()])]);
+        assert_eq!(
+            turns,
+            [Turn::text("Who directed Forrest Gump?", vec!["Robert Zemeckis".into()])]
+        );
         for bad in [
             vec![],
             vec![message("system", "hi")],
-            vec![message("user", "Who directed Forrest Gump?"), message("assistant", "Robert Zemeckis")],
+            vec![
+                message("user", "Who directed Forrest Gump?"),
+                message("assistant", "Robert Zemeckis"),
+            ],
         ] {
             assert!(matches!(dialogue(&bad), Err(ServerError::Malformed(_))));
         }
         let parts = Message {
             role: "user".into(),
             content: Some(Content::Parts(vec![
-                Part { kind: "text".into(), text: Some("Who directed".into()) },
-                Part { kind: "image_url".into(), text: None },
-                Part { kind: "text".into(), text: Some("Big?".into()) },
+                Part {
+                    kind: "text".into(),
+                    text: Some("Who directed".into()),
+                },
+                Part {
+                    kind: "image_url".into(),
+                    text: None,
+                },
+                Part {
+                    kind: "text".into(),
+                    text: Some("Big?".into()),
+                },
             ])),
         };
         assert_eq!(parts.text(), "Who directed\nBig?");
@@ -366,7 +406,10 @@ mod tests {
     fn an_assistant_message_gives_back_its_answer_values() {
         assert_eq!(answer_lines("Robert Zemeckis"), ["Robert Zemeckis"]);
         assert_eq!(answer_lines("Big\n1988\n"), ["Big", "1988"]);
-        assert_eq!(answer_lines("Cast Away, Forrest Gump (2 answers)"), ["Cast Away", "Forrest Gump"]);
+        assert_eq!(
+            answer_lines("Cast Away, Forrest Gump (2 answers)"),
+            ["Cast Away", "Forrest Gump"]
+        );
         assert_eq!(answer_lines("A, B and 3 more (5 answers)"), ["A", "B"]);
         // Not the list form: kept whole.
         assert_eq!(answer_lines("Crosby, Stills & Nash"), ["Crosby, Stills & Nash"]);

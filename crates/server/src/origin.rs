@@ -66,7 +66,11 @@ impl Origins {
             return Ok(());
         };
         let name = host_name(host).trim_end_matches('.').to_ascii_lowercase();
-        let is_ip = name.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().is_ok();
+        let is_ip = name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok();
         if is_ip || name == "localhost" || allowed.contains(&name) {
             return Ok(());
         }
@@ -115,7 +119,9 @@ pub async fn guard(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let checked = match req.app_data::<web::Data<Origins>>() {
         Some(origins) => origins.check(req.headers()),
-        None => Err(ServerError::Internal("allowed origins are not configured in the app".into())),
+        None => Err(ServerError::Internal(
+            "allowed origins are not configured in the app".into(),
+        )),
     };
     if let Err(error) = checked {
         tracing::warn!(error = %error, path = req.path(), "request refused");
@@ -144,24 +150,52 @@ mod tests {
     #[test]
     fn without_keys_only_addresses_localhost_and_listed_names_are_served() {
         let origins = Origins::new(&["chat.example.org".into()], &[], false);
-        for host in ["127.0.0.1:8765", "[::1]:8765", "localhost:8765", "LOCALHOST", "10.1.2.3", "chat.example.org:80"] {
+        for host in [
+            "127.0.0.1:8765",
+            "[::1]:8765",
+            "localhost:8765",
+            "LOCALHOST",
+            "10.1.2.3",
+            "chat.example.org:80",
+        ] {
             assert!(origins.check(&headers(host, None)).is_ok(), "{host}");
         }
-        for host in ["evil.example", "evil.example:8765", "127.0.0.1.evil.example", "localhost.evil.example"] {
+        for host in [
+            "evil.example",
+            "evil.example:8765",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example",
+        ] {
             let refused = origins.check(&headers(host, None)).unwrap_err();
             assert_eq!(refused.kind(), "unknown_host", "{host}");
         }
         // With keys, a rebinding page has no key: any name passes unless names are listed.
-        assert!(Origins::new(&[], &[], true).check(&headers("evil.example", None)).is_ok());
-        assert!(Origins::new(&["a.org".into()], &[], true).check(&headers("evil.example", None)).is_err());
-        assert!(Origins::new(&["*".into()], &[], false).check(&headers("evil.example", None)).is_ok());
+        assert!(
+            Origins::new(&[], &[], true)
+                .check(&headers("evil.example", None))
+                .is_ok()
+        );
+        assert!(
+            Origins::new(&["a.org".into()], &[], true)
+                .check(&headers("evil.example", None))
+                .is_err()
+        );
+        assert!(
+            Origins::new(&["*".into()], &[], false)
+                .check(&headers("evil.example", None))
+                .is_ok()
+        );
     }
 
     #[test]
     fn only_the_server_itself_and_listed_pages_may_be_the_origin() {
         let origins = Origins::new(&[], &["https://app.example.org/".into()], false);
         let host = "127.0.0.1:8765";
-        for origin in ["http://127.0.0.1:8765", "https://127.0.0.1:8765", "HTTPS://app.example.org"] {
+        for origin in [
+            "http://127.0.0.1:8765",
+            "https://127.0.0.1:8765",
+            "HTTPS://app.example.org",
+        ] {
             assert!(origins.check(&headers(host, Some(origin))).is_ok(), "{origin}");
         }
         for origin in [
@@ -175,9 +209,11 @@ mod tests {
             let refused = origins.check(&headers(host, Some(origin))).unwrap_err();
             assert_eq!(refused.kind(), "forbidden_origin", "{origin}");
         }
-        assert!(Origins::new(&[], &["*".into()], false)
-            .check(&headers(host, Some("https://evil.example")))
-            .is_ok());
+        assert!(
+            Origins::new(&[], &["*".into()], false)
+                .check(&headers(host, Some("https://evil.example")))
+                .is_ok()
+        );
     }
 
     #[test]

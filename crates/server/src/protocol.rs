@@ -2,8 +2,9 @@
 //! agents' state as each one finishes. Frames are JSON text with a `type` tag.
 
 use crate::error::ServerError;
+use crate::feedback::CorrectionRequest;
 use chatty_kg_agents::AgentState;
-use chatty_kg_dialogue::{SessionInfo, TurnRecord};
+use chatty_kg_dialogue::{Feedback, Rating, SessionInfo, TurnRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -27,6 +28,14 @@ pub enum ClientMessage {
     },
     /// Ask in the current session (one is opened on the default KG if none is).
     Ask { question: String },
+    /// Rate turn `turn` of the current session (`rating: null` withdraws the rating); allowed
+    /// while an answer is under way.
+    Feedback {
+        turn: u32,
+        rating: Option<Rating>,
+        #[serde(default)]
+        correction: Option<CorrectionRequest>,
+    },
 }
 
 /// What the server sends.
@@ -61,6 +70,12 @@ pub enum ServerMessage {
         turn: u32,
         /// The agents' explanation, as stored with the turn.
         explanation: Value,
+    },
+    /// A rating was stored (or withdrawn: `feedback` is null).
+    Feedback {
+        session: String,
+        turn: u32,
+        feedback: Option<Feedback>,
     },
     /// Something went wrong with one message or question; the connection and session stay.
     Error { kind: String, message: String },
@@ -121,7 +136,12 @@ pub fn stage_events(agent: &str, state: &AgentState) -> Vec<(Stage, Value)> {
             .collect(),
         "classifier" => state
             .classification
-            .map(|c| (Stage::Classified, json!({ "classification": c, "references": state.references })))
+            .map(|c| {
+                (
+                    Stage::Classified,
+                    json!({ "classification": c, "references": state.references }),
+                )
+            })
             .into_iter()
             .collect(),
         "rephraser" => vec![(
@@ -193,10 +213,27 @@ mod tests {
         );
         let open: ClientMessage = serde_json::from_str(r#"{"type":"open"}"#).unwrap();
         assert_eq!(open, ClientMessage::Open { kg: None });
+        let rate: ClientMessage =
+            serde_json::from_str(r#"{"type":"feedback","turn":2,"rating":"down","correction":{"answer":"Tom Hanks"}}"#)
+                .unwrap();
+        assert_eq!(
+            rate,
+            ClientMessage::Feedback {
+                turn: 2,
+                rating: Some(Rating::Down),
+                correction: Some(CorrectionRequest {
+                    answer: Some("Tom Hanks".into()),
+                    sparql: None
+                }),
+            }
+        );
         for bad in [
             r#"{"type":"ask"}"#,
             r#"{"type":"ask","question":"Who?","extra":1}"#,
             r#"{"type":"delete_everything"}"#,
+            r#"{"type":"feedback","turn":-1,"rating":"up"}"#,
+            r#"{"type":"feedback","turn":0,"rating":"meh"}"#,
+            r#"{"type":"feedback","turn":0,"rating":"up","correction":{"answer":"x","why":"y"}}"#,
             r#"{"question":"Who?"}"#,
             r#"["ask"]"#,
             "ask: who",

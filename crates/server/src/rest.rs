@@ -4,10 +4,15 @@
 //! |------------------------------------|-------------------------------------------------|
 //! | `GET /health`                      | liveness, version, KGs, model (no key needed)   |
 //! | `GET /api/kgs`                     | the configured knowledge graphs                 |
+//! | `GET /api/kgs/{kg}/suggestions`    | first questions made from this graph's profile (`explore.rs`) |
+//! | `GET /api/kgs/{kg}/describe?iri=`  | the triples around a vertex, named (`&limit=` per direction) |
 //! | `POST /api/sessions`               | JSON `{"kg"?}` → 201 a new session              |
 //! | `GET /api/sessions/{id}`           | the session and a page of its turns (`?from&limit`) |
 //! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation; with `Accept: text/event-stream`, its stage events then the answer (`sse.rs`) |
 //! | `DELETE /api/sessions/{id}`        | 204, the session and its turns are gone         |
+//! | `POST /api/sessions/{id}/turns/{n}/feedback` | `{"rating": "up"\|"down", "correction"?: {"answer"?, "sparql"?}}` → the rated turn (`feedback.rs`) |
+//! | `DELETE /api/sessions/{id}/turns/{n}/feedback` | the rating withdrawn → the turn            |
+//! | `GET /api/feedback`                | the caller's rated turns as QALD-JSON (`?kg=`)  |
 //! | `GET /metrics`                     | Prometheus text format                          |
 //!
 //! The OpenAI-compatible `/v1/models` and `/v1/chat/completions` are in `openai_api.rs`.
@@ -23,10 +28,18 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(health))
         .route("/metrics", web::get().to(metrics))
         .route("/api/kgs", web::get().to(list_kgs))
+        .route("/api/kgs/{kg}/suggestions", web::get().to(suggestions))
+        .route("/api/kgs/{kg}/describe", web::get().to(describe))
         .route("/api/sessions", web::post().to(create_session))
         .route("/api/sessions/{id}", web::get().to(get_session))
         .route("/api/sessions/{id}", web::delete().to(delete_session))
-        .route("/api/sessions/{id}/ask", web::post().to(ask));
+        .route("/api/sessions/{id}/ask", web::post().to(ask))
+        .route("/api/sessions/{id}/turns/{turn}/feedback", web::post().to(rate))
+        .route(
+            "/api/sessions/{id}/turns/{turn}/feedback",
+            web::delete().to(withdraw_rating),
+        )
+        .route("/api/feedback", web::get().to(export_feedback));
 }
 
 /// Server and model facts for `/health`.
@@ -89,6 +102,45 @@ async fn metrics(_: Caller, service: web::Data<ChatService>) -> Result<HttpRespo
 
 async fn list_kgs(_: Caller, service: web::Data<ChatService>) -> HttpResponse {
     HttpResponse::Ok().json(service.kgs().collect::<Vec<_>>())
+}
+
+/// Suggested first questions shown on the page.
+const SUGGESTIONS: usize = 4;
+
+async fn suggestions(
+    _: Caller,
+    service: web::Data<ChatService>,
+    kg: web::Path<String>,
+) -> Result<HttpResponse, ServerError> {
+    let graph = service.graph_named(&kg)?;
+    let found = crate::explore::suggestions(graph.as_ref(), SUGGESTIONS)
+        .await
+        .map_err(|e| ServerError::Agent(e.into()))?;
+    Ok(HttpResponse::Ok().json(found))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Describe {
+    iri: String,
+    limit: Option<usize>,
+}
+
+async fn describe(
+    _: Caller,
+    service: web::Data<ChatService>,
+    kg: web::Path<String>,
+    query: web::Query<Describe>,
+) -> Result<HttpResponse, ServerError> {
+    let graph = service.graph_named(&kg)?;
+    let limit = query.limit.unwrap_or(crate::explore::DEFAULT_TRIPLES);
+    let described = crate::explore::describe(graph.as_ref(), &query.iri, limit)
+        .await
+        .map_err(|e| match e {
+            chatty_kg_graph::GraphError::InvalidIri { .. } => ServerError::Malformed(e.to_string()),
+            other => ServerError::Agent(other.into()),
+        })?;
+    Ok(HttpResponse::Ok().json(described))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -227,6 +279,45 @@ async fn ask(
         "turn": record.index,
         "explanation": record.explanation,
     })))
+}
+
+async fn rate(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    path: web::Path<(String, u32)>,
+    body: web::Json<crate::feedback::RatingRequest>,
+) -> Result<HttpResponse, ServerError> {
+    let (id, turn) = path.into_inner();
+    let record = service.rate(&caller, &id, turn, Some(body.into_inner())).await?;
+    Ok(HttpResponse::Ok().json(rated_view(&id, &record)))
+}
+
+async fn withdraw_rating(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    path: web::Path<(String, u32)>,
+) -> Result<HttpResponse, ServerError> {
+    let (id, turn) = path.into_inner();
+    let record = service.rate(&caller, &id, turn, None).await?;
+    Ok(HttpResponse::Ok().json(rated_view(&id, &record)))
+}
+
+fn rated_view(session: &str, record: &TurnRecord) -> serde_json::Value {
+    serde_json::json!({ "session": session, "turn": record.index, "feedback": record.feedback })
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    kg: Option<String>,
+}
+
+async fn export_feedback(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    query: web::Query<ExportQuery>,
+) -> Result<HttpResponse, ServerError> {
+    Ok(HttpResponse::Ok().json(service.feedback_export(&caller, query.kg.as_deref())?))
 }
 
 /// Query strings (`?from=&limit=`): a bad one gets the API's error shape.

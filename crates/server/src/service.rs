@@ -12,13 +12,14 @@
 //! away before it got a permit is dropped instead of run.
 
 use crate::error::ServerError;
+use crate::feedback::RatingRequest;
 use crate::metrics::Metrics;
 use crate::protocol::{ServerMessage, stage_events};
 use chatty_kg_agents::referents::Member;
 use chatty_kg_agents::state::TurnEntity;
 use chatty_kg_agents::{AgentState, Explanation, Mode, Pipeline, Turn};
 use chatty_kg_dialogue::{
-    ContextEntity, ContextValue, DialogueStore, Owner, SessionId, SessionInfo, TurnContext, TurnRecord,
+    ContextEntity, ContextValue, DialogueStore, Owner, Rating, Scope, SessionId, SessionInfo, TurnContext, TurnRecord,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -31,6 +32,9 @@ use tokio_util::task::TaskTracker;
 
 /// Turns returned at once by the history of REST and of WebSocket `resume`.
 pub const HISTORY_PAGE: usize = 100;
+
+/// The longest correction accepted (words or a query).
+const MAX_CORRECTION_CHARS: usize = 10_000;
 
 /// A configured knowledge graph as `/api/kgs` lists it (no credentials).
 #[derive(Debug, Clone, Serialize)]
@@ -129,6 +133,11 @@ impl ChatService {
         Some(entry.pipeline.context().kg.clone())
     }
 
+    /// The graph of the configured KG `name`, or `unknown_kg`.
+    pub fn graph_named(&self, name: &str) -> Result<Arc<dyn chatty_kg_graph::KnowledgeGraph>, ServerError> {
+        self.graph(Some(name)).ok_or_else(|| self.unknown_kg(name))
+    }
+
     /// Turns per question given to the agents.
     pub fn context_turns(&self) -> usize {
         self.limits.context_turns
@@ -165,6 +174,86 @@ impl ChatService {
         let limit = limit.unwrap_or(HISTORY_PAGE).min(HISTORY_PAGE);
         let from = from.unwrap_or_else(|| session.turns.saturating_sub(limit as u32));
         Ok((from, self.store.turns_page(&session.id, from, limit)?))
+    }
+
+    /// Rates turn `turn` of session `id` (`None` withdraws the rating), after checking a
+    /// correction against the graph (its query runs, so it counts as a question in the caller's
+    /// rate). Returns the turn once the rating is on disk.
+    pub async fn rate(
+        &self,
+        caller: &Caller,
+        id: &str,
+        turn: u32,
+        request: Option<RatingRequest>,
+    ) -> Result<TurnRecord, ServerError> {
+        self.counted(self.rate_turn(caller, id, turn, request).await)
+    }
+
+    async fn rate_turn(
+        &self,
+        caller: &Caller,
+        id: &str,
+        turn: u32,
+        request: Option<RatingRequest>,
+    ) -> Result<TurnRecord, ServerError> {
+        let info = self.session(caller, id)?;
+        let label = match &request {
+            None => "withdrawn",
+            Some(r) if r.correction.is_some() => "corrected",
+            Some(r) if r.rating == Rating::Up => "up",
+            Some(_) => "down",
+        };
+        let feedback = match request {
+            None => None,
+            Some(request) => {
+                let record = self
+                    .store
+                    .turns_page(&info.id, turn, 1)?
+                    .into_iter()
+                    .find(|t| t.index == turn)
+                    .ok_or(ServerError::NoSuchTurn(turn))?;
+                if request.correction.is_some() {
+                    self.rate.ask(caller.owner.as_ref())?;
+                }
+                let kg = self.graph_named(&info.kg)?;
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                let checked = crate::feedback::checked(
+                    request,
+                    &record,
+                    kg.as_ref(),
+                    MAX_CORRECTION_CHARS,
+                    self.limits.max_stored_answers,
+                    now,
+                );
+                let checked = tokio::time::timeout(self.limits.answer_timeout, checked)
+                    .await
+                    .map_err(|_| ServerError::AnswerTimeout {
+                        secs: self.limits.answer_timeout.as_secs(),
+                    })??;
+                Some(checked)
+            }
+        };
+        let record = self.store.rate(id, caller.owner.as_ref(), turn, feedback).await?;
+        self.metrics
+            .feedback
+            .with_label_values(&[info.kg.as_str(), label])
+            .inc();
+        Ok(record)
+    }
+
+    /// The caller's rated turns (of `kg`, when given) as QALD-JSON.
+    pub fn feedback_export(&self, caller: &Caller, kg: Option<&str>) -> Result<serde_json::Value, ServerError> {
+        if let Some(kg) = kg
+            && !self.kgs.contains_key(kg)
+        {
+            return Err(self.unknown_kg(kg));
+        }
+        let rated = self.store.rated_turns(Scope::Owner(caller.owner.as_ref()))?;
+        let (mut export, counts) = crate::feedback::qald_export(&rated, kg);
+        export["chatty_kg"] = serde_json::json!(counts);
+        Ok(export)
     }
 
     pub async fn delete_session(&self, caller: &Caller, id: &str) -> Result<(), ServerError> {
@@ -249,7 +338,9 @@ impl ChatService {
         let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
         let abandoned = CancellationToken::new();
         let _abandon_on_drop = abandoned.clone().drop_guard();
-        let task = self.tasks.spawn_on(work(self.clone(), deadline, abandoned), &self.runtime);
+        let task = self
+            .tasks
+            .spawn_on(work(self.clone(), deadline, abandoned), &self.runtime);
         task.await
             .map_err(|e| ServerError::Internal(format!("the answer task failed: {e}")))?
     }
@@ -318,7 +409,9 @@ impl ChatService {
         };
         let answered = tokio::time::timeout_at(
             deadline,
-            entry.pipeline.ask_observed(question, Mode::MultiTurn, history, &mut observer),
+            entry
+                .pipeline
+                .ask_observed(question, Mode::MultiTurn, history, &mut observer),
         )
         .await;
         self.metrics.answers_in_flight.dec();
@@ -345,7 +438,13 @@ impl ChatService {
         session: Option<&SessionId>,
         deadline: tokio::time::Instant,
         abandoned: &CancellationToken,
-    ) -> Result<(Option<tokio::sync::OwnedMutexGuard<()>>, tokio::sync::SemaphorePermit<'_>), ServerError> {
+    ) -> Result<
+        (
+            Option<tokio::sync::OwnedMutexGuard<()>>,
+            tokio::sync::SemaphorePermit<'_>,
+        ),
+        ServerError,
+    > {
         struct Queued<'a>(&'a AtomicUsize);
         impl Drop for Queued<'_> {
             fn drop(&mut self) {

@@ -41,6 +41,7 @@ fn event(message: &ServerMessage) -> Bytes {
         ServerMessage::Answer { .. } => "answer",
         ServerMessage::Error { .. } => "error",
         ServerMessage::Session { .. } => "session",
+        ServerMessage::Feedback { .. } => "feedback",
     };
     let data = serde_json::to_string(message)
         .unwrap_or_else(|e| format!(r#"{{"type":"error","kind":"internal","message":"{e}"}}"#));

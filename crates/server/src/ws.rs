@@ -219,13 +219,21 @@ impl Connection {
             });
         }
         let message: ClientMessage = serde_json::from_str(text).map_err(|e| ServerError::Malformed(e.to_string()))?;
-        if answering.is_some() {
-            return Err(ServerError::Busy);
-        }
-        if shutting_down {
-            return Err(ServerError::ShuttingDown);
+        // Rating an earlier answer waits neither for the one under way nor for shutdown.
+        if !matches!(message, ClientMessage::Feedback { .. }) {
+            if answering.is_some() {
+                return Err(ServerError::Busy);
+            }
+            if shutting_down {
+                return Err(ServerError::ShuttingDown);
+            }
         }
         match message {
+            ClientMessage::Feedback {
+                turn,
+                rating,
+                correction,
+            } => self.rate(turn, rating, correction).await?,
             ClientMessage::Open { kg } => {
                 let info = self.service.create_session(&self.caller, kg.as_deref()).await?;
                 self.enter(info, true, 0, Vec::new()).await;
@@ -251,6 +259,26 @@ impl Connection {
                 }));
             }
         }
+        Ok(())
+    }
+
+    /// Rates a turn of the connection's session and confirms it.
+    async fn rate(
+        &mut self,
+        turn: u32,
+        rating: Option<chatty_kg_dialogue::Rating>,
+        correction: Option<crate::feedback::CorrectionRequest>,
+    ) -> Result<(), ServerError> {
+        let session = self.current.as_ref().ok_or(ServerError::NoSuchSession)?.id.to_string();
+        let request = rating.map(|rating| crate::feedback::RatingRequest { rating, correction });
+        let record = self.service.rate(&self.caller, &session, turn, request).await?;
+        let message = ServerMessage::Feedback {
+            session,
+            turn: record.index,
+            feedback: record.feedback,
+        };
+        // A closed connection shows up at the next read.
+        let _ = self.send(&message).await;
         Ok(())
     }
 

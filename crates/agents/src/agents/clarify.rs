@@ -19,7 +19,7 @@ use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::path_query::{Shape, select};
 use crate::state::{AgentState, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason};
-use chatty_kg_graph::{Direction, QueryResults, Term};
+use chatty_kg_graph::{Direction, QueryResults, named_neighbourhood};
 use std::collections::HashMap;
 
 pub struct ClarifyAgent;
@@ -60,7 +60,12 @@ async fn tie(state: &mut AgentState, ctx: &AgentContext) -> Result<Option<Clarif
         return Ok(None);
     };
     let anchor = anchor.clone();
-    let Some(link) = state.entities.iter().find(|l| l.iri.as_deref() == Some(anchor.iri.as_str())).cloned() else {
+    let Some(link) = state
+        .entities
+        .iter()
+        .find(|l| l.iri.as_deref() == Some(anchor.iri.as_str()))
+        .cloned()
+    else {
         return Ok(None);
     };
     if link.homonyms.is_empty() || matches!(link.method, LinkMethod::Referent | LinkMethod::Clarified) {
@@ -71,9 +76,10 @@ async fn tie(state: &mut AgentState, ctx: &AgentContext) -> Result<Option<Clarif
     let chosen = state.path_choice.and_then(|c| state.paths.get(c.index));
     let path = used
         .and_then(|q| {
-            state.paths.iter().find(|s| {
-                s.path.anchor == 0 && s.path.hops.iter().map(|h| &h.predicate).eq(q.predicates.iter())
-            })
+            state
+                .paths
+                .iter()
+                .find(|s| s.path.anchor == 0 && s.path.hops.iter().map(|h| &h.predicate).eq(q.predicates.iter()))
         })
         .or(chosen)
         .map(|s| s.path.clone());
@@ -135,45 +141,24 @@ async fn profiles(
 ) -> Result<Vec<Profile>, AgentError> {
     let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
     let classes = ctx.kg.classes(&refs).await?;
-    let edges = ctx.kg.neighbourhood(&refs, Direction::Outgoing, DESCRIBING_EDGES).await?.edges;
     let answer_predicate = path.hops.first().map(|h| h.predicate.as_str());
     let label_predicates = &ctx.kg.settings().label_predicates;
-    let kept: Vec<_> = edges
-        .iter()
-        .filter(|e| {
-            Some(e.predicate.as_str()) != answer_predicate
-                && !label_predicates.contains(&e.predicate)
-                && e.predicate != RDF_TYPE
-        })
-        .collect();
-    let mut objects: Vec<&str> = kept
-        .iter()
-        .filter_map(|e| match &e.neighbour {
-            Term::NamedNode(n) => Some(n.as_str()),
-            _ => None,
-        })
-        .collect();
-    objects.sort_unstable();
-    objects.dedup();
-    let names = ctx.kg.labels(&objects).await?;
-    let mut predicates: Vec<&str> = kept.iter().map(|e| e.predicate.as_str()).collect();
-    predicates.sort_unstable();
-    predicates.dedup();
-    let predicate_names = ctx.kg.predicate_names(&predicates).await?;
+    let keep = |e: &chatty_kg_graph::NeighbourEdge| {
+        Some(e.predicate.as_str()) != answer_predicate
+            && !label_predicates.contains(&e.predicate)
+            && e.predicate != RDF_TYPE
+    };
+    let edges = named_neighbourhood(ctx.kg.as_ref(), &refs, Direction::Outgoing, DESCRIBING_EDGES, &keep).await?;
     let mut facts: HashMap<&str, Vec<Fact>> = HashMap::new();
-    for edge in kept {
-        let value = match &edge.neighbour {
-            Term::NamedNode(n) => names.get(n.as_str()).cloned(),
-            Term::Literal(l) => Some(l.value().to_owned()),
-            Term::BlankNode(_) => None,
+    for named in &edges {
+        let Some(value) = named.neighbour_name.clone() else {
+            continue;
         };
-        let Some(value) = value else { continue };
-        let predicate = predicate_names
-            .get(&edge.predicate)
-            .cloned()
-            .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(&edge.predicate));
-        let fact = Fact { predicate, value };
-        let list = facts.entry(edge.vertex.as_str()).or_default();
+        let fact = Fact {
+            predicate: named.predicate_name.clone(),
+            value,
+        };
+        let list = facts.entry(named.edge.vertex.as_str()).or_default();
         if !list.contains(&fact) {
             list.push(fact);
         }

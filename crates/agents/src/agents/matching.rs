@@ -53,9 +53,9 @@ impl Agent for MatchingAgent {
         let clarified = state.clarified.clone();
         let mut links = Vec::with_capacity(qir.entities.len());
         for mention in &qir.entities {
-            let pinned = pins.iter().find(|(label, _)| {
-                normalize_tokens(label) == normalize_tokens(mention)
-            });
+            let pinned = pins
+                .iter()
+                .find(|(label, _)| normalize_tokens(label) == normalize_tokens(mention));
             // The vertex the user chose when asked: for the mention that named it (as written
             // then, or any mention its label can name).
             let chosen = clarified.as_ref().filter(|c| {
@@ -200,7 +200,9 @@ const QUOTES: &[char] = &['\'', '"', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201
 fn written_as_value(mention: &str) -> bool {
     let trimmed = mention.trim();
     (trimmed.starts_with(QUOTES) && trimmed.ends_with(QUOTES))
-        || crate::entity_spotting::literal_mentions(trimmed).iter().any(|m| m == trimmed)
+        || crate::entity_spotting::literal_mentions(trimmed)
+            .iter()
+            .any(|m| m == trimmed)
 }
 
 /// The vertex that stores the mention as a literal, when no label names it exactly (a title
@@ -256,7 +258,11 @@ fn names_every_word(mention: &str, label: &str) -> bool {
     normalize_tokens(mention)
         .iter()
         .filter(|w| !crate::entity_spotting::is_function_word(w))
-        .all(|w| label.iter().any(|l| l == w || (w.len() >= 3 && l.starts_with(w.as_str()))))
+        .all(|w| {
+            label
+                .iter()
+                .any(|l| l == w || (w.len() >= 3 && l.starts_with(w.as_str())))
+        })
 }
 
 /// Vertex selection by the model, checked by the vertex validator; `None` when the model chose
@@ -276,7 +282,10 @@ async fn pick_label(
         "required": ["value"], "additionalProperties": false
     });
     let variables = json!({"question": question, "mention": mention, "candidates": labels, "none": none});
-    let picked = ask_validated(ctx, NAME, NAME, variables, schema, |reply| check_vertex_pick(reply, &shown)).await?;
+    let picked = ask_validated(ctx, NAME, NAME, variables, schema, |reply| {
+        check_vertex_pick(reply, &shown)
+    })
+    .await?;
     Ok((Some(picked.as_str()) != none || labels.contains(&picked)).then_some(picked))
 }
 

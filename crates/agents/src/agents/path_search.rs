@@ -19,10 +19,10 @@ use crate::classes::{ClassMention, ClassRole};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
+use crate::path_query::PredicateChoice;
 use crate::path_ranking::{PathRanker, ScoredPath};
 use crate::path_search::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
 use crate::qir::{QirSource, QuestionKind};
-use crate::path_query::PredicateChoice;
 use crate::question_form::{Expectation, QuestionForm};
 use crate::state::{AgentState, ChoiceReason, Outcome, PathChoice, RelationLink};
 use serde::Deserialize;
@@ -85,7 +85,8 @@ impl Agent for PathSearchAgent {
         }
         // "Is Lima a city?", "How many countries are there?": the class decides, no path.
         if let Some(c) = &class {
-            let membership = c.role == ClassRole::Membership && form.kind == QuestionKind::Boolean && anchors.len() == 1;
+            let membership =
+                c.role == ClassRole::Membership && form.kind == QuestionKind::Boolean && anchors.len() == 1;
             let alone = c.role == ClassRole::Answer && anchors.is_empty() && qir.source == QirSource::Class;
             if membership || alone {
                 state.form = Some(form);
@@ -161,7 +162,10 @@ impl Agent for PathSearchAgent {
         // is the artist of Crash": the album's "artist", not a film's "starring"). Each is
         // searched while tries and budget last, and the one with the clearly best path wins.
         if let [anchor] = anchors.as_slice()
-            && let Some(e) = state.entities.iter().position(|l| l.iri.as_deref() == Some(anchor.iri.as_str()))
+            && let Some(e) = state
+                .entities
+                .iter()
+                .position(|l| l.iri.as_deref() == Some(anchor.iri.as_str()))
             && !state.entities[e].homonym_retried
             && state.entities[e].method != crate::state::LinkMethod::Clarified
             && !found.ranked.is_empty()
@@ -304,9 +308,7 @@ async fn find_paths(
     let judged = ranker.has_units();
     ranked.retain(|s| {
         (!judged || s.support >= p.min_relation_score)
-            && !(form.expects == Expectation::Temporal
-                && form.order.is_none()
-                && s.path.end != EndKind::Temporal)
+            && !(form.expects == Expectation::Temporal && form.order.is_none() && s.path.end != EndKind::Temporal)
     });
     // Paths with the same text (two predicates with one label) are one choice, the best kept.
     let mut seen = std::collections::HashSet::new();
@@ -458,7 +460,9 @@ async fn hold_to_class(
         .collect();
     for i in checked {
         let path = &ranked[i].path;
-        let Some(anchor) = anchors.get(path.anchor) else { continue };
+        let Some(anchor) = anchors.get(path.anchor) else {
+            continue;
+        };
         let query = crate::path_query::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
         reach[i] = crate::path_query::count_of(&ctx.kg.query(&query).await?).unwrap_or(0);
     }
@@ -468,7 +472,12 @@ async fn hold_to_class(
     let mut order: Vec<usize> = (0..ranked.len()).collect();
     order.sort_by_key(|&i| {
         let reached = reach[i] > 0;
-        (!reached, if reached { ranked[i].path.hops.len() } else { 0 }, std::cmp::Reverse(reach[i]), i)
+        (
+            !reached,
+            if reached { ranked[i].path.hops.len() } else { 0 },
+            std::cmp::Reverse(reach[i]),
+            i,
+        )
     });
     let mut sorted: Vec<ScoredPath> = order.iter().map(|&i| ranked[i].clone()).collect();
     for (scored, &i) in sorted.iter_mut().zip(&order) {

@@ -139,9 +139,7 @@ fn about_the_class_alone(question: &str, class: &ClassMention, form: &QuestionFo
     }
     let class_words: Vec<&str> = class.mention.split(' ').collect();
     chatty_kg_graph::text::normalize_tokens(question).iter().all(|w| {
-        class_words.contains(&w.as_str())
-            || form.superlative_words.contains(w)
-            || ABOUT_THE_CLASS.contains(&w.as_str())
+        class_words.contains(&w.as_str()) || form.superlative_words.contains(w) || ABOUT_THE_CLASS.contains(&w.as_str())
     })
 }
 

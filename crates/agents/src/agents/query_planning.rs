@@ -23,8 +23,8 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::path_query::{
-    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership, over_class,
-    over_set, select, select_in,
+    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership,
+    over_class, over_set, select, select_in,
 };
 use crate::path_ranking::PathRanker;
 use crate::path_search::{EndKind, Hop, RelationPath};
@@ -121,7 +121,11 @@ impl Agent for QueryPlanningAgent {
                     None => select_in(&[(anchor, path)], &Shape::List { distinct_only: false }, class)?,
                 },
             };
-            let reason = if n == 0 { QueryReason::ChosenPath } else { QueryReason::Fallback };
+            let reason = if n == 0 {
+                QueryReason::ChosenPath
+            } else {
+                QueryReason::Fallback
+            };
             attempts.push((query, reason, Some(i)));
         }
 
@@ -207,7 +211,11 @@ impl Agent for QueryPlanningAgent {
                     // A count query counts; any other SELECT lists values (a stored number, or
                     // the values a one-anchor yes/no looks for in the question).
                     let counted = count_of(&results).is_some();
-                    let values_of = if counted { QuestionKind::Count } else { QuestionKind::List };
+                    let values_of = if counted {
+                        QuestionKind::Count
+                    } else {
+                        QuestionKind::List
+                    };
                     let mut answer = aggregate(
                         values_of,
                         ANSWER_VARIABLE,
@@ -289,7 +297,9 @@ async fn about_the_class(
         },
     };
     let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
-    executed.used = result.as_ref().is_ok_and(|r| kind != QuestionKind::List || has_answer(r));
+    executed.used = result
+        .as_ref()
+        .is_ok_and(|r| kind != QuestionKind::List || has_answer(r));
     state.queries.push(executed);
     let results = result?;
     let mut answer = match kind {
@@ -308,7 +318,12 @@ async fn about_the_class(
             if !has_answer(&results) {
                 return Ok(state.stop(Outcome::NoAnswer));
             }
-            aggregate(kind, ANSWER_VARIABLE, &[(&candidate, results)], ctx.params.provenance_per_answer)
+            aggregate(
+                kind,
+                ANSWER_VARIABLE,
+                &[(&candidate, results)],
+                ctx.params.provenance_per_answer,
+            )
         }
     };
     label_values(ctx, &mut answer).await?;
@@ -328,7 +343,10 @@ async fn class_attribute(
     class: &str,
 ) -> Result<Option<(Hop, bool)>, AgentError> {
     use crate::path_search::literal_kind;
-    let QueryResults::Solutions(sample) = ctx.kg.query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?).await?
+    let QueryResults::Solutions(sample) = ctx
+        .kg
+        .query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?)
+        .await?
     else {
         return Ok(None);
     };
@@ -341,7 +359,11 @@ async fn class_attribute(
         .collect();
     let edges = ctx
         .kg
-        .neighbourhood(&instances, chatty_kg_graph::Direction::Outgoing, ctx.params.path_edge_limit)
+        .neighbourhood(
+            &instances,
+            chatty_kg_graph::Direction::Outgoing,
+            ctx.params.path_edge_limit,
+        )
         .await?;
     // predicate → (number values, date values)
     let mut kinds: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
@@ -361,13 +383,21 @@ async fn class_attribute(
     let names = ctx.kg.predicate_names(&predicates).await?;
     let labels: Vec<String> = predicates
         .iter()
-        .map(|p| names.get(*p).cloned().unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p)))
+        .map(|p| {
+            names
+                .get(*p)
+                .cloned()
+                .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p))
+        })
         .collect();
     let similarity = PathRanker::similarity(ctx, &form.superlative_words.join(" "), &labels).await?;
     let values = |i: usize| kinds[&predicates[i]].0 + kinds[&predicates[i]].1;
-    let Some(best) = (0..predicates.len())
-        .max_by(|&a, &b| similarity[a].total_cmp(&similarity[b]).then(values(a).cmp(&values(b))).then(b.cmp(&a)))
-    else {
+    let Some(best) = (0..predicates.len()).max_by(|&a, &b| {
+        similarity[a]
+            .total_cmp(&similarity[b])
+            .then(values(a).cmp(&values(b)))
+            .then(b.cmp(&a))
+    }) else {
         return Ok(None);
     };
     let (numbers, dates) = kinds[&predicates[best]];
@@ -383,7 +413,11 @@ async fn class_attribute(
 
 /// Pairs of paths from two different anchors that both end at vertices, best pair first.
 fn join_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
-    let firsts: Vec<usize> = order.iter().copied().filter(|&i| ranked[i].end == EndKind::Entity).collect();
+    let firsts: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| ranked[i].end == EndKind::Entity)
+        .collect();
     let of = |anchor: usize| -> Vec<usize> {
         firsts
             .iter()
@@ -434,7 +468,11 @@ async fn superlative(
         })
         .collect();
     if extensions.is_empty() {
-        return Ok(select_in(&[(anchor, path)], &Shape::List { distinct_only: false }, class)?);
+        return Ok(select_in(
+            &[(anchor, path)],
+            &Shape::List { distinct_only: false },
+            class,
+        )?);
     }
     let labels: Vec<String> = extensions
         .iter()
@@ -493,7 +531,11 @@ async fn answers_only(
     let Some(path) = path else { return Ok(None) };
     let query = over_answer_set(
         state,
-        select_in(&[(anchors[path.anchor].as_str(), path)], &Shape::List { distinct_only: true }, class)?,
+        select_in(
+            &[(anchors[path.anchor].as_str(), path)],
+            &Shape::List { distinct_only: true },
+            class,
+        )?,
     )?;
     if query.query == candidate.query {
         return Ok(None);
@@ -547,9 +589,9 @@ fn named_in(value: &str, question: &str) -> bool {
         let v = normalize_tokens(v).join(" ");
         !v.is_empty() && question.contains(&format!(" {v} "))
     };
-    let year = value.get(..4).filter(|y| {
-        y.chars().all(|c| c.is_ascii_digit()) && value.as_bytes().get(4) == Some(&b'-')
-    });
+    let year = value
+        .get(..4)
+        .filter(|y| y.chars().all(|c| c.is_ascii_digit()) && value.as_bytes().get(4) == Some(&b'-'));
     written(value) || year.is_some_and(written)
 }
 

@@ -23,7 +23,7 @@ use crate::referents::{
     Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
     check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, narrow, substitute,
 };
-use crate::state::{AgentState, AnswerSet, ResolutionMethod, Resolution, ResolvedReference, SetRole, Turn};
+use crate::state::{AgentState, AnswerSet, Resolution, ResolutionMethod, ResolvedReference, SetRole, Turn};
 use chatty_kg_graph::text::normalize_tokens;
 use serde::Deserialize;
 use serde_json::json;
@@ -81,7 +81,11 @@ impl Agent for RephraserAgent {
                 ReferenceKind::WhatAbout => {
                     let mut r = resolve_what_about(ctx, state, &reference, &candidates).await?;
                     let previous = r.chosen.as_ref().and_then(|c| {
-                        replace_mention(&previous_question(state, c)?, c.mention.as_deref()?, reference.noun.as_deref()?)
+                        replace_mention(
+                            &previous_question(state, c)?,
+                            c.mention.as_deref()?,
+                            reference.noun.as_deref()?,
+                        )
                     });
                     match previous {
                         Some(previous) if !replaced => {
@@ -114,7 +118,12 @@ impl Agent for RephraserAgent {
             // A pronoun does not stand for what its own question names ("Is it in X?" is not X).
             let rest = format!(
                 " {} ",
-                normalize_tokens(&format!("{} {}", &question[..reference.start], &question[reference.end..])).join(" ")
+                normalize_tokens(&format!(
+                    "{} {}",
+                    &question[..reference.start],
+                    &question[reference.end..]
+                ))
+                .join(" ")
             );
             let named = |c: &Candidate| {
                 let label = normalize_tokens(&c.label).join(" ");
@@ -364,7 +373,11 @@ async fn kinds_by_neighbourhood(ctx: &AgentContext, candidates: &mut [Candidate]
     }
     let jaccard = |a: &std::collections::HashSet<(String, bool)>, b: &std::collections::HashSet<(String, bool)>| {
         let union = a.union(b).count();
-        if union == 0 { 0.0 } else { a.intersection(b).count() as f32 / union as f32 }
+        if union == 0 {
+            0.0
+        } else {
+            a.intersection(b).count() as f32 / union as f32
+        }
     };
     let known: Vec<(bool, std::collections::HashSet<(String, bool)>)> = candidates
         .iter()
@@ -375,7 +388,13 @@ async fn kinds_by_neighbourhood(ctx: &AgentContext, candidates: &mut [Candidate]
         let Some(own) = c.iri().and_then(|iri| signatures.get(iri)) else {
             continue;
         };
-        let like = |person: bool| known.iter().filter(|(p, _)| *p == person).map(|(_, s)| jaccard(own, s)).fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))));
+        let like = |person: bool| {
+            known
+                .iter()
+                .filter(|(p, _)| *p == person)
+                .map(|(_, s)| jaccard(own, s))
+                .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+        };
         // Disjoint neighbourhoods say "another kind" only when both have a few predicates: a
         // vertex the graph knows one edge of (an answer in a small subgraph) says nothing.
         let rich_person = known
@@ -532,7 +551,10 @@ async fn resolve_what_about(
         1 => (Some(fit[0].clone()), ResolutionMethod::Only),
         _ => {
             let new = reference.noun.as_deref().unwrap_or(&reference.text);
-            (Some(choose(ctx, state, new, true, &fit).await?), ResolutionMethod::Model)
+            (
+                Some(choose(ctx, state, new, true, &fit).await?),
+                ResolutionMethod::Model,
+            )
         }
     };
     Ok(ResolvedReference {
@@ -593,7 +615,10 @@ fn replace_mention(question: &str, mention: &str, new: &str) -> Option<String> {
     }
     let boundary = |at: usize| {
         question[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric())
-            && question[at + wanted.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric())
+            && question[at + wanted.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric())
     };
     let at = lower
         .match_indices(&wanted)
@@ -605,9 +630,25 @@ fn replace_mention(question: &str, mention: &str, new: &str) -> Option<String> {
 /// "How many are there?", "How many of them?": nothing but the reference and question words.
 fn bare_set_question(question: &str, reference: &Reference) -> bool {
     let rest = format!("{}{}", &question[..reference.start], &question[reference.end..]);
-    normalize_tokens(&rest)
-        .iter()
-        .all(|w| matches!(w.as_str(), "how" | "many" | "are" | "were" | "is" | "there" | "they" | "in" | "all" | "total" | "of" | "them" | "and" | "so"))
+    normalize_tokens(&rest).iter().all(|w| {
+        matches!(
+            w.as_str(),
+            "how"
+                | "many"
+                | "are"
+                | "were"
+                | "is"
+                | "there"
+                | "they"
+                | "in"
+                | "all"
+                | "total"
+                | "of"
+                | "them"
+                | "and"
+                | "so"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -644,12 +685,22 @@ mod tests {
     #[test]
     fn candidates_come_most_recent_first_with_their_kinds() {
         let history = vec![
-            turn("Which films did the actor Tom Hanks star in?", &[("http://e/th", "Tom Hanks")], &[("http://e/fg", "Forrest Gump"), ("http://e/bg", "Big")]),
-            turn("Who directed Forrest Gump?", &[("http://e/fg", "Forrest Gump")], &[("http://e/rz", "Robert Zemeckis")]),
+            turn(
+                "Which films did the actor Tom Hanks star in?",
+                &[("http://e/th", "Tom Hanks")],
+                &[("http://e/fg", "Forrest Gump"), ("http://e/bg", "Big")],
+            ),
+            turn(
+                "Who directed Forrest Gump?",
+                &[("http://e/fg", "Forrest Gump")],
+                &[("http://e/rz", "Robert Zemeckis")],
+            ),
         ];
         let c = candidates(&history);
-        let summary: Vec<(usize, Role, &str, Option<bool>)> =
-            c.iter().map(|c| (c.turns_ago, c.role, c.label.as_str(), c.person)).collect();
+        let summary: Vec<(usize, Role, &str, Option<bool>)> = c
+            .iter()
+            .map(|c| (c.turns_ago, c.role, c.label.as_str(), c.person))
+            .collect();
         assert_eq!(
             summary,
             vec![
@@ -685,7 +736,10 @@ mod tests {
     #[test]
     fn choices_must_be_an_option() {
         let labels = vec!["Forrest Gump".to_owned(), "Robert Zemeckis".to_owned()];
-        assert_eq!(check_choice(r#"{"referent": "forrest gump"}"#, &labels).unwrap(), "Forrest Gump");
+        assert_eq!(
+            check_choice(r#"{"referent": "forrest gump"}"#, &labels).unwrap(),
+            "Forrest Gump"
+        );
         assert!(check_choice(r#"{"referent": "Tom Hanks"}"#, &labels).is_err());
         assert!(check_choice("Forrest Gump", &labels).is_err());
     }

@@ -56,7 +56,11 @@ pub fn fixture_file(file: &str) -> Option<Fixture> {
 }
 
 fn load(file: &str) -> Option<Fixture> {
-    load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(file))
+    load_path(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures")
+            .join(file),
+    )
 }
 
 /// A graph written by the test itself (Turtle), in a fresh store.

@@ -1,6 +1,8 @@
 //! QALD-JSON (QALD-9, QALD-9-plus, the KGQAn YAGO and DBLP sets): `questions[]` with `id`
 //! (string or number), `question[]` per language, `query.sparql`, and `answers[]` in SPARQL-JSON
 //! (`results.bindings`, or `boolean`). Every bound value of every answer row is a gold answer.
+//! `answertype`, `aggregation`, `onlydbo`, `hybrid` and `rating` (in `chatty-kg feedback export`'s
+//! files) become tags that reports break F1 down by.
 
 use crate::dataset::{DatasetError, Item, read};
 use serde_json::Value;
@@ -31,7 +33,7 @@ pub fn load(path: &Path, language: &str) -> Result<Vec<Item>, DatasetError> {
             .as_array()
             .map(|answers| answers.iter().flat_map(sparql_json_values).collect());
         let mut tags = BTreeMap::new();
-        for key in ["answertype", "aggregation", "onlydbo", "hybrid"] {
+        for key in ["answertype", "aggregation", "onlydbo", "hybrid", "rating"] {
             match &q[key] {
                 Value::String(s) => tags.insert(key.to_owned(), s.clone()),
                 Value::Bool(b) => tags.insert(key.to_owned(), b.to_string()),

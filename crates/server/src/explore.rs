@@ -1,0 +1,129 @@
+//! Looking around the graph without asking a question: what the graph says of one vertex
+//! ([`describe`], MCP's `describe` tool and REST `GET /api/kgs/{kg}/describe?iri=`), and first
+//! questions a newcomer could ask of *this* graph ([`suggestions`], REST
+//! `GET /api/kgs/{kg}/suggestions`), made from its schema profile: its most used predicates
+//! between vertices, each with a subject that really has it and a label.
+
+use chatty_kg_graph::{
+    Direction, GraphError, KnowledgeGraph, QueryResults, RDFS_LABEL, Term, named_neighbourhood, subjects_query,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Triples per direction [`describe`] returns unless asked for fewer.
+pub const DEFAULT_TRIPLES: usize = 50;
+/// Predicates of the profile looked at for suggestions.
+const SUGGESTION_PREDICATES: usize = 12;
+/// Subjects looked at per predicate.
+const SUGGESTION_SUBJECTS: usize = 5;
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
+/// The triples around `iri`, outgoing then incoming (at most `limit` each), every IRI with its
+/// label and every predicate with its name.
+pub async fn describe(kg: &dyn KnowledgeGraph, iri: &str, limit: usize) -> Result<Value, GraphError> {
+    chatty_kg_graph::named_node(iri)?;
+    let limit = limit.clamp(1, 1000);
+    let mut triples = Vec::new();
+    for direction in [Direction::Outgoing, Direction::Incoming] {
+        let edges = named_neighbourhood(kg, &[iri], direction, limit, &|_| true).await?;
+        for named in edges.into_iter().take(limit) {
+            let other = match &named.edge.neighbour {
+                Term::NamedNode(n) => json!({"iri": n.as_str(), "label": named.neighbour_name}),
+                Term::Literal(l) => {
+                    json!({"value": l.value(), "datatype": l.datatype().as_str(), "language": l.language()})
+                }
+                Term::BlankNode(_) => json!({"value": null}),
+            };
+            triples.push(json!({
+                "direction": named.edge.direction,
+                "predicate": {"iri": named.edge.predicate, "label": named.predicate_name},
+                "other": other,
+            }));
+        }
+    }
+    let label = kg.labels(&[iri]).await?.remove(iri);
+    Ok(json!({"iri": iri, "label": label, "triples": triples}))
+}
+
+/// A first question, and the graph facts it was made from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Suggestion {
+    pub question: String,
+    pub entity: String,
+    pub entity_label: String,
+    pub predicate: String,
+    pub predicate_label: String,
+}
+
+/// Up to `count` questions about different predicates, the most used first: for each, a subject
+/// that has the predicate and a label ("What is the release year of Big?").
+pub async fn suggestions(kg: &dyn KnowledgeGraph, count: usize) -> Result<Vec<Suggestion>, GraphError> {
+    let profile = kg.profile().await?;
+    let settings = kg.settings();
+    let mut candidates: Vec<_> = profile
+        .predicates
+        .iter()
+        .filter(|p| {
+            p.iri != RDF_TYPE
+                && p.iri != RDFS_LABEL
+                && !settings.label_predicates.contains(&p.iri)
+                && !settings.name_predicates.contains(&p.iri)
+                && !settings.is_blacklisted(&p.iri)
+        })
+        .collect();
+    candidates.sort_by(|a, b| b.triples.cmp(&a.triples));
+    let mut found = Vec::new();
+    for predicate in candidates.into_iter().take(SUGGESTION_PREDICATES) {
+        if found.len() == count {
+            break;
+        }
+        let results = kg.query(&subjects_query(&predicate.iri, SUGGESTION_SUBJECTS)?).await?;
+        let QueryResults::Solutions(solutions) = results else {
+            continue;
+        };
+        let subjects: Vec<&str> = solutions
+            .column("s")
+            .filter_map(|t| match t {
+                Term::NamedNode(n) => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        let labels = kg.graph_labels(&subjects).await?;
+        let Some((subject, label)) = subjects.iter().find_map(|s| labels.get(*s).map(|l| (*s, l))) else {
+            continue;
+        };
+        let name = if predicate.label.is_empty() {
+            chatty_kg_graph::text::predicate_label(&predicate.iri)
+        } else {
+            predicate.label.clone()
+        };
+        found.push(Suggestion {
+            question: phrase(&name, label),
+            entity: subject.to_owned(),
+            entity_label: label.clone(),
+            predicate: predicate.iri.clone(),
+            predicate_label: name,
+        });
+    }
+    Ok(found)
+}
+
+/// A question asking for `predicate` of `subject`, from the predicate's name alone.
+fn phrase(predicate: &str, subject: &str) -> String {
+    let predicate = predicate.trim();
+    match predicate.strip_suffix(" by") {
+        Some(_) => format!("Who was {subject} {predicate}?"),
+        None => format!("What is the {predicate} of {subject}?"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_is_phrased_from_the_predicate_name() {
+        assert_eq!(phrase("release year", "Big"), "What is the release year of Big?");
+        assert_eq!(phrase("directed by", "Big"), "Who was Big directed by?");
+    }
+}
