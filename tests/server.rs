@@ -513,8 +513,11 @@ async fn two_hundred_concurrent_websocket_sessions_each_get_their_own_answer() {
     assert_eq!(ids.len(), 200);
 }
 
-/// The web page in a real headless Chromium (Debian's), driven by Playwright: ask, see the
-/// answer and its SPARQL, follow up with a pronoun, reload and find the dialogue again.
+/// The web page in a real headless Chromium (Debian's), driven by Playwright: suggested first
+/// questions from the graph, ask, see the answer, its SPARQL (copied), its triples drawn, the
+/// answer as a link to what the graph says of it, rate it, follow up with a pronoun and correct
+/// that answer, reload and find the dialogue and its ratings again, and answer a clarifying
+/// question with a button. Screenshots of each step land in the target's `web-page-screenshots`.
 /// Needs `chromium` and `npm ci --prefix tests/web` (scripts/setup.sh); skips without them
 /// unless `CHATTY_KG_REQUIRE_BROWSER=1` (CI).
 #[test]
@@ -537,14 +540,15 @@ fn the_web_page_chats_in_headless_chromium() {
     let Some(server) = TestServer::start(dir.path(), &extra) else {
         return;
     };
+    // The screenshots of each step are the test's artefacts, kept after it.
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-page-screenshots");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
     let output = Command::new("node")
         .arg(web.join("chat.test.mjs"))
         .env("CHATTY_KG_URL", &server.url)
         .env("CHROMIUM", chromium.unwrap_or_default())
-        .env(
-            "SCREENSHOT",
-            std::env::var_os("CHATTY_KG_SCREENSHOT").unwrap_or_default(),
-        )
+        .env("SCREENSHOTS", &shots)
         .output()
         .unwrap();
     let log = format!(
@@ -554,6 +558,14 @@ fn the_web_page_chats_in_headless_chromium() {
     );
     assert!(output.status.success(), "{log}");
     assert!(log.contains("web page test passed"), "{log}");
+    for step in ["1-suggestions", "2-answer-picture-entity-rating", "3-clarified"] {
+        let png = std::fs::read(shots.join(format!("{step}.png"))).unwrap();
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 10_000,
+            "{step}: {} bytes",
+            png.len()
+        );
+    }
 }
 
 /// The handshake status of a WebSocket opened with these extra headers.
@@ -1504,4 +1516,75 @@ async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["questions"], 2, "{summary}");
     assert_eq!(summary["overall"]["mean_per_question_f1"], 0.5, "{summary}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn suggested_questions_and_descriptions_come_from_the_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\"]") else {
+        return;
+    };
+    let get = |path: &str, key: Option<&str>| {
+        let request = http().get(format!("{}{path}", server.url));
+        match key {
+            Some(key) => request.bearer_auth(key).send(),
+            None => request.send(),
+        }
+    };
+    let (status, suggestions) = json_of(get("/api/kgs/default/suggestions", Some("alice-key")).await.unwrap()).await;
+    assert_eq!(status, 200, "{suggestions}");
+    let suggestions = suggestions.as_array().unwrap().clone();
+    assert!(suggestions.len() >= 2, "{suggestions:?}");
+    for suggestion in &suggestions {
+        // Each names an entity and a predicate it really has, and both appear in the question.
+        let entity = suggestion["entity"].as_str().unwrap();
+        let path = format!("/api/kgs/default/describe?iri={entity}");
+        let (status, described) = json_of(get(&path, Some("alice-key")).await.unwrap()).await;
+        assert_eq!(status, 200, "{described}");
+        let has = described["triples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["direction"] == "outgoing" && t["predicate"]["iri"] == suggestion["predicate"]);
+        assert!(has, "{suggestion} / {described}");
+        let question = suggestion["question"].as_str().unwrap();
+        assert!(
+            question.contains(suggestion["entity_label"].as_str().unwrap()),
+            "{suggestion}"
+        );
+    }
+    let predicates: std::collections::HashSet<_> = suggestions.iter().map(|s| s["predicate"].to_string()).collect();
+    assert_eq!(predicates.len(), suggestions.len(), "one question per predicate");
+
+    let (_, big) = json_of(
+        get(
+            "/api/kgs/default/describe?iri=http://example.org/entity/Big&limit=10",
+            Some("alice-key"),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(big["label"], "Big");
+    let year = big["triples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["predicate"]["iri"] == "http://example.org/relation/release_year")
+        .unwrap();
+    assert_eq!(year["other"]["value"], "1988");
+    for (path, key, status, kind) in [
+        ("/api/kgs/default/suggestions", None, 401, "unauthorized"),
+        ("/api/kgs/nope/suggestions", Some("alice-key"), 400, "unknown_kg"),
+        (
+            "/api/kgs/default/describe?iri=not%20an%20iri",
+            Some("alice-key"),
+            400,
+            "malformed_message",
+        ),
+        ("/api/kgs/default/describe", Some("alice-key"), 400, "malformed_message"),
+    ] {
+        let (got, body) = json_of(get(path, key).await.unwrap()).await;
+        assert_eq!((got, &body["error"]["kind"]), (status, &json!(kind)), "{path}: {body}");
+    }
 }

@@ -11,14 +11,31 @@ const browser = await chromium.launch({
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
   ],
 });
+// Screenshots of each step go to SCREENSHOTS (a directory: the test's artefacts).
+const shots = process.env.SCREENSHOTS;
+const shot = async (page, name) => {
+  if (shots) await page.screenshot({ path: shots + "/" + name + ".png", fullPage: true });
+};
 try {
-  const page = await browser.newPage();
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+  const page = await context.newPage();
   const problems = [];
   page.on("pageerror", (error) => problems.push(String(error)));
   page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
   await page.goto(url);
   await page.locator("#connection", { hasText: "connected" }).waitFor({ timeout: 15000 });
   assert.equal(await page.locator("#kg").inputValue(), "default");
+
+  // First questions made from this graph: its predicates, its entities.
+  const suggestions = page.locator("#suggestion-list .suggestion");
+  await suggestions.first().waitFor({ timeout: 15000 });
+  const suggested = await suggestions.allTextContents();
+  assert.ok(suggested.length >= 2, String(suggested));
+  for (const question of suggested) assert.match(question, /^(What (is|are) the .+ of .+|Who was .+ by|What is .+ (of|in))\?$/);
+  const facts = await suggestions.evaluateAll((buttons) => buttons.map((b) => b.title));
+  for (const fact of facts) assert.match(fact, /^http:\/\/example\.org\/entity\/\S+ — http:\/\/example\.org\/relation\/\S+$/);
+  await shot(page, "1-suggestions");
 
   // First question: the answer, the stages seen while it worked, and the SPARQL behind it.
   await page.fill("#question", "Who directed Forrest Gump?");
@@ -36,6 +53,38 @@ try {
   assert.match(sparql, /directedBy/);
   assert.match(await first.locator("details").textContent(), /Forrest Gump → http:\/\/example\.org\/entity\/Forrest_Gump/);
   assert.match(await first.locator(".path.chosen").textContent(), /^Forrest Gump → directed by \(best by a margin/);
+  assert.equal(await page.locator("#suggestions").isVisible(), false, "suggestions go once the dialogue starts");
+
+  // The SPARQL copies to the clipboard.
+  await first.locator("button.copy").first().click();
+  await first.locator("button.copy", { hasText: "Copied" }).first().waitFor({ timeout: 5000 });
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), sparql);
+
+  // The triples behind the answer, drawn: the film, the predicate, the director.
+  const picture = first.locator("svg.triples");
+  assert.ok(await picture.isVisible());
+  const drawn = await picture.locator("text").allTextContents();
+  assert.ok(drawn.includes("Forrest Gump") && drawn.includes("Robert Zemeckis"), String(drawn));
+  assert.ok(drawn.some((t) => /directed by/.test(t)), String(drawn));
+  assert.equal(await picture.locator("g.vertex.answer text").textContent(), "Robert Zemeckis");
+
+  // The answer is a link: a click shows what the graph says of it, and its neighbours are links too.
+  const link = first.locator(".values a.value");
+  assert.equal(await link.textContent(), "Robert Zemeckis");
+  await link.click();
+  const card = first.locator(".entity");
+  await card.locator(".facts").waitFor({ timeout: 15000 });
+  assert.match(await card.locator("h3").textContent(), /^Robert Zemeckis/);
+  assert.match(await card.locator(".facts").textContent(), /Forrest Gump directed by this/);
+  await card.locator(".fact a.value", { hasText: "Forrest Gump" }).first().click();
+  await card.locator("h3", { hasText: "Forrest Gump" }).waitFor({ timeout: 15000 });
+  assert.match(await card.locator(".facts").textContent(), /directed by: Robert Zemeckis/);
+
+  // Ratings: right, and (on the next answer) wrong with the right answer, found in the graph.
+  await first.locator(".rate.up").click();
+  await first.locator(".rating[data-rating=up]").waitFor({ timeout: 15000 });
+  assert.equal(await first.locator(".thanks").textContent(), "Thanks: noted as right.");
+  await shot(page, "2-answer-picture-entity-rating");
 
   // A follow-up with a pronoun.
   await page.fill("#question", "What else did he direct?");
@@ -47,11 +96,22 @@ try {
   await second.locator("summary").click();
   assert.match(await second.locator("details").textContent(), /What else did Robert Zemeckis direct\?/);
   assert.match(await second.locator(".referents").textContent(), /“he” → Robert Zemeckis \(the one that fits\)/);
+  await second.locator(".rate.down").click();
+  await second.locator("form.correction input").fill("Cast Away; Back to the Future");
+  await second.locator("form.correction button").click();
+  await second.locator(".rating[data-rating=down]").waitFor({ timeout: 15000 });
+  assert.equal(await second.locator(".thanks").textContent(),
+    "Thanks: noted that the answer should be Cast Away, Back to the Future.");
+  const exported = await page.evaluate(async () => (await fetch("/api/feedback")).json());
+  assert.equal(exported.questions.length, 2);
+  assert.deepEqual(exported.questions[1].answers[0].results.bindings.map((b) => b.answer.type), ["uri", "literal"]);
 
   // A reload resumes the same session, with both turns.
   await page.reload();
   await page.locator("#dialogue > li").nth(1).waitFor({ timeout: 15000 });
   assert.equal(await page.locator("#dialogue > li").count(), 2);
+  assert.equal(await page.locator("#dialogue > li").nth(0).locator(".rating").getAttribute("data-rating"), "up",
+    "a rating is kept with its turn");
 
   // An entity the graph lacks: said plainly, nothing invented.
   await page.fill("#question", "Who directed Titanic 2?");
@@ -83,8 +143,8 @@ try {
   assert.equal(await chosen.locator(".answer .text").textContent(), director);
   await chosen.locator("summary").click();
   assert.match(await chosen.locator("details").textContent(), /Your choice/);
+  await shot(page, "3-clarified");
   assert.deepEqual(problems, []);
-  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
   console.log("web page test passed");
 } finally {
   await browser.close();

@@ -56,7 +56,8 @@ pub struct Suggestion {
 }
 
 /// Up to `count` questions about different predicates, the most used first: for each, a subject
-/// that has the predicate and a label ("What is the release year of Big?").
+/// that has the predicate and a short one-line label ("What is the release year of Big?",
+/// "Who was Big directed by?").
 pub async fn suggestions(kg: &dyn KnowledgeGraph, count: usize) -> Result<Vec<Suggestion>, GraphError> {
     let profile = kg.profile().await?;
     let settings = kg.settings();
@@ -89,7 +90,10 @@ pub async fn suggestions(kg: &dyn KnowledgeGraph, count: usize) -> Result<Vec<Su
             })
             .collect();
         let labels = kg.graph_labels(&subjects).await?;
-        let Some((subject, label)) = subjects.iter().find_map(|s| labels.get(*s).map(|l| (*s, l))) else {
+        let Some((subject, label)) = subjects
+            .iter()
+            .find_map(|s| labels.get(*s).filter(|l| readable(l)).map(|l| (*s, l)))
+        else {
             continue;
         };
         let name = if predicate.label.is_empty() {
@@ -108,13 +112,25 @@ pub async fn suggestions(kg: &dyn KnowledgeGraph, count: usize) -> Result<Vec<Su
     Ok(found)
 }
 
-/// A question asking for `predicate` of `subject`, from the predicate's name alone.
+/// A label that makes a question a person would type: one short line.
+fn readable(label: &str) -> bool {
+    let label = label.trim();
+    !label.is_empty() && label.chars().count() <= 60 && !label.chars().any(char::is_control)
+}
+
+/// A question asking for `predicate` of `subject`, from the predicate's name alone: "directed
+/// by" and "member of" read as they are, "has tags" as "tags", a plural name asks "what are".
 fn phrase(predicate: &str, subject: &str) -> String {
     let predicate = predicate.trim();
-    match predicate.strip_suffix(" by") {
-        Some(_) => format!("Who was {subject} {predicate}?"),
-        None => format!("What is the {predicate} of {subject}?"),
+    if predicate.ends_with(" by") {
+        return format!("Who was {subject} {predicate}?");
     }
+    if predicate.ends_with(" of") || predicate.ends_with(" in") {
+        return format!("What is {subject} {predicate}?");
+    }
+    let noun = predicate.strip_prefix("has ").unwrap_or(predicate);
+    let plural = noun.ends_with('s') && !noun.ends_with("ss");
+    format!("What {} the {noun} of {subject}?", if plural { "are" } else { "is" })
 }
 
 #[cfg(test)]
@@ -125,5 +141,10 @@ mod tests {
     fn a_question_is_phrased_from_the_predicate_name() {
         assert_eq!(phrase("release year", "Big"), "What is the release year of Big?");
         assert_eq!(phrase("directed by", "Big"), "Who was Big directed by?");
+        assert_eq!(phrase("has tags", "Big"), "What are the tags of Big?");
+        assert_eq!(phrase("starred actors", "Big"), "What are the starred actors of Big?");
+        assert_eq!(phrase("member of", "Mercury"), "What is Mercury member of?");
+        assert_eq!(phrase("address", "Mercury"), "What is the address of Mercury?");
+        assert!(readable("Big") && !readable("A\nSELECT") && !readable(" ") && !readable(&"x".repeat(61)));
     }
 }

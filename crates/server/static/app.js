@@ -114,8 +114,9 @@ function receive(message) {
       $("kg").value = message.kg;
       if (!message.created) {
         $("dialogue").replaceChildren();
-        for (const turn of message.turns) showTurn(turn.explanation);
+        for (const turn of message.turns) showTurn(turn.explanation, turn.index, turn.feedback);
       }
+      showSuggestions(message.kg);
       break;
     case "stage": {
       const item = el("li", "stage", STAGE_TEXT[message.stage] || message.stage);
@@ -126,7 +127,10 @@ function receive(message) {
     }
     case "answer":
       setBusy(false);
-      showTurn(message.explanation);
+      showTurn(message.explanation, message.turn, null);
+      break;
+    case "feedback":
+      showRating(message.turn, message.feedback);
       break;
     case "error":
       if (message.kind === "no_such_session") {
@@ -140,8 +144,10 @@ function receive(message) {
   }
 }
 
-function showTurn(explanation) {
+function showTurn(explanation, index, feedback) {
+  $("suggestions").hidden = true;
   const turn = el("li", "turn");
+  turn.dataset.turn = String(index);
   turn.append(el("p", "question", explanation.question));
   const answer = el("div", "answer");
   answer.dataset.outcome = explanation.outcome.status;
@@ -162,13 +168,261 @@ function showTurn(explanation) {
     });
     answer.append(choices);
   }
+  const entities = explanation.answers.filter((a) => a.kind === "iri");
+  if (entities.length && !clarification) answer.append(valueLinks(entities, turn));
   if (explanation.truncated) {
     answer.append(el("p", "note", "Not every answer is shown: there were more than the configured limits keep (max_rows, max_result_bytes or max_stored_answers)."));
   }
+  const picture = triplesPicture(explanation);
+  if (picture) answer.append(picture);
   turn.append(answer);
+  if (Number.isInteger(index)) turn.append(ratingBar(index, feedback));
   turn.append(details(explanation));
   $("dialogue").append(turn);
   turn.scrollIntoView({ block: "end" });
+}
+
+// ----- answers as links, and what the graph says of each -----
+
+function valueLinks(values, turn) {
+  const list = el("ul", "values");
+  for (const value of values.slice(0, 50)) {
+    const item = el("li", "");
+    const link = el("a", "value", value.label || value.value);
+    link.href = value.value;
+    link.title = value.value;
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      showEntity(turn, value.value);
+    });
+    item.append(link);
+    list.append(item);
+  }
+  return list;
+}
+
+async function showEntity(turn, iri) {
+  let card = turn.querySelector(".entity");
+  if (!card) {
+    card = el("section", "entity");
+    turn.querySelector(".answer").append(card);
+  }
+  card.replaceChildren(el("p", "note", "Looking up " + iri + "…"));
+  const kg = encodeURIComponent($("kg").value);
+  const response = await fetch("/api/kgs/" + kg + "/describe?limit=25&iri=" + encodeURIComponent(iri), { headers: headers() });
+  const body = await response.json();
+  if (!response.ok) {
+    card.replaceChildren(el("p", "error", body.error ? body.error.message : "HTTP " + response.status));
+    return;
+  }
+  const title = el("h3", "", body.label || iri);
+  const close = el("button", "close", "×");
+  close.type = "button";
+  close.setAttribute("aria-label", "close");
+  close.addEventListener("click", () => card.remove());
+  title.append(close);
+  const facts = el("ul", "facts");
+  for (const t of body.triples) {
+    const row = el("li", "fact");
+    const other = t.other.iri ? el("a", "value", t.other.label || t.other.iri) : el("span", "literal", t.other.value ?? "");
+    if (t.other.iri) {
+      other.href = t.other.iri;
+      other.title = t.other.iri;
+      other.addEventListener("click", (event) => {
+        event.preventDefault();
+        showEntity(turn, t.other.iri);
+      });
+    }
+    if (t.direction === "outgoing") {
+      row.append(el("span", "predicate", t.predicate.label + ": "), other);
+    } else {
+      row.append(other, el("span", "predicate", " " + t.predicate.label + " this"));
+    }
+    facts.append(row);
+  }
+  if (!body.triples.length) facts.append(el("li", "note", "The graph has no triples about it."));
+  card.replaceChildren(title, el("p", "iri", iri), facts);
+}
+
+// ----- the triples behind the answer, drawn -----
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attributes, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function localName(iri) {
+  const name = decodeURIComponent(iri.replace(/[/#]+$/, "").split(/[/#:]/).pop() || iri);
+  return name.replace(/_/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+}
+
+function shorten(text, max) {
+  return text.length > max ? text.slice(0, max - 1) + "…" : text;
+}
+
+// A picture of the provenance triples of the first answers: vertices in columns by distance from
+// the question's entities, edges named by their predicates.
+function triplesPicture(e) {
+  const triples = [];
+  const seen = new Set();
+  for (const answer of e.answers.slice(0, 6)) {
+    for (const t of answer.provenance || []) {
+      const key = t.join("\u0000");
+      if (!seen.has(key)) {
+        seen.add(key);
+        triples.push(t);
+      }
+    }
+  }
+  if (!triples.length || triples.length > 24) return null;
+  const names = new Map();
+  for (const link of e.entities) if (link.iri) names.set(link.iri, link.label || link.mention);
+  for (const a of e.answers) names.set(a.value, a.label || a.value);
+  const nodes = new Map();
+  const node = (id) => {
+    if (!nodes.has(id)) nodes.set(id, { id, depth: null, row: 0 });
+    return nodes.get(id);
+  };
+  for (const [s, , o] of triples) {
+    node(s);
+    node(o);
+  }
+  // Depth: 0 for vertices nothing points to, then one more per edge followed.
+  const targets = new Set(triples.map((t) => t[2]));
+  let frontier = [...nodes.values()].filter((n) => !targets.has(n.id));
+  if (!frontier.length) frontier = [nodes.values().next().value];
+  for (const n of frontier) n.depth = 0;
+  while (frontier.length) {
+    const next = [];
+    for (const n of frontier) {
+      for (const [s, , o] of triples) {
+        if (s === n.id && nodes.get(o).depth === null) {
+          nodes.get(o).depth = n.depth + 1;
+          next.push(nodes.get(o));
+        }
+      }
+    }
+    frontier = next;
+  }
+  const columns = [];
+  for (const n of nodes.values()) {
+    n.depth ??= 0;
+    (columns[n.depth] ||= []).push(n);
+  }
+  const [width, height, gap, rowGap] = [150, 26, 110, 14];
+  columns.forEach((column) => column.forEach((n, i) => { n.row = i; }));
+  const rows = Math.max(...columns.map((c) => c.length));
+  const total = { w: columns.length * width + (columns.length - 1) * gap + 2, h: rows * (height + rowGap) + 2 };
+  const at = (n) => ({ x: 1 + n.depth * (width + gap), y: 1 + n.row * (height + rowGap) + ((rows - columns[n.depth].length) * (height + rowGap)) / 2 });
+  const picture = svg("svg", { class: "triples", viewBox: "0 0 " + total.w + " " + total.h, width: total.w, height: total.h, role: "img" });
+  picture.append(svg("title", {}, "The triples behind the answer"));
+  const defs = svg("defs", {});
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" });
+  marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#8a93a6" }));
+  defs.append(marker);
+  picture.append(defs);
+  for (const [s, p, o] of triples) {
+    const [a, b] = [at(nodes.get(s)), at(nodes.get(o))];
+    const [x1, y1, x2, y2] = [a.x + width, a.y + height / 2, b.x, b.y + height / 2];
+    const edge = svg("g", { class: "edge" });
+    edge.append(svg("line", { x1, y1, x2, y2, stroke: "#8a93a6", "marker-end": "url(#arrow)" }));
+    edge.append(svg("text", { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, "text-anchor": "middle", class: "predicate" }, shorten(localName(p), 18)));
+    picture.append(edge);
+  }
+  const answers = new Set(e.answers.map((a) => a.value));
+  for (const n of nodes.values()) {
+    const { x, y } = at(n);
+    const group = svg("g", { class: "vertex" + (answers.has(n.id) ? " answer" : "") });
+    group.append(svg("rect", { x, y, width, height, rx: 6 }));
+    const name = names.get(n.id) || (/^[a-z][a-z0-9+.-]*:/i.test(n.id) ? localName(n.id) : n.id);
+    group.append(svg("text", { x: x + width / 2, y: y + height / 2 + 4, "text-anchor": "middle" }, shorten(name, 22)));
+    group.append(svg("title", {}, n.id));
+    picture.append(group);
+  }
+  const box = el("figure", "picture");
+  box.append(picture);
+  return box;
+}
+
+// ----- ratings -----
+
+function ratingBar(index, feedback) {
+  const bar = el("div", "rating");
+  const up = el("button", "rate up", "✓ Right");
+  const down = el("button", "rate down", "✗ Wrong");
+  up.type = down.type = "button";
+  up.setAttribute("aria-label", "right answer");
+  down.setAttribute("aria-label", "wrong answer");
+  up.addEventListener("click", () => send({ type: "feedback", turn: index, rating: "up" }));
+  const form = el("form", "correction");
+  form.hidden = true;
+  const input = el("input", "");
+  input.type = "text";
+  input.placeholder = "What is the right answer? (optional; several: separate with ;)";
+  input.setAttribute("aria-label", "right answer");
+  input.maxLength = 1000;
+  const submit = el("button", "", "Send");
+  form.append(input, submit);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const answer = input.value.trim();
+    const message = { type: "feedback", turn: index, rating: "down" };
+    if (answer) message.correction = { answer };
+    send(message);
+    form.hidden = true;
+  });
+  down.addEventListener("click", () => {
+    form.hidden = false;
+    input.focus();
+  });
+  bar.append(up, down, el("span", "thanks", ""), form);
+  if (feedback) showRatingIn(bar, feedback);
+  return bar;
+}
+
+function showRating(index, feedback) {
+  const turn = document.querySelector('#dialogue > li[data-turn="' + index + '"]');
+  if (turn) showRatingIn(turn.querySelector(".rating"), feedback);
+}
+
+function showRatingIn(bar, feedback) {
+  bar.dataset.rating = feedback ? feedback.rating : "";
+  let text = "";
+  if (feedback && feedback.correction) {
+    const c = feedback.correction;
+    const right = c.boolean !== undefined && c.boolean !== null ? (c.boolean ? "yes" : "no")
+      : c.answers.map((a) => a.label).join(", ");
+    text = "Thanks: noted that the answer should be " + right + ".";
+  } else if (feedback) {
+    text = feedback.rating === "up" ? "Thanks: noted as right." : "Thanks: noted as wrong.";
+  }
+  bar.querySelector(".thanks").textContent = text;
+}
+
+// ----- suggested first questions -----
+
+async function showSuggestions(kg) {
+  const box = $("suggestions");
+  if ($("dialogue").children.length) {
+    box.hidden = true;
+    return;
+  }
+  const response = await fetch("/api/kgs/" + encodeURIComponent(kg) + "/suggestions", { headers: headers() });
+  if (!response.ok || $("dialogue").children.length) return;
+  const list = $("suggestion-list");
+  list.replaceChildren();
+  for (const suggestion of await response.json()) {
+    const button = el("button", "suggestion", suggestion.question);
+    button.type = "button";
+    button.title = suggestion.entity + " — " + suggestion.predicate;
+    button.addEventListener("click", () => askQuestion(suggestion.question));
+    list.append(button);
+  }
+  box.hidden = !list.children.length;
 }
 
 function section(parent, title) {
@@ -243,6 +497,10 @@ function details(e) {
       const note = query.reason + ", " + query.rows + " rows, " + query.elapsed_ms.toFixed(1) + " ms" +
         (query.used ? ", used" : "") + (query.error ? ", error: " + query.error : "");
       box.append(el("pre", "sparql", query.sparql));
+      const copy = el("button", "copy", "Copy");
+      copy.type = "button";
+      copy.addEventListener("click", () => copyText(query.sparql, copy));
+      box.append(copy);
       box.append(el("p", "note", note));
     }
   }
@@ -254,6 +512,16 @@ function details(e) {
   section(panel, "Model").append(el("p", "", e.llm.calls + " LLM calls, " + e.llm.input_tokens +
     " tokens in, " + e.llm.output_tokens + " out"));
   return panel;
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch (error) {
+    button.textContent = "Copy failed: select the query";
+  }
+  setTimeout(() => { button.textContent = "Copy"; }, 2000);
 }
 
 function askQuestion(question) {
@@ -283,5 +551,8 @@ $("new-session").addEventListener("click", () => {
 $("kg").addEventListener("change", () => $("new-session").click());
 
 loadKgs()
-  .then(connect)
+  .then(() => {
+    connect();
+    if (!session) showSuggestions($("kg").value);
+  })
   .catch((error) => showError(String(error)));
