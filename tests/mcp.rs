@@ -84,6 +84,8 @@ async fn an_mcp_client_lists_the_tools_and_asks_the_bundled_kb() {
         .collect();
     tools.sort();
     assert_eq!(tools, ["ask", "describe", "entities", "list_kgs", "sparql"]);
+    let resources = client.list_all_resources().await.unwrap();
+    assert_eq!(resources[0].uri, "chatty-kg://default/profile", "{resources:?}");
 
     let answer = json_of(&client, "ask", json!({"question": "Who directed Ratcatcher?"})).await;
     assert_eq!(answer["text"], "Lynne Ramsay", "{answer}");
@@ -200,4 +202,130 @@ async fn malformed_json_rpc_gets_a_parse_error_and_the_server_goes_on() {
     let second: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(second["id"], 1, "{second}");
     assert_eq!(second["result"]["serverInfo"]["name"], "chatty-kg", "{second}");
+}
+
+/// MCP over streamable HTTP on `serve` (`/mcp`), through the SDK's HTTP client: the API key is
+/// required, each key's named sessions are its own, questions count in the key's rate like any
+/// other, the schema profile is a resource, and bad requests get clear errors.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_on_serve_keeps_keys_apart_and_their_limits() {
+    use common::server::{TestServer, http};
+    use rmcp::model::ReadResourceRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "api_keys = [\"alice-key\", \"bob-key\"]\nmax_questions_per_minute_per_key = 4";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let connect = |key: Option<&'static str>| {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url));
+        if let Some(key) = key {
+            config = config.auth_header(key);
+        }
+        ().serve(StreamableHttpClientTransport::from_config(config))
+    };
+    assert!(connect(None).await.is_err(), "no key, no MCP");
+    let alice = connect(Some("alice-key")).await.unwrap();
+    assert_eq!(alice.peer_info().unwrap().server_info.name, "chatty-kg");
+    let tools = alice.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 5);
+    let resources = alice.list_all_resources().await.unwrap();
+    assert_eq!(resources.len(), 1, "{resources:?}");
+    assert_eq!(resources[0].uri, "chatty-kg://default/profile");
+    let read = alice
+        .read_resource(ReadResourceRequestParams::new("chatty-kg://default/profile"))
+        .await
+        .unwrap();
+    let profile: Value = match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, mime_type, .. } => {
+            assert_eq!(mime_type.as_deref(), Some("application/json"));
+            serde_json::from_str(text).unwrap()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        profile["predicates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["iri"] == "http://example.org/relation/directedBy"),
+        "{profile}"
+    );
+    assert!(
+        alice
+            .read_resource(ReadResourceRequestParams::new("chatty-kg://other/profile"))
+            .await
+            .is_err()
+    );
+
+    let answer = json_of(&alice, "ask", json!({"question": "Who directed Forrest Gump?"})).await;
+    assert_eq!(answer["text"], "Robert Zemeckis", "{answer}");
+    json_of(
+        &alice,
+        "ask",
+        json!({"question": "Who directed Forrest Gump?", "session": "s1"}),
+    )
+    .await;
+    let follow = json_of(
+        &alice,
+        "ask",
+        json!({"question": "What else did he direct?", "session": "s1"}),
+    )
+    .await;
+    assert_eq!(
+        follow["resolved_question"], "What else did Robert Zemeckis direct?",
+        "{follow}"
+    );
+    assert!(follow["text"].as_str().unwrap().contains("Cast Away"), "{follow}");
+
+    // Bob's "s1" is not Alice's: nothing for his "he" to refer to.
+    let bob = connect(Some("bob-key")).await.unwrap();
+    let theirs = bob
+        .call_tool(call(
+            "ask",
+            json!({"question": "What else did he direct?", "session": "s1"}),
+        ))
+        .await;
+    if let Ok(result) = &theirs {
+        let text = &result.content[0].as_text().unwrap().text;
+        assert!(
+            !text.contains("Cast Away") && !text.contains("Robert Zemeckis"),
+            "{text}"
+        );
+    }
+
+    // The fourth question of the minute is Alice's last; Bob's own rate is untouched.
+    let answer = json_of(&alice, "ask", json!({"question": "When was Big released?"})).await;
+    assert_eq!(answer["text"], "1988", "{answer}");
+    assert_eq!(
+        error_kind(&alice, "ask", json!({"question": "When was Top Gun released?"})).await,
+        "rate_limited"
+    );
+    let answer = json_of(&bob, "ask", json!({"question": "When was Top Gun released?"})).await;
+    assert_eq!(answer["text"], "1986", "{answer}");
+
+    // Raw requests: an unknown KG, and a body that is no JSON-RPC; then the clients go on.
+    let post = |path: &str, body: &'static str| {
+        http()
+            .post(format!("{}{path}", server.url))
+            .bearer_auth("alice-key")
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+    };
+    let response = post("/mcp/nope", "{}").await.unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["kind"], "unknown_kg", "{body}");
+    let response = post("/mcp", "{not json").await.unwrap();
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert!(status.is_client_error(), "{status} {text}");
+    let found = json_of(&bob, "entities", json!({"text": "forrest gump", "limit": 1})).await;
+    assert_eq!(found[0]["iri"], "http://example.org/entity/Forrest_Gump", "{found}");
+    alice.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
 }

@@ -1,5 +1,6 @@
 //! `chatty-kg serve`: the WebSocket chat (`/ws`, [`ws`]), the REST API ([`rest`]), Prometheus
-//! metrics and the web chat page (`/`, [`web`]), over one [`ChatService`].
+//! metrics, the web chat page (`/`, [`web`]), the OpenAI-compatible chat ([`openai_api`]) and
+//! MCP over streamable HTTP (`/mcp`, [`mcp`]), over one [`ChatService`].
 //!
 //! [`Server::start`] opens everything the configuration names (each knowledge graph, the models
 //! once for all of them, the session database) and binds; [`Server::run`] serves until SIGTERM or
@@ -151,6 +152,15 @@ impl Server {
             keys.required(),
         ));
         let keys = actix::Data::new(keys);
+        let mut mcp_services = BTreeMap::new();
+        for name in config.kgs.keys() {
+            let server = mcp::McpServer::served(service.clone(), name)?;
+            mcp_services.insert(name.clone(), mcp::http_service(server));
+        }
+        let mcp_endpoints = actix::Data::new(mcp::McpEndpoints {
+            default: config.default_kg.clone(),
+            by_kg: mcp_services,
+        });
         let data = actix::Data::from(service.clone());
         let (ws_data, shutdown_data, health) = (
             actix::Data::new(ws_settings),
@@ -167,6 +177,7 @@ impl Server {
                 .app_data(ws_data.clone())
                 .app_data(shutdown_data.clone())
                 .app_data(health.clone())
+                .app_data(mcp_endpoints.clone())
                 .app_data(rest::json_config(json_limit))
                 .app_data(rest::query_config())
                 .app_data(actix::PayloadConfig::new(json_limit))
@@ -174,6 +185,8 @@ impl Server {
                 .configure(openai_api::routes)
                 .configure(web::routes)
                 .route("/ws", actix::get().to(ws::websocket))
+                .route("/mcp", actix::route().to(mcp::http_handler))
+                .route("/mcp/{kg}", actix::route().to(mcp::http_handler))
         })
         .disable_signals()
         // Stage events are small writes in a row: without TCP_NODELAY each waited for the

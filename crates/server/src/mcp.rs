@@ -1,5 +1,7 @@
 //! A Model Context Protocol server (the official Rust SDK, `rmcp`): assistants and IDE agents
-//! ask the knowledge graph through tools. `chatty-kg mcp` serves it over stdio.
+//! ask the knowledge graph through tools. `chatty-kg mcp` serves it over stdio; `serve` over
+//! streamable HTTP at `/mcp` (the default KG) and `/mcp/{kg}`, behind the API keys, its `ask`
+//! going through the chat service's limits and its sessions kept per API key.
 //!
 //! Tools:
 //! - `ask` `{question, session?}`: the answer (text, values with labels and provenance), the
@@ -11,14 +13,27 @@
 //! - `describe` `{iri, limit?}`: the triples around a vertex, both ways, named.
 //! - `list_kgs`: the knowledge graph served.
 //!
+//! Resource: `chatty-kg://<kg>/profile`, the graph's schema profile as JSON.
+//!
 //! Errors are MCP errors whose `data.kind` is the REST API's stable kind (`empty_question`,
 //! `graph`, `llm`, `retries_exhausted`, `malformed_message`, …).
 
+use crate::error::ServerError;
+use crate::service::{Caller, ChatService};
 use chatty_kg_agents::{AgentError, Dialogue, Explanation, Mode, Pipeline};
+use chatty_kg_dialogue::Owner;
+use chatty_kg_graph::KnowledgeGraph;
 use chatty_kg_graph::{GraphError, QueryResults, term_text};
+use rmcp::RoleServer;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ErrorData, Implementation, ServerCapabilities, ServerInfo};
+use rmcp::model::{
+    AnnotateAble, ErrorData, Implementation, ListResourcesResult, PaginatedRequestParams, RawResource,
+    ReadResourceRequestParams, ReadResourceResult, ResourceContents, ServerCapabilities, ServerInfo,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -36,9 +51,21 @@ const CONTEXT_ANSWERS: usize = 100;
 #[derive(Clone)]
 pub struct McpServer {
     name: String,
-    pipeline: Arc<Pipeline>,
-    sessions: Arc<Mutex<Vec<(String, Dialogue)>>>,
+    answers: Answers,
+    /// Dialogues by owner (the API key's, over HTTP) and name, the most recent last.
+    sessions: Arc<Mutex<Vec<(Option<Owner>, String, Dialogue)>>>,
     tool_router: ToolRouter<Self>,
+}
+
+/// Who answers `ask`: the pipeline itself (stdio, one user), or the server's chat service, so a
+/// question over `/mcp` has the same API key, rate, queue, permits and timeout as any other.
+#[derive(Clone)]
+enum Answers {
+    Pipeline(Arc<Pipeline>),
+    Service {
+        service: Arc<ChatService>,
+        kg: Arc<dyn KnowledgeGraph>,
+    },
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -112,11 +139,28 @@ fn text(value: &Value) -> Result<String, ErrorData> {
 #[tool_router]
 impl McpServer {
     pub fn new(name: impl Into<String>, pipeline: Arc<Pipeline>) -> Self {
+        Self::with(name.into(), Answers::Pipeline(pipeline))
+    }
+
+    /// The server's knowledge graph `kg`, answered through `service` (for `/mcp` on `serve`).
+    pub fn served(service: Arc<ChatService>, kg: &str) -> Result<Self, ServerError> {
+        let graph = service.graph_named(kg)?;
+        Ok(Self::with(kg.to_owned(), Answers::Service { service, kg: graph }))
+    }
+
+    fn with(name: String, answers: Answers) -> Self {
         Self {
-            name: name.into(),
-            pipeline,
+            name,
+            answers,
             sessions: Arc::default(),
             tool_router: Self::tool_router(),
+        }
+    }
+
+    fn kg(&self) -> &dyn KnowledgeGraph {
+        match &self.answers {
+            Answers::Pipeline(pipeline) => pipeline.context().kg.as_ref(),
+            Answers::Service { kg, .. } => kg.as_ref(),
         }
     }
 
@@ -125,39 +169,59 @@ impl McpServer {
         answer values (with labels and the triples behind each), the SPARQL that ran and how the \
         question's entities were linked. Give a session name to continue a dialogue."
     )]
-    async fn ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<String, ErrorData> {
+    async fn ask(
+        &self,
+        Parameters(args): Parameters<AskArgs>,
+        extensions: rmcp::model::Extensions,
+    ) -> Result<String, ErrorData> {
         if !args.question.chars().any(char::is_alphanumeric) {
             return Err(error("empty_question", "the question is empty"));
         }
+        // Over HTTP, the caller the API key made (see `http_service`); over stdio, nobody.
+        let caller = extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned()
+            .unwrap_or_default();
+        let key = |owner: &Option<Owner>, name: &String| *owner == caller.owner && Some(name) == args.session.as_ref();
         let history = match &args.session {
-            Some(id) => {
+            Some(_) => {
                 let sessions = self.sessions.lock().await;
                 sessions
                     .iter()
-                    .find(|(name, _)| name == id)
-                    .map(|(_, d)| d.turns.clone())
+                    .find(|(owner, name, _)| key(owner, name))
+                    .map(|(_, _, d)| d.turns.clone())
                     .unwrap_or_default()
             }
             None => Vec::new(),
         };
-        let mode = if args.session.is_some() {
-            Mode::MultiTurn
-        } else {
-            Mode::SingleTurn
+        let e = match &self.answers {
+            Answers::Pipeline(pipeline) => {
+                let mode = if args.session.is_some() {
+                    Mode::MultiTurn
+                } else {
+                    Mode::SingleTurn
+                };
+                pipeline
+                    .ask(&args.question, mode, &history)
+                    .await
+                    .map_err(agent_error)?
+            }
+            Answers::Service { service, .. } => {
+                let answered = service
+                    .ask_once(&caller, Some(&self.name), &args.question, history, None)
+                    .await;
+                answered.map_err(|e| error(e.kind(), e))?.1
+            }
         };
-        let e = self
-            .pipeline
-            .ask(&args.question, mode, &history)
-            .await
-            .map_err(agent_error)?;
         if let Some(id) = &args.session {
             let mut sessions = self.sessions.lock().await;
-            match sessions.iter_mut().find(|(name, _)| name == id) {
-                Some((_, dialogue)) => dialogue.record(&e, CONTEXT_ANSWERS),
+            match sessions.iter_mut().find(|(owner, name, _)| key(owner, name)) {
+                Some((_, _, dialogue)) => dialogue.record(&e, CONTEXT_ANSWERS),
                 None => {
                     let mut dialogue = Dialogue::default();
                     dialogue.record(&e, CONTEXT_ANSWERS);
-                    sessions.push((id.clone(), dialogue));
+                    sessions.push((caller.owner.clone(), id.clone(), dialogue));
                     if sessions.len() > MAX_SESSIONS {
                         sessions.remove(0);
                     }
@@ -171,9 +235,7 @@ impl McpServer {
     async fn entities(&self, Parameters(args): Parameters<EntitiesArgs>) -> Result<String, ErrorData> {
         let limit = args.limit.unwrap_or(10).clamp(1, 1000);
         let found = self
-            .pipeline
-            .context()
-            .kg
+            .kg()
             .search_entities(&args.text, limit)
             .await
             .map_err(graph_error)?;
@@ -186,7 +248,7 @@ impl McpServer {
         FROM and updates are refused). Returns the variables and rows, at most max_rows."
     )]
     async fn sparql(&self, Parameters(args): Parameters<SparqlArgs>) -> Result<String, ErrorData> {
-        let kg = &self.pipeline.context().kg;
+        let kg = self.kg();
         let results = kg.query_text(&args.query).await.map_err(graph_error)?;
         let max = args
             .max_rows
@@ -220,7 +282,7 @@ impl McpServer {
         with labels."
     )]
     async fn describe(&self, Parameters(args): Parameters<DescribeArgs>) -> Result<String, ErrorData> {
-        let kg = self.pipeline.context().kg.as_ref();
+        let kg = self.kg();
         let limit = args.limit.unwrap_or(crate::explore::DEFAULT_TRIPLES);
         text(
             &crate::explore::describe(kg, &args.iri, limit)
@@ -231,7 +293,7 @@ impl McpServer {
 
     #[tool(description = "The knowledge graph this server answers from.")]
     async fn list_kgs(&self) -> Result<String, ErrorData> {
-        text(&json!([{"name": self.name, "description": self.pipeline.context().kg.describe()}]))
+        text(&json!([{"name": self.name, "description": self.kg().describe()}]))
     }
 }
 
@@ -265,14 +327,120 @@ fn answer_json(e: &Explanation, session: Option<&str>) -> Value {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+        ServerInfo::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("chatty-kg", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Answers questions from a knowledge graph (RDF) with the SPARQL it ran: use `ask` for \
              questions, `entities` to find a vertex by name, `describe` to see what the graph says \
-             of it, `sparql` for a read-only query.",
+             of it, `sparql` for a read-only query. The resource `chatty-kg://<kg>/profile` is \
+             the graph's schema profile: its predicates and classes, the most used first.",
             )
     }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resource = RawResource::new(self.profile_uri(), format!("{} schema profile", self.name))
+            .with_description(
+                "The knowledge graph's predicates (triples, IRI objects, literal datatypes, names) and \
+                 classes (instances), the most used first",
+            )
+            .with_mime_type("application/json")
+            .no_annotation();
+        Ok(ListResourcesResult::with_all_items(vec![resource]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        if request.uri != self.profile_uri() {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {:?}; the one resource is {}",
+                    request.uri,
+                    self.profile_uri()
+                ),
+                Some(json!({"kind": "not_found"})),
+            ));
+        }
+        let profile = self.kg().profile().await.map_err(graph_error)?;
+        let text = serde_json::to_string(profile.as_ref()).map_err(|e| error("internal", e))?;
+        Ok(ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+            uri: request.uri,
+            mime_type: Some("application/json".into()),
+            text,
+            meta: None,
+        }]))
+    }
+}
+
+impl McpServer {
+    fn profile_uri(&self) -> String {
+        format!("chatty-kg://{}/profile", self.name)
+    }
+}
+
+/// The streamable-HTTP transport of `server` (`/mcp` on `serve`): stateless, each POST answered
+/// with JSON, so any replica can answer any request. Host and Origin are checked by the server's
+/// own guard (`origin.rs`) before this runs, and the API key by [`http_handler`].
+pub fn http_service(server: McpServer) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .with_stateful_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .disable_allowed_hosts();
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::default(), config)
+}
+
+/// The MCP services of the server's knowledge graphs: `/mcp` answers from the default one,
+/// `/mcp/{kg}` from `kg`.
+pub struct McpEndpoints {
+    pub default: String,
+    pub by_kg: std::collections::BTreeMap<String, StreamableHttpService<McpServer, LocalSessionManager>>,
+}
+
+/// `/mcp` and `/mcp/{kg}`: the request (its API key checked by the [`Caller`] extractor, the
+/// caller passed on to the tools) handed to rmcp's transport, its answer streamed back.
+pub async fn http_handler(
+    request: actix_web::HttpRequest,
+    caller: Caller,
+    body: actix_web::web::Bytes,
+    endpoints: actix_web::web::Data<McpEndpoints>,
+) -> Result<actix_web::HttpResponse, ServerError> {
+    use futures_util::StreamExt;
+    use http_body_util::BodyExt;
+    let name = request.match_info().get("kg").unwrap_or(&endpoints.default).to_owned();
+    let service = endpoints.by_kg.get(&name).ok_or_else(|| ServerError::UnknownKg {
+        known: endpoints.by_kg.keys().cloned().collect::<Vec<_>>().join(", "),
+        name,
+    })?;
+    // actix speaks `http` 0.2, rmcp `http` 1: the request crosses as strings and bytes.
+    let mut forwarded = http::Request::builder()
+        .method(request.method().as_str())
+        .uri(request.uri().to_string());
+    for (name, value) in request.headers() {
+        forwarded = forwarded.header(name.as_str(), value.as_bytes());
+    }
+    let mut forwarded = forwarded
+        .body(http_body_util::Full::new(body))
+        .map_err(|e| ServerError::Malformed(e.to_string()))?;
+    forwarded.extensions_mut().insert(caller);
+    let response = service.handle(forwarded).await;
+    let (parts, body) = response.into_parts();
+    let status = actix_web::http::StatusCode::from_u16(parts.status.as_u16())
+        .map_err(|e| ServerError::Internal(e.to_string()))?;
+    let mut reply = actix_web::HttpResponse::build(status);
+    for (name, value) in &parts.headers {
+        reply.append_header((name.as_str(), value.as_bytes()));
+    }
+    let chunks = body
+        .into_data_stream()
+        .map(|chunk| chunk.map_err(|never| match never {}));
+    Ok(reply.streaming::<_, std::convert::Infallible>(chunks))
 }
 
 /// Serves `server` over stdin/stdout until the client closes it.
