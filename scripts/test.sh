@@ -47,7 +47,8 @@ if "$client_venv/bin/python" -c "import openai" 2>/dev/null; then
   export CHATTY_KG_OPENAI_CLIENT_PYTHON="$client_venv/bin/python"
 fi
 
-if command -v npm >/dev/null && [ ! -d tests/web/node_modules/playwright-core ]; then
+if command -v npm >/dev/null &&
+  { [ ! -d tests/web/node_modules/playwright-core ] || [ ! -e tests/web/node_modules/.bin/mcp-inspector ]; }; then
   npm ci --prefix tests/web --no-audit --no-fund --loglevel=error
 fi
 

@@ -329,3 +329,69 @@ async fn mcp_over_http_on_serve_keeps_keys_apart_and_their_limits() {
     alice.cancel().await.unwrap();
     bob.cancel().await.unwrap();
 }
+
+/// The official MCP inspector's CLI (npm `@modelcontextprotocol/inspector`, installed by
+/// `npm ci --prefix tests/web`) against `/mcp` on `serve`, with an API key: it lists the tools
+/// and the profile resource and asks the movies graph. Skips without it unless
+/// `CHATTY_KG_REQUIRE_BROWSER=1` (CI installs both).
+#[test]
+fn the_official_mcp_inspector_cli_talks_to_mcp_on_serve() {
+    use common::server::TestServer;
+    let inspector = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/node_modules/.bin/mcp-inspector");
+    if !inspector.exists() {
+        assert!(
+            std::env::var_os("CHATTY_KG_REQUIRE_BROWSER").is_none(),
+            "CHATTY_KG_REQUIRE_BROWSER=1 but tests/web/node_modules has no MCP inspector"
+        );
+        eprintln!("skipped: run `npm ci --prefix tests/web`");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\"]") else {
+        return;
+    };
+    let inspect = |key: &str, args: &[&str]| -> (bool, Value, String) {
+        let output = std::process::Command::new(&inspector)
+            .args(["--cli", &format!("{}/mcp", server.url), "--transport", "http"])
+            .args(["--header", &format!("Authorization: Bearer {key}")])
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+        (
+            output.status.success(),
+            json,
+            format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)),
+        )
+    };
+    let (ok, tools, log) = inspect("alice-key", &["--method", "tools/list"]);
+    assert!(ok, "{log}");
+    let mut names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ask", "describe", "entities", "list_kgs", "sparql"]);
+    let (ok, resources, log) = inspect("alice-key", &["--method", "resources/list"]);
+    assert!(ok, "{log}");
+    assert_eq!(resources["resources"][0]["uri"], "chatty-kg://default/profile", "{log}");
+    let (ok, answer, log) = inspect(
+        "alice-key",
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "ask",
+            "--tool-arg",
+            "question=Who directed Forrest Gump?",
+        ],
+    );
+    assert!(ok, "{log}");
+    let text: Value = serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["text"], "Robert Zemeckis", "{log}");
+    let (ok, _, log) = inspect("mallory-key", &["--method", "tools/list"]);
+    assert!(!ok, "a wrong key must not list the tools: {log}");
+}
