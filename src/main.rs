@@ -130,8 +130,8 @@ enum Command {
         args: eval::BuildDialoguesArgs,
     },
     /// Export the answers people rated (thumbs up, or down with a correction) as a QALD-JSON
-    /// benchmark that `chatty-kg eval --format qald` replays. Reads the server's session store:
-    /// stop the server first, or fetch `GET /api/feedback` from it instead.
+    /// benchmark that `chatty-kg eval` replays. Reads the server's session store (PostgreSQL, or
+    /// sled: stop the server first, or fetch `GET /api/feedback` from it instead).
     Feedback {
         #[command(subcommand)]
         command: FeedbackCommand,
@@ -174,7 +174,8 @@ enum FeedbackCommand {
         /// Only the sessions created with this API key (default: every session).
         #[arg(long, env = "CHATTY_KG_API_KEY")]
         api_key: Option<String>,
-        /// The session store (default: the configured server.sessions_dir).
+        /// A sled session store directory (default: the configured server.sessions_url, else
+        /// server.data_dir).
         #[arg(long)]
         sessions: Option<PathBuf>,
         /// Write here instead of standard output.
@@ -435,7 +436,7 @@ fn run(cli: Cli) -> Result<()> {
             runtime.block_on(eval::eval(&pipeline, kg.as_ref(), &args))?;
         }
         Command::BuildDialogues { args } => eval::build_dialogues(&args)?,
-        Command::Feedback { command } => feedback(&config, command)?,
+        Command::Feedback { command } => feedback(&config, &runtime, command)?,
         Command::Models { command } => models(&config, command)?,
         Command::Llm {
             model,
@@ -505,27 +506,32 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-fn feedback(config: &Config, command: FeedbackCommand) -> Result<()> {
-    use chatty_kg_dialogue::{DialogueStore, Owner, Scope};
+fn feedback(config: &Config, runtime: &tokio::runtime::Runtime, command: FeedbackCommand) -> Result<()> {
+    use chatty_kg_dialogue::{DialogueStore, Owner, PostgresStore, Scope, SledStore};
     let FeedbackCommand::Export {
         kg,
         api_key,
         sessions,
         out,
     } = command;
-    let dir = sessions.unwrap_or_else(|| config.server.sessions_dir());
-    if !dir.exists() {
-        bail!("no session store at {} (give --sessions DIR)", dir.display());
-    }
-    let store = DialogueStore::open(&dir, None).with_context(
-        || "a running `chatty-kg serve` holds the session store: stop it, or fetch GET /api/feedback from it",
-    )?;
+    let store: Box<dyn DialogueStore> = match (&sessions, &config.server.sessions_url) {
+        (None, Some(url)) => Box::new(runtime.block_on(PostgresStore::connect(url, None))?),
+        _ => {
+            let dir = sessions.unwrap_or_else(|| config.server.sessions_dir());
+            if !dir.exists() {
+                bail!("no session store at {} (give --sessions DIR)", dir.display());
+            }
+            Box::new(SledStore::open(&dir, None).with_context(
+                || "a running `chatty-kg serve` holds the session store: stop it, or fetch GET /api/feedback from it",
+            )?)
+        }
+    };
     let owner = api_key.as_deref().map(Owner::of_api_key);
     let scope = match &owner {
         Some(owner) => Scope::Owner(Some(owner)),
         None => Scope::All,
     };
-    let rated = store.rated_turns(scope)?;
+    let rated = runtime.block_on(store.rated_turns(scope))?;
     let (export, counts) = chatty_kg_server::feedback::qald_export(&rated, kg.as_deref());
     let text = serde_json::to_string_pretty(&export)?;
     match &out {
@@ -533,8 +539,9 @@ fn feedback(config: &Config, command: FeedbackCommand) -> Result<()> {
         None => println!("{text}"),
     }
     eprintln!(
-        "{} rated questions exported{}; {} rated down without a correction left out (no gold answer)",
+        "{} rated questions exported from the {}{}; {} rated down without a correction left out (no gold answer)",
         counts.exported,
+        store.describe(),
         out.map(|p| format!(" to {}", p.display())).unwrap_or_default(),
         counts.without_gold
     );

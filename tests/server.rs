@@ -1588,3 +1588,80 @@ async fn suggested_questions_and_descriptions_come_from_the_graph() {
         assert_eq!((got, &body["error"]["kind"]), (status, &json!(kind)), "{path}: {body}");
     }
 }
+
+/// Two replicas over one PostgreSQL: a dialogue begun on one goes on on the other ("he" is the
+/// first replica's answer), each sees the other's turns and ratings, and a session deleted on one
+/// is gone on both.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_servers_on_one_postgres_continue_one_dialogue() {
+    let Some(url) = postgres_sessions_url("replicas").await else {
+        return;
+    };
+    let extra = format!("sessions_url = {url:?}");
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let Some(a) = TestServer::start(dir_a.path(), &extra) else {
+        return;
+    };
+    let b = TestServer::start(dir_b.path(), &extra).unwrap();
+    assert_ne!(a.url, b.url);
+    let (status, session) = post_json(format!("{}/api/sessions", a.url), json!({})).await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap().to_owned();
+    let (status, first) = post_json(
+        format!("{}/api/sessions/{id}/ask", a.url),
+        json!({"question": "Who directed Forrest Gump?"}),
+    )
+    .await;
+    assert_eq!(
+        (status, answers(&first["explanation"])),
+        (200, vec!["Robert Zemeckis".to_owned()]),
+        "{first}"
+    );
+    let (status, second) = post_json(
+        format!("{}/api/sessions/{id}/ask", b.url),
+        json!({"question": "What else did he direct?"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second["turn"], 1);
+    assert_eq!(
+        second["explanation"]["resolved_question"],
+        "What else did Robert Zemeckis direct?"
+    );
+    assert!(
+        answers(&second["explanation"]).contains(&"Cast Away".to_owned()),
+        "{second}"
+    );
+
+    // Each replica sees both turns, and a rating given on one.
+    let (status, rated) = post_json(
+        format!("{}/api/sessions/{id}/turns/1/feedback", a.url),
+        json!({"rating": "up"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{rated}");
+    let (_, history) = get_json(format!("{}/api/sessions/{id}", b.url)).await;
+    assert_eq!(history["turn_count"], 2, "{history}");
+    assert_eq!(history["turns"][1]["feedback"]["rating"], "up", "{history}");
+    let mut ws = b.ws().await;
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    let resumed = next(&mut ws).await;
+    assert_eq!(resumed["turns"].as_array().map(Vec::len), Some(2), "{resumed}");
+    let (_, export) = get_json(format!("{}/api/feedback", a.url)).await;
+    assert_eq!(export["questions"].as_array().map(Vec::len), Some(1), "{export}");
+
+    // Deleted on one, gone on both.
+    let status = http()
+        .delete(format!("{}/api/sessions/{id}", b.url))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 204);
+    let (status, gone) = get_json(format!("{}/api/sessions/{id}", a.url)).await;
+    assert_eq!(
+        (status, &gone["error"]["kind"]),
+        (404, &json!("no_such_session")),
+        "{gone}"
+    );
+}

@@ -291,3 +291,28 @@ pub fn mcp_server(config: &Path, store: Option<&Path>) -> tokio::process::Child 
         .spawn()
         .unwrap()
 }
+
+/// A fresh schema of the test PostgreSQL (`CHATTY_KG_TEST_POSTGRES`, started by scripts/test.sh)
+/// as a `sessions_url` whose `search_path` is that schema; `None` (skipping, loudly) without
+/// one, a failure with `CHATTY_KG_REQUIRE_POSTGRES=1` (CI).
+pub async fn postgres_sessions_url(test: &str) -> Option<String> {
+    let Ok(base) = std::env::var("CHATTY_KG_TEST_POSTGRES") else {
+        assert!(
+            std::env::var_os("CHATTY_KG_REQUIRE_POSTGRES").is_none(),
+            "CHATTY_KG_REQUIRE_POSTGRES=1 but CHATTY_KG_TEST_POSTGRES is not set (scripts/test.sh starts one)"
+        );
+        eprintln!("!!! {test} SKIPPED: set CHATTY_KG_TEST_POSTGRES (scripts/test.sh does)");
+        return None;
+    };
+    let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let schema = format!("s_{test}_{}", std::process::id());
+    client
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};"
+        ))
+        .await
+        .unwrap();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{separator}options=-c%20search_path%3D{schema}"))
+}

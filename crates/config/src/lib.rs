@@ -96,8 +96,11 @@ pub struct ServerConfig {
     /// Address and port to listen on.
     pub bind: String,
     /// Where sessions and their dialogues are kept (a sled database; default:
-    /// `$XDG_DATA_HOME/chatty-kg/sessions`).
+    /// `$XDG_DATA_HOME/chatty-kg/sessions`), unless `sessions_url` is set.
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL URL (`postgres://user:password@host:5432/database`) to keep the sessions in
+    /// instead, shared by every replica that names it.
+    pub sessions_url: Option<String>,
     /// API keys accepted (`Authorization: Bearer KEY`, `X-API-Key: KEY` or `?api_key=KEY`). With
     /// none, the server answers anyone and only starts on a loopback address.
     pub api_keys: Vec<String>,
@@ -149,6 +152,7 @@ impl Default for ServerConfig {
         Self {
             bind: "127.0.0.1:8765".into(),
             data_dir: None,
+            sessions_url: None,
             api_keys: Vec::new(),
             allow_unauthenticated: false,
             allowed_hosts: Vec::new(),

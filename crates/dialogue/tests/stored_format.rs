@@ -1,6 +1,6 @@
 //! Records written by earlier versions stay readable.
 
-use chatty_kg_dialogue::{DialogueStore, TurnRecord};
+use chatty_kg_dialogue::{DialogueStore, SledStore, TurnRecord};
 
 /// A turn as the server stored it in November 2026, before records had a `format` field and
 /// while this crate still stored the agents' types directly (the explanation is a real one, from
@@ -25,7 +25,7 @@ fn a_record_written_before_the_format_field_is_read_as_format_one() {
 async fn an_old_record_on_disk_is_read_by_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let id = {
-        let store = DialogueStore::open(dir.path(), None).unwrap();
+        let store = SledStore::open(dir.path(), None).unwrap();
         store.create("default", None).await.unwrap().id
     };
     // Put the old record's bytes where the old version wrote them: the `turns` tree under the
@@ -46,10 +46,10 @@ async fn an_old_record_on_disk_is_read_by_the_store() {
             .unwrap();
         db.flush().unwrap();
     }
-    let store = DialogueStore::open(dir.path(), None).unwrap();
+    let store = SledStore::open(dir.path(), None).unwrap();
     let old: TurnRecord = serde_json::from_str(NOVEMBER_2026).unwrap();
-    assert_eq!(store.turns(&id).unwrap(), [old.clone()]);
-    assert_eq!(store.history(&id, 3).unwrap(), [old.context.clone()]);
+    assert_eq!(store.turns(&id).await.unwrap(), [old.clone()]);
+    assert_eq!(store.history(&id, 3).await.unwrap(), [old.context.clone()]);
     // A new turn after it gets the next index and today's format.
     let next = store.append(&id, old.context, old.explanation).await.unwrap();
     assert_eq!((next.index, next.format), (1, chatty_kg_dialogue::TURN_FORMAT));
@@ -59,7 +59,7 @@ async fn an_old_record_on_disk_is_read_by_the_store() {
 async fn a_turns_referents_are_kept_and_given_back() {
     use chatty_kg_dialogue::{ContextEntity, ContextValue, TurnContext};
     let dir = tempfile::tempdir().unwrap();
-    let store = DialogueStore::open(dir.path(), None).unwrap();
+    let store = SledStore::open(dir.path(), None).unwrap();
     let id = store.create("default", None).await.unwrap().id;
     let context = TurnContext {
         question: "Which films did Tom Hanks star in?".into(),
@@ -89,6 +89,6 @@ async fn a_turns_referents_are_kept_and_given_back() {
     let record = store.append(&id, context.clone(), serde_json::json!({})).await.unwrap();
     assert_eq!(record.format, 2);
     drop(store);
-    let store = DialogueStore::open(dir.path(), None).unwrap();
-    assert_eq!(store.history(&id, 3).unwrap(), [context]);
+    let store = SledStore::open(dir.path(), None).unwrap();
+    assert_eq!(store.history(&id, 3).await.unwrap(), [context]);
 }

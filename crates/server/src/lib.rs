@@ -33,7 +33,7 @@ use actix_web::{App, HttpServer, web as actix};
 use auth::ApiKeys;
 use chatty_kg_agents::{AgentContext, Pipeline};
 use chatty_kg_config::Config;
-use chatty_kg_dialogue::DialogueStore;
+use chatty_kg_dialogue::{DialogueStore, PostgresStore, SledStore};
 use metrics::Metrics;
 use rest::HealthInfo;
 use service::{KgInfo, KnowledgeGraphEntry, Limits};
@@ -107,7 +107,10 @@ impl Server {
         }
         let retention = (settings.session_retention_hours > 0)
             .then(|| Duration::from_secs(settings.session_retention_hours * 3600));
-        let store = DialogueStore::open(&settings.sessions_dir(), retention)?;
+        let store: Arc<dyn DialogueStore> = match &settings.sessions_url {
+            Some(url) => Arc::new(PostgresStore::connect(url, retention).await?),
+            None => Arc::new(SledStore::open(&settings.sessions_dir(), retention)?),
+        };
         let metrics = Metrics::new().map_err(|e| ServerError::Start(format!("metrics: {e}")))?;
         let limits = Limits {
             max_question_chars: settings.max_question_chars,

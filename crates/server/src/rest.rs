@@ -242,8 +242,8 @@ async fn get_session(
     id: web::Path<String>,
     page: web::Query<Page>,
 ) -> Result<HttpResponse, ServerError> {
-    let info = service.session(&caller, &id)?;
-    let page = service.turns(&info, page.from, page.limit)?;
+    let info = service.session(&caller, &id).await?;
+    let page = service.turns(&info, page.from, page.limit).await?;
     Ok(HttpResponse::Ok().json(SessionView::new(info, Some(page))))
 }
 
@@ -317,7 +317,7 @@ async fn export_feedback(
     service: web::Data<ChatService>,
     query: web::Query<ExportQuery>,
 ) -> Result<HttpResponse, ServerError> {
-    Ok(HttpResponse::Ok().json(service.feedback_export(&caller, query.kg.as_deref())?))
+    Ok(HttpResponse::Ok().json(service.feedback_export(&caller, query.kg.as_deref()).await?))
 }
 
 /// Query strings (`?from=&limit=`): a bad one gets the API's error shape.

@@ -72,7 +72,7 @@ pub struct Limits {
 pub struct ChatService {
     kgs: BTreeMap<String, KnowledgeGraphEntry>,
     default_kg: String,
-    store: DialogueStore,
+    store: Arc<dyn DialogueStore>,
     pub metrics: Metrics,
     limits: Limits,
     permits: Semaphore,
@@ -96,7 +96,7 @@ impl ChatService {
     pub fn new(
         kgs: BTreeMap<String, KnowledgeGraphEntry>,
         default_kg: String,
-        store: DialogueStore,
+        store: Arc<dyn DialogueStore>,
         metrics: Metrics,
         limits: Limits,
         max_concurrent_answers: usize,
@@ -143,7 +143,7 @@ impl ChatService {
         self.limits.context_turns
     }
 
-    pub fn store(&self) -> &DialogueStore {
+    pub fn store(&self) -> &Arc<dyn DialogueStore> {
         &self.store
     }
 
@@ -159,13 +159,13 @@ impl ChatService {
         Ok(info)
     }
 
-    pub fn session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, ServerError> {
-        Ok(self.store.get(id, caller.owner.as_ref())?)
+    pub async fn session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, ServerError> {
+        Ok(self.store.get(id, caller.owner.as_ref()).await?)
     }
 
     /// A page of a session's turns: from turn `from` (default: the last [`HISTORY_PAGE`]
     /// turns), at most `limit` (default and most: [`HISTORY_PAGE`]). Returns the first index.
-    pub fn turns(
+    pub async fn turns(
         &self,
         session: &SessionInfo,
         from: Option<u32>,
@@ -173,7 +173,7 @@ impl ChatService {
     ) -> Result<(u32, Vec<TurnRecord>), ServerError> {
         let limit = limit.unwrap_or(HISTORY_PAGE).min(HISTORY_PAGE);
         let from = from.unwrap_or_else(|| session.turns.saturating_sub(limit as u32));
-        Ok((from, self.store.turns_page(&session.id, from, limit)?))
+        Ok((from, self.store.turns_page(&session.id, from, limit).await?))
     }
 
     /// Rates turn `turn` of session `id` (`None` withdraws the rating), after checking a
@@ -196,7 +196,7 @@ impl ChatService {
         turn: u32,
         request: Option<RatingRequest>,
     ) -> Result<TurnRecord, ServerError> {
-        let info = self.session(caller, id)?;
+        let info = self.session(caller, id).await?;
         let label = match &request {
             None => "withdrawn",
             Some(r) if r.correction.is_some() => "corrected",
@@ -208,7 +208,8 @@ impl ChatService {
             Some(request) => {
                 let record = self
                     .store
-                    .turns_page(&info.id, turn, 1)?
+                    .turns_page(&info.id, turn, 1)
+                    .await?
                     .into_iter()
                     .find(|t| t.index == turn)
                     .ok_or(ServerError::NoSuchTurn(turn))?;
@@ -244,13 +245,13 @@ impl ChatService {
     }
 
     /// The caller's rated turns (of `kg`, when given) as QALD-JSON.
-    pub fn feedback_export(&self, caller: &Caller, kg: Option<&str>) -> Result<serde_json::Value, ServerError> {
+    pub async fn feedback_export(&self, caller: &Caller, kg: Option<&str>) -> Result<serde_json::Value, ServerError> {
         if let Some(kg) = kg
             && !self.kgs.contains_key(kg)
         {
             return Err(self.unknown_kg(kg));
         }
-        let rated = self.store.rated_turns(Scope::Owner(caller.owner.as_ref()))?;
+        let rated = self.store.rated_turns(Scope::Owner(caller.owner.as_ref())).await?;
         let (mut export, counts) = crate::feedback::qald_export(&rated, kg);
         export["chatty_kg"] = serde_json::json!(counts);
         Ok(export)
@@ -313,7 +314,7 @@ impl ChatService {
     ) -> Result<TurnRecord, ServerError> {
         self.check_question(question)?;
         let question = question.trim();
-        let session = self.session(caller, id)?;
+        let session = self.session(caller, id).await?;
         let question = question.to_owned();
         self.spawn_answer(caller, move |service, deadline, abandoned| async move {
             service.answer(session, question, events, deadline, abandoned).await
@@ -489,7 +490,8 @@ impl ChatService {
         let (_in_order, _permit) = self.wait_turn(Some(&session.id), deadline, &abandoned).await?;
         let history: Vec<Turn> = self
             .store
-            .history(&session.id, self.limits.context_turns)?
+            .history(&session.id, self.limits.context_turns)
+            .await?
             .into_iter()
             .map(turn_from_context)
             .collect();
@@ -540,9 +542,12 @@ impl ChatService {
         }
         let result = match tokio::time::timeout(FRESH, self.store.check()).await {
             Ok(Ok(())) => Ok(()),
-            // sled refuses every write after an I/O error until it is reopened.
+            // sled refuses every write after an I/O error until it is reopened; PostgreSQL may be
+            // down or full.
             Ok(Err(error)) => Err(format!(
-                "the session store refuses writes ({error}); free disk space, then restart the server"
+                "the session store ({}) refuses writes ({error}); free disk space or bring the database back, \
+                 then restart the server if it uses sled",
+                self.store.describe()
             )),
             Err(_) => Err("the session store did not complete a write within 5 s".to_owned()),
         };

@@ -55,7 +55,7 @@ pub async fn ask(
     id: String,
     question: String,
 ) -> Result<HttpResponse, ServerError> {
-    service.session(&caller, &id)?;
+    service.session(&caller, &id).await?;
     service.check_question(&question)?;
     let (sender, receiver) = mpsc::unbounded_channel();
     let answer = Box::pin(async move {

@@ -239,8 +239,8 @@ impl Connection {
                 self.enter(info, true, 0, Vec::new()).await;
             }
             ClientMessage::Resume { session, from, limit } => {
-                let info = self.service.session(&self.caller, &session)?;
-                let (from, turns) = self.service.turns(&info, from, limit)?;
+                let info = self.service.session(&self.caller, &session).await?;
+                let (from, turns) = self.service.turns(&info, from, limit).await?;
                 self.enter(info, false, from, turns).await;
             }
             ClientMessage::Ask { question } => {

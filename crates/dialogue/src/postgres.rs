@@ -1,0 +1,431 @@
+//! [`PostgresStore`]: sessions in PostgreSQL, shared by every server replica that names the same
+//! database (`server.sessions_url`), so a dialogue started on one continues on any other.
+//!
+//! Two tables, created on first connection (under an advisory lock, so replicas starting together
+//! do not race): `chatty_sessions` (one row per session: kg, owner hash, times, turn count) and
+//! `chatty_turns` (session, index, the [`TurnRecord`] as JSON text, whether it is rated),
+//! deleted with their session. Turn records keep the same JSON as in sled, so a damaged or
+//! future-version record costs only itself here too.
+//!
+//! **Durability.** Every write is one transaction committed with `synchronous_commit = on` (set
+//! for the transaction, whatever the server's default), so a commit has reached PostgreSQL's
+//! write-ahead log on disk before [`DialogueStore::append`] returns: an acknowledged turn
+//! survives a crash of either process. **Order across replicas.** Appending locks the session's
+//! row (`SELECT … FOR UPDATE`) before numbering the turn, so two replicas appending to one
+//! session number their turns without gaps or clashes.
+//!
+//! Connections come from a small pool (deadpool); TLS is not used (run it on a private network or
+//! loopback, as the compose file does).
+
+use crate::{
+    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TURN_FORMAT, TurnContext, TurnRecord,
+    is_expired, now_ms,
+};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio_postgres::{NoTls, Row};
+
+/// Connections per server process.
+const POOL_SIZE: usize = 16;
+/// An arbitrary key for the advisory lock around creating the tables.
+const SCHEMA_LOCK: i64 = 0x6368_6174_7479_6b67;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS chatty_sessions (
+    id text PRIMARY KEY,
+    kg text NOT NULL,
+    owner text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    turns integer NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chatty_sessions_updated ON chatty_sessions (updated_at);
+CREATE TABLE IF NOT EXISTS chatty_turns (
+    session text NOT NULL REFERENCES chatty_sessions (id) ON DELETE CASCADE,
+    idx integer NOT NULL,
+    record text NOT NULL,
+    rated boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (session, idx)
+);
+CREATE INDEX IF NOT EXISTS chatty_turns_rated ON chatty_turns (session, idx) WHERE rated;
+CREATE TABLE IF NOT EXISTS chatty_health (id integer PRIMARY KEY, at bigint NOT NULL);
+";
+
+const SESSION_COLUMNS: &str = "id, kg, owner, created_at, updated_at, turns";
+
+fn pg(error: impl std::fmt::Display) -> DialogueError {
+    DialogueError::Postgres(error.to_string())
+}
+
+/// The sessions in a PostgreSQL database. Cheap to clone (the pool is shared).
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    retention: Option<Duration>,
+    /// The URL without its password, for messages.
+    shown: String,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`, with the usual
+    /// parameters) and creates the tables if they are missing. Sessions untouched for `retention`
+    /// count as gone; `None` keeps them forever.
+    pub async fn connect(url: &str, retention: Option<Duration>) -> Result<Self, DialogueError> {
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| pg(format!("the sessions URL is not a PostgreSQL URL: {e}")))?;
+        let shown = {
+            let hosts: Vec<String> = config
+                .get_hosts()
+                .iter()
+                .map(|h| match h {
+                    tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                    tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .collect();
+            format!(
+                "PostgreSQL database {:?} on {}",
+                config.get_dbname().unwrap_or_default(),
+                hosts.join(",")
+            )
+        };
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager).max_size(POOL_SIZE).build().map_err(pg)?;
+        let store = Self { pool, retention, shown };
+        let mut client = store.client().await?;
+        let tx = client.transaction().await.map_err(pg)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .await
+            .map_err(pg)?;
+        tx.batch_execute(SCHEMA).await.map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(store)
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, DialogueError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| pg(format!("no connection to the {}: {e}", self.shown)))
+    }
+
+    /// A write transaction whose commit waits for the write-ahead log to be on disk.
+    async fn durable<'a>(
+        client: &'a mut deadpool_postgres::Object,
+    ) -> Result<deadpool_postgres::Transaction<'a>, DialogueError> {
+        let tx = client.transaction().await.map_err(pg)?;
+        tx.batch_execute("SET LOCAL synchronous_commit TO on")
+            .await
+            .map_err(pg)?;
+        Ok(tx)
+    }
+
+    fn lookup(&self, row: Option<Row>, owner: Option<&Owner>) -> Result<SessionInfo, DialogueError> {
+        let info = session_of(&row.ok_or(DialogueError::NotFound)?)?;
+        if info.owner.as_ref() != owner || is_expired(self.retention, &info, SystemTime::now()) {
+            return Err(DialogueError::NotFound);
+        }
+        Ok(info)
+    }
+
+    async fn session(&self, id: &str, owner: Option<&Owner>) -> Result<SessionInfo, DialogueError> {
+        let id = SessionId::parse(id)?;
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {SESSION_COLUMNS} FROM chatty_sessions WHERE id = $1"),
+                &[&id.as_str()],
+            )
+            .await
+            .map_err(pg)?;
+        self.lookup(row, owner)
+    }
+}
+
+fn session_of(row: &Row) -> Result<SessionInfo, DialogueError> {
+    let id: String = row.try_get("id").map_err(pg)?;
+    let turns: i32 = row.try_get("turns").map_err(pg)?;
+    Ok(SessionInfo {
+        id: SessionId::parse(&id).map_err(|_| DialogueError::Corrupt(format!("session id {id:?}")))?,
+        kg: row.try_get("kg").map_err(pg)?,
+        created_at: millis(row.try_get("created_at").map_err(pg)?),
+        updated_at: millis(row.try_get("updated_at").map_err(pg)?),
+        turns: u32::try_from(turns).unwrap_or(0),
+        owner: row
+            .try_get::<_, Option<String>>("owner")
+            .map_err(pg)?
+            .map(Owner::from_stored),
+    })
+}
+
+fn millis(stored: i64) -> u64 {
+    u64::try_from(stored).unwrap_or(0)
+}
+
+fn stored_millis(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+fn stored_index(index: u32) -> i32 {
+    i32::try_from(index).unwrap_or(i32::MAX)
+}
+
+fn record_text(record: &TurnRecord) -> Result<String, DialogueError> {
+    serde_json::to_string(record).map_err(|e| DialogueError::Corrupt(e.to_string()))
+}
+
+/// The turn records in `rows` (column `record`), an unreadable one skipped and logged.
+fn records(rows: &[Row], session: &SessionId) -> Result<Vec<TurnRecord>, DialogueError> {
+    let mut turns = Vec::with_capacity(rows.len());
+    for row in rows {
+        let text: String = row.try_get("record").map_err(pg)?;
+        if let Some(turn) = crate::readable(text.as_bytes(), session) {
+            turns.push(turn);
+        }
+    }
+    Ok(turns)
+}
+
+#[async_trait::async_trait]
+impl DialogueStore for PostgresStore {
+    async fn create(&self, kg: &str, owner: Option<Owner>) -> Result<SessionInfo, DialogueError> {
+        let now = now_ms();
+        let info = SessionInfo {
+            id: SessionId::random()?,
+            kg: kg.to_owned(),
+            created_at: now,
+            updated_at: now,
+            turns: 0,
+            owner,
+        };
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        tx.execute(
+            "INSERT INTO chatty_sessions (id, kg, owner, created_at, updated_at, turns) VALUES ($1, $2, $3, $4, $4, 0)",
+            &[
+                &info.id.as_str(),
+                &info.kg,
+                &info.owner.as_ref().map(Owner::as_str),
+                &stored_millis(now),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(info)
+    }
+
+    async fn get(&self, id: &str, owner: Option<&Owner>) -> Result<SessionInfo, DialogueError> {
+        self.session(id, owner).await
+    }
+
+    async fn turns_page(&self, id: &SessionId, from: u32, limit: usize) -> Result<Vec<TurnRecord>, DialogueError> {
+        let client = self.client().await?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = client
+            .query(
+                "SELECT record FROM chatty_turns WHERE session = $1 AND idx >= $2 ORDER BY idx LIMIT $3",
+                &[&id.as_str(), &stored_index(from), &limit],
+            )
+            .await
+            .map_err(pg)?;
+        records(&rows, id)
+    }
+
+    async fn history(&self, id: &SessionId, last: usize) -> Result<Vec<TurnContext>, DialogueError> {
+        let client = self.client().await?;
+        let last = i64::try_from(last).unwrap_or(i64::MAX);
+        let rows = client
+            .query(
+                "SELECT record FROM chatty_turns WHERE session = $1 ORDER BY idx DESC LIMIT $2",
+                &[&id.as_str(), &last],
+            )
+            .await
+            .map_err(pg)?;
+        let mut turns: Vec<TurnContext> = records(&rows, id)?.into_iter().map(|t| t.context).collect();
+        turns.reverse();
+        Ok(turns)
+    }
+
+    async fn append(
+        &self,
+        id: &SessionId,
+        context: TurnContext,
+        explanation: serde_json::Value,
+    ) -> Result<TurnRecord, DialogueError> {
+        let asked_at = now_ms();
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        let row = tx
+            .query_opt(
+                "SELECT turns FROM chatty_sessions WHERE id = $1 FOR UPDATE",
+                &[&id.as_str()],
+            )
+            .await
+            .map_err(pg)?
+            .ok_or(DialogueError::NotFound)?;
+        let index: i32 = row.try_get("turns").map_err(pg)?;
+        let record = TurnRecord {
+            format: TURN_FORMAT,
+            index: u32::try_from(index).unwrap_or(0),
+            asked_at,
+            context,
+            explanation,
+            feedback: None,
+        };
+        tx.execute(
+            "INSERT INTO chatty_turns (session, idx, record) VALUES ($1, $2, $3)",
+            &[&id.as_str(), &index, &record_text(&record)?],
+        )
+        .await
+        .map_err(pg)?;
+        tx.execute(
+            "UPDATE chatty_sessions SET turns = turns + 1, updated_at = $2 WHERE id = $1",
+            &[&id.as_str(), &stored_millis(asked_at)],
+        )
+        .await
+        .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(record)
+    }
+
+    async fn rate(
+        &self,
+        id: &str,
+        owner: Option<&Owner>,
+        turn: u32,
+        feedback: Option<Feedback>,
+    ) -> Result<TurnRecord, DialogueError> {
+        let id = SessionId::parse(id)?;
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        let row = tx
+            .query_opt(
+                &format!("SELECT {SESSION_COLUMNS} FROM chatty_sessions WHERE id = $1 FOR UPDATE"),
+                &[&id.as_str()],
+            )
+            .await
+            .map_err(pg)?;
+        self.lookup(row, owner)?;
+        let row = tx
+            .query_opt(
+                "SELECT record FROM chatty_turns WHERE session = $1 AND idx = $2 FOR UPDATE",
+                &[&id.as_str(), &stored_index(turn)],
+            )
+            .await
+            .map_err(pg)?
+            .ok_or(DialogueError::NoSuchTurn(turn))?;
+        let text: String = row.try_get("record").map_err(pg)?;
+        let mut record: TurnRecord = crate::decode(text.as_bytes())?;
+        record.feedback = feedback;
+        tx.execute(
+            "UPDATE chatty_turns SET record = $3, rated = $4 WHERE session = $1 AND idx = $2",
+            &[
+                &id.as_str(),
+                &stored_index(turn),
+                &record_text(&record)?,
+                &record.feedback.is_some(),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+        tx.execute(
+            "UPDATE chatty_sessions SET updated_at = $2 WHERE id = $1",
+            &[&id.as_str(), &stored_millis(now_ms())],
+        )
+        .await
+        .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(record)
+    }
+
+    async fn rated_turns(&self, scope: Scope<'_>) -> Result<Vec<(SessionInfo, TurnRecord)>, DialogueError> {
+        let client = self.client().await?;
+        let select = "SELECT s.id, s.kg, s.owner, s.created_at, s.updated_at, s.turns, t.record \
+                      FROM chatty_turns t JOIN chatty_sessions s ON s.id = t.session WHERE t.rated";
+        let rows = match scope {
+            Scope::All => client.query(&format!("{select} ORDER BY s.id, t.idx"), &[]).await,
+            Scope::Owner(owner) => {
+                let owner = owner.map(Owner::as_str);
+                client
+                    .query(
+                        &format!("{select} AND s.owner IS NOT DISTINCT FROM $1 ORDER BY s.id, t.idx"),
+                        &[&owner],
+                    )
+                    .await
+            }
+        }
+        .map_err(pg)?;
+        let now = SystemTime::now();
+        let mut rated = Vec::new();
+        for row in &rows {
+            let info = session_of(row)?;
+            if is_expired(self.retention, &info, now) {
+                continue;
+            }
+            for turn in records(std::slice::from_ref(row), &info.id)? {
+                if turn.feedback.is_some() {
+                    rated.push((info.clone(), turn));
+                }
+            }
+        }
+        Ok(rated)
+    }
+
+    async fn delete(&self, id: &str, owner: Option<&Owner>) -> Result<(), DialogueError> {
+        let info = self.session(id, owner).await?;
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        tx.execute("DELETE FROM chatty_sessions WHERE id = $1", &[&info.id.as_str()])
+            .await
+            .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(())
+    }
+
+    async fn expire_at(&self, now: SystemTime) -> Result<usize, DialogueError> {
+        let Some(retention) = self.retention else { return Ok(0) };
+        let cutoff = now
+            .checked_sub(retention)
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        let removed = tx
+            .execute(
+                "DELETE FROM chatty_sessions WHERE updated_at < $1",
+                &[&stored_millis(cutoff)],
+            )
+            .await
+            .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(usize::try_from(removed).unwrap_or(usize::MAX))
+    }
+
+    async fn flush(&self) -> Result<(), DialogueError> {
+        // Every write was committed durably already.
+        Ok(())
+    }
+
+    async fn check(&self) -> Result<(), DialogueError> {
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        tx.execute(
+            "INSERT INTO chatty_health (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = EXCLUDED.at",
+            &[&stored_millis(now_ms())],
+        )
+        .await
+        .map_err(pg)?;
+        tx.commit().await.map_err(pg)
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+}
