@@ -10,7 +10,9 @@ use chatty_kg_agents::AgentContext;
 pub use chatty_kg_agents::AgentParameters;
 use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, MiniLmEmbedder};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
-use chatty_kg_llm::llama::{LlamaChatModel, LlamaSettings};
+use chatty_kg_llm::LlamaSettings;
+#[cfg(feature = "llama")]
+use chatty_kg_llm::llama::LlamaChatModel;
 use chatty_kg_llm::openai::{OpenAiChatModel, OpenAiSettings};
 use chatty_kg_llm::prompts::{PromptError, PromptLibrary};
 use chatty_kg_llm::scripted::ScriptedChatModel;
@@ -42,6 +44,11 @@ pub enum ConfigError {
     Value { field: String, problem: String },
     #[error("llm.backend = \"scripted\" needs llm.script, a script file (the scripted model is for tests)")]
     NoScript,
+    #[error(
+        "llm.backend = \"embedded\" needs llama.cpp, and this build has none (built without the `llama` \
+         feature): set llm.backend = \"openai\" and llm.openai.base_url to your model server"
+    )]
+    NoEmbeddedLlm,
 }
 
 /// The whole configuration.
@@ -436,10 +443,13 @@ impl Config {
     /// Loads the configured chat model (for the embedded backend this loads the GGUF).
     pub fn chat_model(&self) -> Result<Arc<dyn ChatModel>, OpenError> {
         Ok(match self.llm.backend {
+            #[cfg(feature = "llama")]
             LlmBackend::Embedded => {
                 let path = self.model_store().resolve(&self.llm.embedded.model)?;
                 Arc::new(LlamaChatModel::load(&path, &self.llm.embedded)?)
             }
+            #[cfg(not(feature = "llama"))]
+            LlmBackend::Embedded => return Err(ConfigError::NoEmbeddedLlm.into()),
             LlmBackend::Openai => Arc::new(OpenAiChatModel::new(self.llm.openai.clone())?),
             LlmBackend::Scripted => {
                 let script = self.llm.script.as_ref().ok_or(ConfigError::NoScript)?;

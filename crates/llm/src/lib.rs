@@ -24,12 +24,15 @@
 //! ```
 
 pub mod accounting;
+#[cfg(feature = "llama")]
 pub mod llama;
+mod llama_settings;
 pub mod openai;
 pub mod prompts;
 pub mod reply;
 pub mod scripted;
 
+pub use llama_settings::LlamaSettings;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -35,40 +35,13 @@ use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::vocab::LlamaVocab;
-use serde::{Deserialize, Serialize};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LlamaSettings {
-    /// A model name from the catalog (`chatty-kg models list`) or a path to a `.gguf` file.
-    pub model: String,
-    /// Context window in tokens (prompt + answer).
-    pub context_size: u32,
-    /// CPU threads; 0 means one per core.
-    pub threads: u32,
-    pub max_tokens: u32,
-    /// 0 samples greedily (deterministic).
-    pub temperature: f32,
-    pub seed: u32,
-}
-
-impl Default for LlamaSettings {
-    fn default() -> Self {
-        Self {
-            model: "qwen2.5-coder-0.5b".into(),
-            context_size: 4096,
-            threads: 0,
-            max_tokens: 384,
-            temperature: 0.0,
-            seed: 42,
-        }
-    }
-}
+pub use crate::llama_settings::LlamaSettings;
 
 /// Tokens decoded per `llama_decode` call while reading a prompt.
 const BATCH: usize = 512;

@@ -3,6 +3,7 @@
 //! Needs the model (`chatty-kg models fetch smollm2-135m`); without it the tests skip with a
 //! message, unless `CHATTY_KG_REQUIRE_MODELS=1` (set by CI) turns the skip into a failure.
 
+#![cfg(feature = "llama")]
 // Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
