@@ -1282,7 +1282,8 @@ fn the_openai_python_client_talks_to_the_chat_completions_endpoint() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let Some(server) = TestServer::start(dir.path(), "") else {
+    let extra = homonyms_kg(dir.path());
+    let Some(server) = TestServer::start(dir.path(), &extra) else {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai/client_test.py");

@@ -77,4 +77,65 @@ stream.close()
 reply = client.chat.completions.create(model="default", messages=[{"role": "user", "content": "When was Big released?"}])
 assert reply.choices[0].message.content == "1988", reply
 
+# Tied to a stored session by a header: the server keeps the dialogue, the client sends only the
+# new question.
+SESSION = "X-Chatty-KG-Session"
+raw = client.chat.completions.with_raw_response.create(
+    model="default",
+    messages=[{"role": "user", "content": "Who directed Forrest Gump?"}],
+    extra_headers={SESSION: "new"},
+)
+session = raw.headers[SESSION.lower()]
+reply = raw.parse()
+assert reply.choices[0].message.content == "Robert Zemeckis", reply
+assert reply.model_extra["chatty_kg"]["session"] == session and reply.model_extra["chatty_kg"]["turn"] == 0, reply
+reply = client.chat.completions.create(
+    model="default",
+    messages=[{"role": "user", "content": "What else did he direct?"}],
+    extra_headers={SESSION: session},
+)
+assert "Cast Away" in reply.choices[0].message.content, reply
+assert reply.model_extra["chatty_kg"]["turn"] == 1, reply
+stream = client.chat.completions.create(
+    model="chatty-kg",
+    stream=True,
+    messages=[{"role": "user", "content": "When was Big released?"}],
+    extra_headers={SESSION: session},
+)
+last = {}
+for chunk in stream:
+    last = chunk.model_extra.get("chatty_kg") or last
+assert last.get("session") == session and last.get("turn") == 2, last
+
+# In a session a clarifying question can be answered by its number, as on the page.
+raw = client.chat.completions.with_raw_response.create(
+    model="homonyms",
+    messages=[{"role": "user", "content": "Who directed Crash?"}],
+    extra_headers={SESSION: "new"},
+)
+crash = raw.headers[SESSION.lower()]
+reply = raw.parse()
+explanation = reply.model_extra["chatty_kg"]["explanation"]
+assert explanation["outcome"]["status"] == "clarify", explanation["outcome"]
+assert reply.choices[0].message.content.endswith("Which one do you mean?"), reply.choices[0].message.content
+second = explanation["outcome"]["clarification"]["options"][1]
+reply = client.chat.completions.create(
+    model="homonyms", messages=[{"role": "user", "content": "2"}], extra_headers={SESSION: crash}
+)
+director = "David Cronenberg" if "1996" in second["description"] else "Paul Haggis"
+assert reply.choices[0].message.content == director, (second, reply)
+
+# Somebody else's or an unknown session, and a session asked through another graph's model.
+for model, header, status, kind in (
+    ("default", "0" * 32, openai.NotFoundError, "no_such_session"),
+    ("default", crash, openai.BadRequestError, "malformed_message"),
+):
+    try:
+        client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "Who directed Big?"}], extra_headers={SESSION: header}
+        )
+        raise AssertionError("accepted session %r" % header)
+    except status as error:
+        assert error.body["kind"] == kind, error.body
+
 print("openai client test passed")

@@ -10,7 +10,11 @@
 //! is no configured KG is the error `unknown_kg`). The `messages` are the dialogue: each earlier user message with the assistant
 //! message after it is a previous turn (what the rephraser resolves pronouns against), and the
 //! last message, a user's, is the question; system messages are ignored. Nothing is stored: the
-//! client keeps the history, as with any chat model. The reply's `content` is the answer text,
+//! client keeps the history, as with any chat model. Unless the request carries the header
+//! `X-Chatty-KG-Session`: with a session id (or `new`, which opens one on the model's KG, its id
+//! in the response header), the question is asked in that stored session like a REST question
+//! (its turns are the history, the answer is recorded, a clarifying question can be answered by
+//! number next time), and `chatty_kg` carries `session` and `turn`. The reply's `content` is the answer text,
 //! `usage` the tokens the agents' model spent, and `chatty_kg.explanation` the whole explanation.
 //!
 //! With `"stream": true` the answer comes as server-sent `chat.completion.chunk`s: the role
@@ -25,7 +29,7 @@ use crate::service::{Caller, ChatService};
 use crate::sse::{Progress, progress};
 use actix_web::HttpResponse;
 use actix_web::web::{self, Bytes};
-use chatty_kg_agents::{Explanation, Turn};
+use chatty_kg_agents::Turn;
 use futures_util::StreamExt;
 use futures_util::stream::{self, Stream};
 use serde::Deserialize;
@@ -206,60 +210,158 @@ fn kg_of(model: Option<&str>) -> Option<&str> {
     model.filter(|m| !m.is_empty() && *m != DEFAULT_MODEL)
 }
 
+/// The header that ties a completion to a stored session (`new` opens one).
+pub const SESSION_HEADER: &str = "X-Chatty-KG-Session";
+
+/// An answered completion: the KG that answered, the explanation, and the stored turn when the
+/// request was tied to a session.
+struct Reply {
+    model: String,
+    explanation: Value,
+    turn: Option<(String, u32)>,
+}
+
+impl Reply {
+    fn text(&self) -> &str {
+        self.explanation["text"].as_str().unwrap_or_default()
+    }
+
+    /// What rides beside the OpenAI fields: the session and turn, when there is one.
+    fn session(&self) -> Value {
+        match &self.turn {
+            Some((session, turn)) => json!({"session": session, "turn": turn}),
+            None => json!({}),
+        }
+    }
+}
+
+/// How a request is answered: statelessly with the messages as the history, or in a session
+/// (the header), whose stored turns are the history and which records the answer.
+enum Mode {
+    Stateless { kg: Option<String>, history: Vec<Turn> },
+    Session { id: String },
+}
+
 async fn chat_completions(
+    request: actix_web::HttpRequest,
     caller: Caller,
     service: web::Data<ChatService>,
     body: web::Json<ChatRequest>,
 ) -> Result<HttpResponse, ServerError> {
     let service: Arc<ChatService> = service.into_inner();
-    let request = body.into_inner();
-    let (question, mut history) = dialogue(&request.messages)?;
+    let body = body.into_inner();
+    let (question, mut history) = dialogue(&body.messages)?;
     service.check_question(&question)?;
-    let kg = kg_of(request.model.as_deref()).map(str::to_owned);
-    let keep = service.context_turns();
-    if history.len() > keep {
-        history.drain(..history.len() - keep);
-    }
-    if let Some(graph) = service.graph(kg.as_deref()) {
-        for turn in &mut history {
-            ground(graph.as_ref(), turn).await?;
+    let kg = kg_of(body.model.as_deref()).map(str::to_owned);
+    let header = request
+        .headers()
+        .get(SESSION_HEADER)
+        .map(|v| v.to_str().map(str::trim).unwrap_or_default().to_owned());
+    let mode = match header {
+        None => {
+            let keep = service.context_turns();
+            if history.len() > keep {
+                history.drain(..history.len() - keep);
+            }
+            if let Some(graph) = service.graph(kg.as_deref()) {
+                for turn in &mut history {
+                    ground(graph.as_ref(), turn).await?;
+                }
+            }
+            Mode::Stateless {
+                kg: kg.clone(),
+                history,
+            }
         }
-    }
+        // The session keeps the dialogue itself: earlier messages are not needed (nor read).
+        Some(value) if value.eq_ignore_ascii_case("new") => {
+            let info = service.create_session(&caller, kg.as_deref()).await?;
+            Mode::Session {
+                id: info.id.to_string(),
+            }
+        }
+        Some(id) => {
+            let info = service.session(&caller, &id).await?;
+            if let Some(kg) = &kg
+                && *kg != info.kg
+            {
+                return Err(ServerError::Malformed(format!(
+                    "session {id} is on knowledge graph {:?}, not {kg:?} (use its model, or {DEFAULT_MODEL:?})",
+                    info.kg
+                )));
+            }
+            Mode::Session { id }
+        }
+    };
+    let session_id = match &mode {
+        Mode::Session { id } => Some(id.clone()),
+        Mode::Stateless { .. } => None,
+    };
     let id = completion_id();
-    if !request.stream {
-        let (kg, explanation) = service
-            .ask_once(&caller, kg.as_deref(), &question, history, None)
-            .await?;
-        return Ok(HttpResponse::Ok().json(json!({
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let events = body.stream.then_some(sender);
+    let answer: Answering = Box::pin(async move {
+        match mode {
+            Mode::Stateless { kg, history } => {
+                let (model, explanation) = service
+                    .ask_once(&caller, kg.as_deref(), &question, history, events)
+                    .await?;
+                let explanation = serde_json::to_value(&explanation)
+                    .map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
+                Ok(Reply {
+                    model,
+                    explanation,
+                    turn: None,
+                })
+            }
+            Mode::Session { id } => {
+                let record = service.ask(&caller, &id, &question, events).await?;
+                let model = service.session(&caller, &id).await.map(|s| s.kg).unwrap_or_default();
+                Ok(Reply {
+                    model,
+                    explanation: record.explanation,
+                    turn: Some((id, record.index)),
+                })
+            }
+        }
+    });
+    let mut response = HttpResponse::Ok();
+    if let Some(session) = &session_id {
+        response.insert_header((SESSION_HEADER, session.as_str()));
+    }
+    if !body.stream {
+        let reply = answer.await?;
+        return Ok(response.json(json!({
             "id": id,
             "object": "chat.completion",
             "created": now(),
-            "model": kg,
+            "model": reply.model,
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": explanation.text},
+                "message": {"role": "assistant", "content": reply.text()},
                 "finish_reason": "stop",
             }],
-            "usage": usage(&explanation),
-            "chatty_kg": {"explanation": explanation},
+            "usage": usage(&reply.explanation),
+            "chatty_kg": merged(reply.session(), "explanation", reply.explanation.clone()),
         })));
     }
-    let (sender, receiver) = mpsc::unbounded_channel();
-    let model = kg.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    let answer = Box::pin(async move {
-        service
-            .ask_once(&caller, kg.as_deref(), &question, history, Some(sender))
-            .await
-    });
-    Ok(HttpResponse::Ok()
+    let model = kg.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    Ok(response
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
         .streaming(chunks(id, model, receiver, answer)))
 }
 
-type Answering =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(String, Explanation), ServerError>> + Send>>;
+/// `object` with `key: value` added.
+fn merged(mut object: Value, key: &str, value: Value) -> Value {
+    if let Some(map) = object.as_object_mut() {
+        map.insert(key.to_owned(), value);
+    }
+    object
+}
+
+type Answering = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Reply, ServerError>> + Send>>;
 
 /// The streamed completion: role, stages, content, stop (or error), `[DONE]`. Dropping the
 /// stream drops the answer, as a client leaving a REST question does.
@@ -296,10 +398,14 @@ fn chunks(
                 vec![chunk(json!({}), None, Some(("chatty_kg", json!({"stage": stage}))))]
             }
             Progress::Stage(_) => Vec::new(),
-            Progress::Done(Ok((_, explanation))) => vec![
-                chunk(json!({"content": explanation.text}), None, None),
-                chunk(json!({}), Some("stop"), Some(("usage", usage(&explanation)))),
-                explanation_chunk(&chunk, &explanation),
+            Progress::Done(Ok(reply)) => vec![
+                chunk(json!({"content": reply.text()}), None, None),
+                chunk(json!({}), Some("stop"), Some(("usage", usage(&reply.explanation)))),
+                chunk(
+                    json!({}),
+                    None,
+                    Some(("chatty_kg", merged(reply.session(), "explanation", reply.explanation))),
+                ),
                 Bytes::from_static(b"data: [DONE]\n\n"),
             ],
             Progress::Done(Err(error)) => vec![
@@ -315,18 +421,10 @@ fn chunks(
     stream::once(async move { Ok(role) }).chain(rest)
 }
 
-/// The explanation as a last chunk of its own (no delta), so that clients which read only
-/// `choices` are not slowed by it.
-fn explanation_chunk(
-    chunk: &impl Fn(Value, Option<&str>, Option<(&str, Value)>) -> Bytes,
-    explanation: &Explanation,
-) -> Bytes {
-    let value = serde_json::to_value(explanation).unwrap_or(Value::Null);
-    chunk(json!({}), None, Some(("chatty_kg", json!({"explanation": value}))))
-}
-
-fn usage(explanation: &Explanation) -> Value {
-    let (prompt, completion) = (explanation.llm.input_tokens, explanation.llm.output_tokens);
+/// The agents' model tokens of an explanation (as JSON) in OpenAI's `usage` form.
+fn usage(explanation: &Value) -> Value {
+    let tokens = |key: &str| explanation["llm"][key].as_u64().unwrap_or(0);
+    let (prompt, completion) = (tokens("input_tokens"), tokens("output_tokens"));
     json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
 }
 
