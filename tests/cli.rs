@@ -498,3 +498,70 @@ fn build_dialogues_needs_the_metaqa_dev_files() {
     assert!(stderr.contains("1-hop/qa_dev.txt"), "{stderr}");
     assert!(!dir.path().join("d.json").exists());
 }
+
+/// `[embeddings] backend = "openai"`: relation linking with vectors from an embedding server (a
+/// local one serving all-MiniLM-L6-v2's own vectors) answers as the in-process model does; the
+/// lean build's way to rank relations.
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_ranks_relations_with_embeddings_from_a_server() {
+    use chatty_kg_embed::{Embedder, MiniLmEmbedder};
+    use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers::path};
+    let Some(dir) = model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL) else {
+        return;
+    };
+    struct Served(MiniLmEmbedder);
+    impl Respond for Served {
+        fn respond(&self, request: &Request) -> ResponseTemplate {
+            let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+            let texts: Vec<&str> = body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            let data: Vec<serde_json::Value> = self
+                .0
+                .embed(&texts)
+                .unwrap()
+                .into_iter()
+                .enumerate()
+                .map(|(index, v)| serde_json::json!({"index": index, "embedding": v}))
+                .collect();
+            ResponseTemplate::new(200).set_body_json(serde_json::json!({"data": data}))
+        }
+    }
+    let server = MockServer::start().await;
+    Mock::given(path("/v1/embeddings"))
+        .respond_with(Served(MiniLmEmbedder::load(&dir).unwrap()))
+        .mount(&server)
+        .await;
+    let tmp = tempfile::tempdir().unwrap();
+    let config = scripted_config(tmp.path(), &serde_json::json!([]));
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[embeddings]\nbackend = \"openai\"\n[embeddings.openai]\nbase_url = \"{}/v1\"\n",
+        server.uri()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let store = metaqa_store().to_str().unwrap().to_owned();
+    let config = config.to_str().unwrap().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        chatty(&[
+            "ask",
+            "--store",
+            &store,
+            "--config",
+            &config,
+            "--json",
+            "Who directed Ratcatcher?",
+        ])
+    })
+    .await
+    .unwrap();
+    let explanation: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(explanation["text"], "Lynne Ramsay", "{explanation}");
+    assert!(
+        !server.received_requests().await.unwrap().is_empty(),
+        "the vectors came from the server"
+    );
+}

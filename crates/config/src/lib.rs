@@ -8,7 +8,9 @@
 
 use chatty_kg_agents::AgentContext;
 pub use chatty_kg_agents::AgentParameters;
-use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, MiniLmEmbedder};
+#[cfg(feature = "candle")]
+use chatty_kg_embed::MiniLmEmbedder;
+use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbeddingSettings};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
 use chatty_kg_llm::LlamaSettings;
 #[cfg(feature = "llama")]
@@ -49,6 +51,12 @@ pub enum ConfigError {
          feature): set llm.backend = \"openai\" and llm.openai.base_url to your model server"
     )]
     NoEmbeddedLlm,
+    #[error(
+        "embeddings.backend = \"minilm\" needs candle, and this build has none (built without the \
+         `candle` feature): set embeddings.backend = \"openai\" and embeddings.openai.base_url to your \
+         embedding server"
+    )]
+    NoLocalEmbeddings,
 }
 
 /// The whole configuration.
@@ -217,17 +225,31 @@ pub enum LlmBackend {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingConfig {
-    /// A model name from the catalog or a directory with config.json, tokenizer.json and
-    /// model.safetensors (a BERT sentence-transformer).
+    /// `minilm` (in-process on candle) or `openai` (an OpenAI-compatible embedding server).
+    pub backend: EmbeddingBackend,
+    /// For `minilm`: a model name from the catalog or a directory with config.json,
+    /// tokenizer.json and model.safetensors (a BERT sentence-transformer).
     pub model: String,
+    /// For `openai`: the server.
+    pub openai: OpenAiEmbeddingSettings,
     /// Embeddings of labels kept in memory (384 floats each for MiniLM).
     pub cache_size: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingBackend {
+    #[default]
+    Minilm,
+    Openai,
 }
 
 impl Default for EmbeddingConfig {
     fn default() -> Self {
         Self {
+            backend: EmbeddingBackend::Minilm,
             model: chatty_kg_models::catalog::DEFAULT_EMBEDDING_MODEL.into(),
+            openai: OpenAiEmbeddingSettings::default(),
             cache_size: 100_000,
         }
     }
@@ -460,9 +482,20 @@ impl Config {
 
     /// Loads the configured sentence-embedding model behind its cache.
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>, OpenError> {
-        let dir = self.model_store().resolve(&self.embeddings.model)?;
-        let model = MiniLmEmbedder::load(&dir)?;
-        Ok(Arc::new(CachedEmbedder::new(model, self.embeddings.cache_size)))
+        let size = self.embeddings.cache_size;
+        Ok(match self.embeddings.backend {
+            #[cfg(feature = "candle")]
+            EmbeddingBackend::Minilm => {
+                let dir = self.model_store().resolve(&self.embeddings.model)?;
+                Arc::new(CachedEmbedder::new(MiniLmEmbedder::load(&dir)?, size))
+            }
+            #[cfg(not(feature = "candle"))]
+            EmbeddingBackend::Minilm => return Err(ConfigError::NoLocalEmbeddings.into()),
+            EmbeddingBackend::Openai => Arc::new(CachedEmbedder::new(
+                OpenAiEmbedder::new(self.embeddings.openai.clone())?,
+                size,
+            )),
+        })
     }
 
     /// Everything the agents need around `kg`: the chat model, the embedder, the prompts and the

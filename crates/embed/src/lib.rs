@@ -1,23 +1,31 @@
 //! Sentence embeddings: the [`Embedder`] trait, the all-MiniLM-L6-v2 backend on candle
-//! ([`MiniLmEmbedder`]) and a cache ([`CachedEmbedder`]) for labels that recur across questions.
+//! ([`MiniLmEmbedder`], the `candle` feature, on by default), an OpenAI-compatible embedding
+//! server ([`OpenAiEmbedder`]) and a cache ([`CachedEmbedder`]) for labels that recur across
+//! questions.
 //!
 //! The matching agent ranks the predicates around a linked entity by the cosine between the
 //! embedding of their label and of the relation phrase. Vectors are L2-normalised, so the cosine is
 //! a dot product ([`cosine`]).
 //!
 //! ```no_run
+//! # #[cfg(feature = "candle")] {
 //! use chatty_kg_embed::{Embedder, MiniLmEmbedder, cosine};
 //! let model = MiniLmEmbedder::load("models/all-minilm-l6-v2".as_ref())?;
 //! let v = model.embed(&["directed by", "director"])?;
 //! assert!(cosine(&v[0], &v[1]) > 0.5);
+//! # }
 //! # Ok::<(), chatty_kg_embed::EmbedError>(())
 //! ```
 
 mod cache;
+#[cfg(feature = "candle")]
 mod minilm;
+mod openai;
 
 pub use cache::CachedEmbedder;
+#[cfg(feature = "candle")]
 pub use minilm::MiniLmEmbedder;
+pub use openai::{OpenAiEmbedder, OpenAiEmbeddingSettings};
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +36,8 @@ pub enum EmbedError {
     Tokenize { text: String, message: String },
     #[error("embedding inference failed: {0}")]
     Inference(String),
+    #[error("embedding server {0}")]
+    Server(String),
 }
 
 /// Turns phrases into L2-normalised vectors of a fixed dimension.
