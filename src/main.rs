@@ -51,6 +51,19 @@ enum Command {
         #[command(flatten)]
         target: StoreArg,
     },
+    /// First questions a newcomer could ask of this graph (what the chat page suggests): its most
+    /// used predicates, each with a subject that has it. Prints one per line, or with --qald a
+    /// QALD-JSON benchmark whose gold query is each question's own triple pattern.
+    Suggest {
+        #[command(flatten)]
+        target: Target,
+        /// How many (one per predicate).
+        #[arg(long, default_value_t = 4)]
+        count: usize,
+        /// As QALD-JSON (`chatty-kg eval` reads it back).
+        #[arg(long)]
+        qald: bool,
+    },
     /// Search entities by label: prints `iri<TAB>label`, best first.
     Entities {
         #[command(flatten)]
@@ -340,6 +353,30 @@ fn run(cli: Cli) -> Result<()> {
             let (dir, kg) = target.resolve(&config)?;
             let labels = EmbeddedStore::reindex(&dir, &kg.graph)?;
             eprintln!("label index of {} rebuilt: {labels} labels", dir.display());
+        }
+        Command::Suggest { target, count, qald } => {
+            let kg = target.open(&config)?;
+            let found = runtime.block_on(chatty_kg_server::explore::suggestions(kg.as_ref(), count))?;
+            if qald {
+                let questions: Vec<serde_json::Value> = found
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        serde_json::json!({
+                            "id": i.to_string(),
+                            "question": [{"language": "en", "string": s.question}],
+                            "query": {"sparql": chatty_kg_server::explore::gold_query(s)},
+                        })
+                    })
+                    .collect();
+                let export = serde_json::json!({"dataset": {"id": "chatty-kg-suggestions"}, "questions": questions});
+                println!("{}", serde_json::to_string_pretty(&export)?);
+            } else {
+                let mut out = std::io::stdout().lock();
+                for s in found {
+                    writeln!(out, "{}", s.question)?;
+                }
+            }
         }
         Command::Entities { target, limit, text } => {
             let kg = target.open(&config)?;

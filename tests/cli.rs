@@ -565,3 +565,40 @@ async fn ask_ranks_relations_with_embeddings_from_a_server() {
         "the vectors came from the server"
     );
 }
+
+/// `suggest` makes first questions from the bundled KB's own predicates and entities, and its
+/// QALD-JSON (each question's triple pattern as the gold query) replays through `eval`: every
+/// suggested question is answered from the graph, with no model call.
+#[test]
+fn suggested_questions_are_answered_from_the_graph() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let store = metaqa_store().to_str().unwrap();
+    let listed = stdout(&chatty(&["suggest", "--store", store, "--count", "6"]));
+    let questions: Vec<&str> = listed.lines().collect();
+    assert_eq!(questions.len(), 6, "{listed}");
+    assert!(questions.iter().all(|q| q.ends_with('?')), "{listed}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("suggested.json");
+    let qald = stdout(&chatty(&["suggest", "--store", store, "--count", "6", "--qald"]));
+    std::fs::write(&file, &qald).unwrap();
+    let config = scripted_config(dir.path(), &serde_json::json!([]));
+    let out = dir.path().join("results");
+    let output = chatty(&[
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        "--store",
+        store,
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["questions"], 6, "{summary}");
+    assert_eq!(summary["overall"]["mean_per_question_f1"], 1.0, "{summary}");
+}

@@ -1554,6 +1554,13 @@ async fn suggested_questions_and_descriptions_come_from_the_graph() {
             "{suggestion}"
         );
     }
+    for suggestion in &suggestions {
+        let predicate = suggestion["predicate"].as_str().unwrap();
+        assert!(
+            !predicate.starts_with("http://www.w3.org/"),
+            "no schema predicate: {suggestion}"
+        );
+    }
     let predicates: std::collections::HashSet<_> = suggestions.iter().map(|s| s["predicate"].to_string()).collect();
     assert_eq!(predicates.len(), suggestions.len(), "one question per predicate");
 

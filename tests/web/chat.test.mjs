@@ -32,7 +32,7 @@ try {
   await suggestions.first().waitFor({ timeout: 15000 });
   const suggested = await suggestions.allTextContents();
   assert.ok(suggested.length >= 2, String(suggested));
-  for (const question of suggested) assert.match(question, /^(What (is|are) the .+ of .+|Who was .+ by|What is .+ (of|in))\?$/);
+  for (const question of suggested) assert.match(question, /^(What (is|are) the .+ of .+|Who was .+ by|What is .+ (of|in)|When was .+ [a-z]+ed)\?$/);
   const facts = await suggestions.evaluateAll((buttons) => buttons.map((b) => b.title));
   for (const fact of facts) assert.match(fact, /^http:\/\/example\.org\/entity\/\S+ — http:\/\/example\.org\/relation\/\S+$/);
   await shot(page, "1-suggestions");

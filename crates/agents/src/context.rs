@@ -102,3 +102,18 @@ pub struct AgentContext {
     pub prompts: Arc<PromptLibrary>,
     pub params: AgentParameters,
 }
+
+impl AgentContext {
+    /// The predicates of the graph (from its schema profile), which are never an entity a
+    /// question is about: a graph that labels its predicates ("date of birth") would otherwise
+    /// have the relation's words taken for a vertex. Empty when there is no profile.
+    pub(crate) async fn predicates(&self) -> std::collections::HashSet<String> {
+        match self.kg.profile().await {
+            Ok(profile) => profile.predicates.iter().map(|p| p.iri.clone()).collect(),
+            Err(error) => {
+                tracing::warn!(%error, "no schema profile: labelled predicates may be taken for entities");
+                std::collections::HashSet::new()
+            }
+        }
+    }
+}

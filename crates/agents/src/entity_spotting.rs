@@ -14,6 +14,8 @@ use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 const MAX_SPAN: usize = 8;
 /// Label searches at most (each is a query on a remote endpoint).
 const MAX_SEARCHES: usize = 60;
+/// Candidates looked at per span: the exact matches come first, a predicate among them is skipped.
+const SPOT_CANDIDATES: usize = 5;
 
 /// Words that are never a whole entity nor part of the relation phrase.
 const FUNCTION_WORDS: &[&str] = &[
@@ -70,6 +72,7 @@ pub(crate) async fn spot_entities(
         }
     }
     let lower: Vec<String> = words.iter().map(|(w, _)| normalize_tokens(w).join(" ")).collect();
+    let predicates = ctx.predicates().await;
     let mut found: Vec<Spotted> = Vec::new();
     let mut searches = 0;
     for len in (1..=words.len().min(MAX_SPAN)).rev() {
@@ -115,8 +118,13 @@ pub(crate) async fn spot_entities(
             if lower.get(start + len).is_some_and(|next| is_sequel_number(next)) {
                 continue;
             }
-            let hits = ctx.kg.search_entities(&mention, 1).await?;
-            if !hits.first().is_some_and(|c| c.score >= EXACT_MATCH_SCORE) {
+            // An exact label of a vertex that is not one of the graph's predicates (whose labels
+            // are the relation's words: "date of birth").
+            let hits = ctx.kg.search_entities(&mention, SPOT_CANDIDATES).await?;
+            if !hits
+                .iter()
+                .any(|c| c.score >= EXACT_MATCH_SCORE && !predicates.contains(&c.iri))
+            {
                 continue;
             }
             let capitals = words[start..start + len]

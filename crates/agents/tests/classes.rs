@@ -216,3 +216,32 @@ async fn classes_on_a_remote_virtuoso_endpoint() {
         e.sparql
     );
 }
+
+/// A graph that labels its predicates ("date of birth"): the relation's words in a question are
+/// not an entity the question is about, even though they are some vertex's exact label.
+#[tokio::test]
+async fn a_labelled_predicate_is_a_relation_not_an_entity() {
+    let Some(fixture) = common::from_turtle(
+        r#"@prefix g: <http://example.org/g/> . @prefix p: <http://example.org/p/> .
+        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+        p:birthDate rdfs:label "date of birth" . p:birthPlace rdfs:label "place of birth" .
+        p:author rdfs:label "author" .
+        g:Ibsen rdfs:label "Henrik Ibsen" ; p:birthDate "1828-03-20"^^xsd:date ; p:birthPlace g:Skien .
+        g:Skien rdfs:label "Skien" .
+        g:Doll rdfs:label "A Doll's House" ; p:author g:Ibsen .
+        g:Gynt rdfs:label "Peer Gynt" ; p:author g:Ibsen ."#,
+    ) else {
+        return;
+    };
+    let (ctx, _) = context(&fixture, ScriptedChatModel::new());
+    let pipeline = Pipeline::new(ctx);
+    for (question, answer) in [
+        ("What is the date of birth of Henrik Ibsen?", "1828-03-20"),
+        ("What is the place of birth of Henrik Ibsen?", "Skien"),
+    ] {
+        let e = ask(&pipeline, question).await;
+        assert_eq!(e.display_answers(), [answer], "{question}: {:?}", e.paths.first());
+        let linked: Vec<_> = e.entities.iter().filter_map(|l| l.iri.as_deref()).collect();
+        assert_eq!(linked, ["http://example.org/g/Ibsen"], "{question}");
+    }
+}

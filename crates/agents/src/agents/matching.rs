@@ -128,8 +128,10 @@ pub fn mention_fits(mention: &str, label: &str) -> bool {
 async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Result<EntityLink, AgentError> {
     let mut candidates = ctx.kg.search_entities(mention, ctx.params.vlimit).await?;
     // Only candidates whose labels can name the mention: none left is an unknown entity, said
-    // so, rather than the model's pick of something else.
-    candidates.retain(|c| mention_fits(mention, &c.label));
+    // so, rather than the model's pick of something else. The graph's predicates are relations,
+    // never the entity a question is about.
+    let predicates = ctx.predicates().await;
+    candidates.retain(|c| mention_fits(mention, &c.label) && !predicates.contains(&c.iri));
     let labels = distinct_labels(&candidates, ctx.params.vertex_choices.max(1));
     let mut link = EntityLink {
         mention: mention.to_owned(),
