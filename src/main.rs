@@ -563,13 +563,17 @@ fn feedback(config: &Config, runtime: &tokio::runtime::Runtime, command: Feedbac
             )?)
         }
     };
-    let owner = api_key.as_deref().map(Owner::of_api_key);
+    let owner = api_key
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(Owner::of_api_key);
     let scope = match &owner {
         Some(owner) => Scope::Owner(Some(owner)),
         None => Scope::All,
     };
     let rated = runtime.block_on(store.rated_turns(scope))?;
-    let (export, counts) = chatty_kg_server::feedback::qald_export(&rated, kg.as_deref());
+    let (export, counts) = chatty_kg_server::feedback::qald_export(&rated, kg.as_deref(), true);
     let text = serde_json::to_string_pretty(&export)?;
     match &out {
         Some(path) => std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?,

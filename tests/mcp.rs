@@ -395,3 +395,28 @@ fn the_official_mcp_inspector_cli_talks_to_mcp_on_serve() {
     let (ok, _, log) = inspect("mallory-key", &["--method", "tools/list"]);
     assert!(!ok, "a wrong key must not list the tools: {log}");
 }
+
+/// Without API keys every HTTP caller is the same anonymous one, so `/mcp` refuses named sessions
+/// (one user's "s1" would be everyone's) and answers single questions.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_without_keys_has_no_shared_named_sessions() {
+    use common::server::TestServer;
+    use rmcp::transport::StreamableHttpClientTransport;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
+    let client = ().serve(StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url))).await.unwrap();
+    let answer = json_of(&client, "ask", json!({"question": "Who directed Forrest Gump?"})).await;
+    assert_eq!(answer["text"], "Robert Zemeckis", "{answer}");
+    assert_eq!(
+        error_kind(
+            &client,
+            "ask",
+            json!({"question": "Who directed Forrest Gump?", "session": "s1"})
+        )
+        .await,
+        "malformed_message"
+    );
+    client.cancel().await.unwrap();
+}

@@ -27,6 +27,10 @@ use tokio_postgres::{NoTls, Row};
 
 /// Connections per server process.
 const POOL_SIZE: usize = 16;
+/// Waiting for a connection (new or from the pool) at most.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// One statement at most (`statement_timeout`, unless the URL sets its own).
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// An arbitrary key for the advisory lock around creating the tables.
 const SCHEMA_LOCK: i64 = 0x6368_6174_7479_6b67;
 
@@ -71,9 +75,20 @@ impl PostgresStore {
     /// parameters) and creates the tables if they are missing. Sessions untouched for `retention`
     /// count as gone; `None` keeps them forever.
     pub async fn connect(url: &str, retention: Option<Duration>) -> Result<Self, DialogueError> {
-        let config: tokio_postgres::Config = url
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| pg(format!("the sessions URL is not a PostgreSQL URL: {e}")))?;
+        // A database that stops answering must not hold the server's answers forever: bounded
+        // connecting, dead connections noticed, and every statement bounded (unless the URL
+        // says otherwise).
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.keepalives(true).keepalives_idle(Duration::from_secs(30));
+        let options = config.get_options().unwrap_or_default().to_owned();
+        if !options.contains("statement_timeout") {
+            config.options(format!("{options} -c statement_timeout={}", STATEMENT_TIMEOUT.as_millis()).trim());
+        }
         let shown = {
             let hosts: Vec<String> = config
                 .get_hosts()
@@ -96,7 +111,14 @@ impl PostgresStore {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        let pool = Pool::builder(manager).max_size(POOL_SIZE).build().map_err(pg)?;
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(pg)?;
         let store = Self { pool, retention, shown };
         let mut client = store.client().await?;
         let tx = client.transaction().await.map_err(pg)?;

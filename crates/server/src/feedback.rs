@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 
 /// Candidates looked at when the words of a correction are matched to labels.
 const LABEL_CANDIDATES: usize = 20;
+/// Parts of a correction in words looked up at most (each is a label search).
+const MAX_PARTS: usize = 20;
 
 /// A rating as clients send it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -56,6 +58,11 @@ pub async fn checked(
     max_answers: usize,
     now_ms: u64,
 ) -> Result<Feedback, ServerError> {
+    if turn.explanation["outcome"]["status"] == "clarify" {
+        return Err(invalid(
+            "this turn asked which one you meant; rate the answer that follows your choice",
+        ));
+    }
     let correction = match request.correction {
         None => None,
         Some(_) if request.rating == Rating::Up => {
@@ -117,6 +124,11 @@ async fn correction(
     } else {
         return Err(invalid("the correction is empty: give \"answer\" or \"sparql\""));
     }
+    if correction.answers.is_empty() && correction.boolean.is_none() {
+        return Err(invalid(
+            "the correction names no answer (the words had no part, or the query no row)",
+        ));
+    }
     Ok(correction)
 }
 
@@ -136,7 +148,7 @@ async fn found_in_graph(words: &str, kg: &dyn KnowledgeGraph, max: usize) -> Res
         .split([';', '\n'])
         .map(str::trim)
         .filter(|p| !p.is_empty())
-        .take(max)
+        .take(max.min(MAX_PARTS))
     {
         let candidates = kg
             .search_entities(part, LABEL_CANDIDATES)
@@ -202,8 +214,14 @@ pub struct ExportCounts {
     pub without_gold: usize,
 }
 
-/// The rated turns (of the knowledge graph `kg`, when given) as a QALD-JSON benchmark.
-pub fn qald_export(rated: &[(SessionInfo, TurnRecord)], kg: Option<&str>) -> (Value, ExportCounts) {
+/// The rated turns (of the knowledge graph `kg`, when given) as a QALD-JSON benchmark. With
+/// `reveal_sessions` false (anonymous callers of a server without keys, for whom a session id is
+/// the only capability) the session ids are replaced by an opaque digest.
+pub fn qald_export(
+    rated: &[(SessionInfo, TurnRecord)],
+    kg: Option<&str>,
+    reveal_sessions: bool,
+) -> (Value, ExportCounts) {
     let mut counts = ExportCounts::default();
     let mut questions = Vec::new();
     for (session, turn) in rated {
@@ -211,7 +229,7 @@ pub fn qald_export(rated: &[(SessionInfo, TurnRecord)], kg: Option<&str>) -> (Va
             continue;
         }
         let Some(feedback) = &turn.feedback else { continue };
-        match qald_question(session, turn, feedback) {
+        match qald_question(session, turn, feedback, reveal_sessions) {
             Some(question) => questions.push(question),
             None => counts.without_gold += 1,
         }
@@ -223,7 +241,7 @@ pub fn qald_export(rated: &[(SessionInfo, TurnRecord)], kg: Option<&str>) -> (Va
     )
 }
 
-fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback) -> Option<Value> {
+fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback, reveal: bool) -> Option<Value> {
     let explanation = &turn.explanation;
     let boolean_question = explanation["answer_kind"] == "boolean";
     let (sparql, answers, answertype) = match (&feedback.rating, &feedback.correction) {
@@ -242,6 +260,10 @@ fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback) 
                 _ => None,
             };
             let values = explanation["answers"].as_array().cloned().unwrap_or_default();
+            if explanation["outcome"]["status"] == "clarify" || (explanation["truncated"] == true && sparql.is_none()) {
+                // A question back, or a cut list no single query gives in full: no gold.
+                return None;
+            }
             if boolean_question && let [value] = values.as_slice() {
                 (sparql, json!({ "boolean": value["value"] == "true" }), "boolean")
             } else if explanation["truncated"] == true && sparql.is_some() {
@@ -266,14 +288,19 @@ fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback) 
             }
         },
     };
+    let name = if reveal {
+        session.id.to_string()
+    } else {
+        opaque(session.id.as_str())
+    };
     let mut question = json!({
-        "id": format!("{}-{}", session.id, turn.index),
+        "id": format!("{name}-{}", turn.index),
         "question": [{ "language": "en", "string": turn.context.question }],
         "answertype": answertype,
         "rating": feedback.rating,
         "chatty_kg": {
             "kg": session.kg,
-            "session": session.id,
+            "session": reveal.then(|| session.id.to_string()),
             "turn": turn.index,
             "asked": explanation["question"],
             "asked_at": turn.asked_at,
@@ -288,6 +315,16 @@ fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback) 
         question["answers"] = json!([answers]);
     }
     Some(question)
+}
+
+/// A stable name for a session that does not give its id away (a digest of it).
+fn opaque(id: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("chatty-kg-export:{id}").as_bytes());
+    format!(
+        "s{}",
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
 }
 
 fn select_result(bindings: Vec<Value>) -> Value {
@@ -408,7 +445,7 @@ mod tests {
             ),
             (session(), turn(3, answered, rated(Rating::Down, None))),
         ];
-        let (export, counts) = qald_export(&turns, None);
+        let (export, counts) = qald_export(&turns, None, true);
         assert_eq!(
             counts,
             ExportCounts {
@@ -440,7 +477,13 @@ mod tests {
         assert_eq!(items[0].id, format!("{}-0", session().id));
 
         // Another KG's turns are not in its export.
-        assert_eq!(qald_export(&turns, Some("dbpedia")).1.exported, 0);
+        assert_eq!(qald_export(&turns, Some("dbpedia"), true).1.exported, 0);
+        // Without keys the ids are not given away, and one session keeps one name.
+        let (anonymous, _) = qald_export(&turns, None, false);
+        let text = anonymous.to_string();
+        assert!(!text.contains(session().id.as_str()), "{text}");
+        let id = |i: usize| anonymous["questions"][i]["id"].as_str().unwrap().to_owned();
+        assert_eq!(id(0).trim_end_matches("-0"), id(2).trim_end_matches("-2"));
     }
 
     #[test]

@@ -46,6 +46,8 @@ const DEFAULT_ROWS: usize = 100;
 const MAX_SESSIONS: usize = 1000;
 /// Answers per turn kept for later questions (L).
 const CONTEXT_ANSWERS: usize = 100;
+/// Turns kept per named session (follow-ups refer to the last few).
+const KEPT_TURNS: usize = 10;
 
 /// The MCP server over one knowledge graph.
 #[derive(Clone)]
@@ -183,6 +185,14 @@ impl McpServer {
             .and_then(|parts| parts.extensions.get::<Caller>())
             .cloned()
             .unwrap_or_default();
+        // Over HTTP without API keys every caller is the same anonymous one: a session name
+        // ("s1") would be shared by all, so named sessions need a key there.
+        if args.session.is_some() && caller.owner.is_none() && matches!(self.answers, Answers::Service { .. }) {
+            return Err(error(
+                "malformed_message",
+                "named sessions over HTTP need an API key (server.api_keys); without one, ask without `session`",
+            ));
+        }
         let key = |owner: &Option<Owner>, name: &String| *owner == caller.owner && Some(name) == args.session.as_ref();
         let history = match &args.session {
             Some(_) => {
@@ -217,7 +227,12 @@ impl McpServer {
         if let Some(id) = &args.session {
             let mut sessions = self.sessions.lock().await;
             match sessions.iter_mut().find(|(owner, name, _)| key(owner, name)) {
-                Some((_, _, dialogue)) => dialogue.record(&e, CONTEXT_ANSWERS),
+                Some((_, _, dialogue)) => {
+                    dialogue.record(&e, CONTEXT_ANSWERS);
+                    // Only the last few turns are ever referred to.
+                    let excess = dialogue.turns.len().saturating_sub(KEPT_TURNS);
+                    dialogue.turns.drain(..excess);
+                }
                 None => {
                     let mut dialogue = Dialogue::default();
                     dialogue.record(&e, CONTEXT_ANSWERS);

@@ -35,6 +35,8 @@ pub const HISTORY_PAGE: usize = 100;
 
 /// The longest correction accepted (words or a query).
 const MAX_CORRECTION_CHARS: usize = 10_000;
+/// The longest a correction may take to check (its query, its label searches).
+const MAX_CORRECTION_TIME: Duration = Duration::from_secs(30);
 
 /// A configured knowledge graph as `/api/kgs` lists it (no credentials).
 #[derive(Debug, Clone, Serialize)]
@@ -228,11 +230,11 @@ impl ChatService {
                     self.limits.max_stored_answers,
                     now,
                 );
-                let checked = tokio::time::timeout(self.limits.answer_timeout, checked)
+                // Bounded well below the WebSocket's ping timeout: a rating is a short errand.
+                let limit = self.limits.answer_timeout.min(MAX_CORRECTION_TIME);
+                let checked = tokio::time::timeout(limit, checked)
                     .await
-                    .map_err(|_| ServerError::AnswerTimeout {
-                        secs: self.limits.answer_timeout.as_secs(),
-                    })??;
+                    .map_err(|_| ServerError::AnswerTimeout { secs: limit.as_secs() })??;
                 Some(checked)
             }
         };
@@ -252,7 +254,7 @@ impl ChatService {
             return Err(self.unknown_kg(kg));
         }
         let rated = self.store.rated_turns(Scope::Owner(caller.owner.as_ref())).await?;
-        let (mut export, counts) = crate::feedback::qald_export(&rated, kg);
+        let (mut export, counts) = crate::feedback::qald_export(&rated, kg, caller.owner.is_some());
         export["chatty_kg"] = serde_json::json!(counts);
         Ok(export)
     }

@@ -147,7 +147,11 @@ impl Connection {
                         Some(Ok(AggregatedMessage::Text(text))) => {
                             last_message = Instant::now();
                             let shutting_down = give_up_at.is_some();
-                            if let Err(error) = self.handle(&text, &mut answering, &events, shutting_down).await {
+                            let handled = self.handle(&text, &mut answering, &events, shutting_down).await;
+                            // Time spent handling (a rating's correction runs a query) is ours,
+                            // not the peer's silence.
+                            last_heard = Instant::now();
+                            if let Err(error) = handled {
                                 self.service.metrics.error(error.kind());
                                 if self.send(&ServerMessage::error(&error)).await.is_err() {
                                     break None;

@@ -176,7 +176,8 @@ function showTurn(explanation, index, feedback) {
   const picture = triplesPicture(explanation);
   if (picture) answer.append(picture);
   turn.append(answer);
-  if (Number.isInteger(index)) turn.append(ratingBar(index, feedback));
+  // A clarifying question is not rated: the answer after the choice is.
+  if (Number.isInteger(index) && !clarification) turn.append(ratingBar(index, feedback));
   turn.append(details(explanation));
   $("dialogue").append(turn);
   turn.scrollIntoView({ block: "end" });
@@ -184,12 +185,18 @@ function showTurn(explanation, index, feedback) {
 
 // ----- answers as links, and what the graph says of each -----
 
+// An IRI as a link target only when it is a web address: an IRI may be any scheme, and
+// `javascript:` must never become an href (the CSP would block it; this does not rely on it).
+function safeHref(iri) {
+  return /^https?:\/\//i.test(iri) ? iri : "#";
+}
+
 function valueLinks(values, turn) {
   const list = el("ul", "values");
   for (const value of values.slice(0, 50)) {
     const item = el("li", "");
     const link = el("a", "value", value.label || value.value);
-    link.href = value.value;
+    link.href = safeHref(value.value);
     link.title = value.value;
     link.addEventListener("click", (event) => {
       event.preventDefault();
@@ -226,7 +233,7 @@ async function showEntity(turn, iri) {
     const row = el("li", "fact");
     const other = t.other.iri ? el("a", "value", t.other.label || t.other.iri) : el("span", "literal", t.other.value ?? "");
     if (t.other.iri) {
-      other.href = t.other.iri;
+      other.href = safeHref(t.other.iri);
       other.title = t.other.iri;
       other.addEventListener("click", (event) => {
         event.preventDefault();
@@ -256,7 +263,13 @@ function svg(tag, attributes, text) {
 }
 
 function localName(iri) {
-  const name = decodeURIComponent(iri.replace(/[/#]+$/, "").split(/[/#:]/).pop() || iri);
+  const raw = iri.replace(/[/#]+$/, "").split(/[/#:]/).pop() || iri;
+  let name = raw;
+  try {
+    name = decodeURIComponent(raw);
+  } catch (error) {
+    // Not UTF-8 escapes (or a stray "%"): shown as written.
+  }
   return name.replace(/_/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
 }
 
@@ -395,7 +408,7 @@ function showRatingIn(bar, feedback) {
   if (feedback && feedback.correction) {
     const c = feedback.correction;
     const right = c.boolean !== undefined && c.boolean !== null ? (c.boolean ? "yes" : "no")
-      : c.answers.map((a) => a.label).join(", ");
+      : (c.answers || []).map((a) => a.label).join(", ");
     text = "Thanks: noted that the answer should be " + right + ".";
   } else if (feedback) {
     text = feedback.rating === "up" ? "Thanks: noted as right." : "Thanks: noted as wrong.";
