@@ -1,7 +1,7 @@
 //! What each interface adds to answering a question: `chatty-kg serve` over loopback (the movies
 //! fixture, the scripted model answering at once), the same questions asked one after another
 //! through REST, REST with server-sent events, the WebSocket, the OpenAI-compatible endpoint
-//! (plain and streamed), and `chatty-kg mcp` over stdio. For each answer the overhead is the
+//! (plain and streamed), `chatty-kg mcp` over stdio, and MCP over streamable HTTP (`/mcp`). For each answer the overhead is the
 //! client's wall time minus the agents' own time (`timings.total_ms` of the explanation), so
 //! the figures are the interface's, not the pipeline's. Run by hand:
 //!
@@ -190,6 +190,26 @@ async fn main() {
     client.call_tool(call(QUESTIONS[0].0)).await.unwrap(); // warm-up
     measure("MCP (stdio)", n, |q| {
         let client = client.clone();
+        let request = call(q);
+        async move {
+            let result = client.call_tool(request).await.unwrap();
+            let reply: Value = serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap();
+            let values = reply["answers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["label"].as_str().unwrap().to_owned());
+            (values.collect(), reply["total_ms"].as_f64().unwrap())
+        }
+    })
+    .await;
+
+    // MCP over streamable HTTP on the server (`/mcp`), through the SDK's HTTP client.
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url));
+    let http_client = std::sync::Arc::new(().serve(transport).await.unwrap());
+    http_client.call_tool(call(QUESTIONS[0].0)).await.unwrap(); // warm-up
+    measure("MCP (HTTP)", n, |q| {
+        let client = http_client.clone();
         let request = call(q);
         async move {
             let result = client.call_tool(request).await.unwrap();
