@@ -76,6 +76,9 @@ pub enum GraphError {
     #[error("query timed out after {after:?}")]
     Timeout { after: Duration },
 
+    #[error("the schema profile could not be computed ({message}); it is not asked for again for {retry_in:?}")]
+    ProfileUnavailable { message: String, retry_in: Duration },
+
     #[error("SPARQL endpoint {endpoint} is unreachable: {message}")]
     Unreachable { endpoint: String, message: String },
 

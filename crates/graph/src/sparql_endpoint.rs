@@ -22,6 +22,9 @@ const MAX_GET_URL: usize = 2000;
 /// Of an error response, only the start is read: it is shown as an excerpt.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
+/// How long a failed schema profile is not asked for again.
+const PROFILE_RETRY: Duration = Duration::from_secs(300);
+
 pub struct SparqlEndpoint {
     endpoint: EndpointSettings,
     settings: GraphSettings,
@@ -29,6 +32,9 @@ pub struct SparqlEndpoint {
     timeout: Duration,
     /// The schema profile, computed on first use (bounded queries) and kept.
     profile: tokio::sync::OnceCell<std::sync::Arc<crate::profile::SchemaProfile>>,
+    /// When computing the profile last failed, and why: not retried for [`PROFILE_RETRY`], so
+    /// an endpoint too big for its grouped counts does not pay for them at every question.
+    profile_failure: std::sync::Mutex<Option<(std::time::Instant, String)>>,
     /// Predicate names looked up so far.
     predicate_names: crate::NameCache,
 }
@@ -69,6 +75,7 @@ impl SparqlEndpoint {
             client,
             timeout,
             profile: tokio::sync::OnceCell::new(),
+            profile_failure: std::sync::Mutex::new(None),
             predicate_names: crate::NameCache::default(),
         })
     }
@@ -274,15 +281,42 @@ impl KnowledgeGraph for SparqlEndpoint {
     }
 
     /// Computed on first use with bounded queries (grouped counts, LIMIT, the query timeout),
-    /// then kept for the endpoint's life.
+    /// then kept for the endpoint's life. A failure is remembered for [`PROFILE_RETRY`]: asked
+    /// again meanwhile, it answers [`GraphError::ProfileUnavailable`] at once.
     async fn profile(&self) -> Result<std::sync::Arc<crate::profile::SchemaProfile>, GraphError> {
-        let profile = self
+        if let Some(profile) = self.profile.get() {
+            return Ok(std::sync::Arc::clone(profile));
+        }
+        let failed = self
+            .profile_failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some((at, message)) = failed
+            && at.elapsed() < PROFILE_RETRY
+        {
+            return Err(GraphError::ProfileUnavailable {
+                message,
+                retry_in: PROFILE_RETRY.saturating_sub(at.elapsed()),
+            });
+        }
+        let computed = self
             .profile
             .get_or_try_init(|| async {
                 Ok::<_, GraphError>(std::sync::Arc::new(crate::profile::compute(self).await?))
             })
-            .await?;
-        Ok(std::sync::Arc::clone(profile))
+            .await;
+        match computed {
+            Ok(profile) => Ok(std::sync::Arc::clone(profile)),
+            Err(error) => {
+                *self
+                    .profile_failure
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some((std::time::Instant::now(), error.to_string()));
+                Err(error)
+            }
+        }
     }
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {

@@ -507,3 +507,28 @@ async fn a_refused_pushed_down_limit_is_retried_as_written() {
     assert!(matches!(error, GraphError::Http { status: 500, .. }), "{error}");
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
+
+/// An endpoint whose profile queries fail is not asked for the profile again at once: the next
+/// call answers `ProfileUnavailable` without a request (the agents ask for it at every question).
+#[tokio::test]
+async fn a_failed_profile_is_not_computed_again_at_once() {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::any())
+        .respond_with(ResponseTemplate::new(500).set_body_string("Virtuoso S1T00 Error SR171: Transaction timed out"))
+        .mount(&server)
+        .await;
+    let kg = endpoint(server.uri(), |_| {});
+    let first = kg.profile().await.unwrap_err();
+    assert!(matches!(first, GraphError::Http { status: 500, .. }), "{first}");
+    let asked = server.received_requests().await.unwrap().len();
+    assert!(asked >= 1);
+    let second = kg.profile().await.unwrap_err();
+    match &second {
+        GraphError::ProfileUnavailable { message, retry_in } => {
+            assert!(message.contains("SR171"), "{message}");
+            assert!(*retry_in > std::time::Duration::from_secs(200), "{retry_in:?}");
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), asked, "no new request");
+}
