@@ -303,6 +303,11 @@ async fn mcp_over_http_on_serve_keeps_keys_apart_and_their_limits() {
         error_kind(&alice, "ask", json!({"question": "When was Top Gun released?"})).await,
         "rate_limited"
     );
+    // Her graph lookups count in the same rate (she chooses their queries).
+    assert_eq!(
+        error_kind(&alice, "sparql", json!({"query": "ASK { ?s ?p ?o }"})).await,
+        "rate_limited"
+    );
     let answer = json_of(&bob, "ask", json!({"question": "When was Top Gun released?"})).await;
     assert_eq!(answer["text"], "1986", "{answer}");
 

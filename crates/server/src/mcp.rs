@@ -159,6 +159,15 @@ impl McpServer {
         }
     }
 
+    /// Over HTTP, a graph lookup counts in the caller's question rate like a question (the
+    /// queries are theirs to choose); over stdio there is one user and no rate.
+    fn charge(&self, extensions: &rmcp::model::Extensions) -> Result<(), ErrorData> {
+        match &self.answers {
+            Answers::Service { service, .. } => service.charge(&caller_of(extensions)).map_err(|e| error(e.kind(), e)),
+            Answers::Pipeline(_) => Ok(()),
+        }
+    }
+
     fn kg(&self) -> &dyn KnowledgeGraph {
         match &self.answers {
             Answers::Pipeline(pipeline) => pipeline.context().kg.as_ref(),
@@ -179,12 +188,7 @@ impl McpServer {
         if !args.question.chars().any(char::is_alphanumeric) {
             return Err(error("empty_question", "the question is empty"));
         }
-        // Over HTTP, the caller the API key made (see `http_service`); over stdio, nobody.
-        let caller = extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .cloned()
-            .unwrap_or_default();
+        let caller = caller_of(&extensions);
         // Over HTTP without API keys every caller is the same anonymous one: a session name
         // ("s1") would be shared by all, so named sessions need a key there.
         if args.session.is_some() && caller.owner.is_none() && matches!(self.answers, Answers::Service { .. }) {
@@ -247,7 +251,12 @@ impl McpServer {
     }
 
     #[tool(description = "Search the knowledge graph's entities by name. Returns IRIs and labels, best first.")]
-    async fn entities(&self, Parameters(args): Parameters<EntitiesArgs>) -> Result<String, ErrorData> {
+    async fn entities(
+        &self,
+        Parameters(args): Parameters<EntitiesArgs>,
+        extensions: rmcp::model::Extensions,
+    ) -> Result<String, ErrorData> {
+        self.charge(&extensions)?;
         let limit = args.limit.unwrap_or(10).clamp(1, 1000);
         let found = self
             .kg()
@@ -262,7 +271,12 @@ impl McpServer {
         description = "Run a read-only SPARQL SELECT or ASK query on the knowledge graph (SERVICE, \
         FROM and updates are refused). Returns the variables and rows, at most max_rows."
     )]
-    async fn sparql(&self, Parameters(args): Parameters<SparqlArgs>) -> Result<String, ErrorData> {
+    async fn sparql(
+        &self,
+        Parameters(args): Parameters<SparqlArgs>,
+        extensions: rmcp::model::Extensions,
+    ) -> Result<String, ErrorData> {
+        self.charge(&extensions)?;
         let kg = self.kg();
         let results = kg.query_text(&args.query).await.map_err(graph_error)?;
         let max = args
@@ -296,7 +310,12 @@ impl McpServer {
         description = "The triples around a vertex of the knowledge graph, outgoing and incoming, \
         with labels."
     )]
-    async fn describe(&self, Parameters(args): Parameters<DescribeArgs>) -> Result<String, ErrorData> {
+    async fn describe(
+        &self,
+        Parameters(args): Parameters<DescribeArgs>,
+        extensions: rmcp::model::Extensions,
+    ) -> Result<String, ErrorData> {
+        self.charge(&extensions)?;
         let kg = self.kg();
         let limit = args.limit.unwrap_or(crate::explore::DEFAULT_TRIPLES);
         text(
@@ -310,6 +329,15 @@ impl McpServer {
     async fn list_kgs(&self) -> Result<String, ErrorData> {
         text(&json!([{"name": self.name, "description": self.kg().describe()}]))
     }
+}
+
+/// Over HTTP, the caller the API key made (see [`http_handler`]); over stdio, nobody.
+fn caller_of(extensions: &rmcp::model::Extensions) -> Caller {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// What `ask` returns.

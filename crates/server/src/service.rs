@@ -275,6 +275,12 @@ impl ChatService {
         self.counted(self.start_answer(caller, id, question, events).await)
     }
 
+    /// Counts one request of `caller` in their question rate (graph lookups chosen by the
+    /// caller, as MCP's `sparql`, count like questions).
+    pub fn charge(&self, caller: &Caller) -> Result<(), ServerError> {
+        self.counted(self.rate.ask(caller.owner.as_ref()))
+    }
+
     /// The error for a knowledge graph `name` that is not configured, naming those that are.
     fn unknown_kg(&self, name: &str) -> ServerError {
         ServerError::UnknownKg {
