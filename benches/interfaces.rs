@@ -185,10 +185,24 @@ async fn main() {
     let mut child = mcp_server(&dir.path().join("config.toml"), None);
     let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let client = std::sync::Arc::new(().serve((stdout, stdin)).await.unwrap());
+    measure_mcp("MCP (stdio)", n, client).await;
+
+    // MCP over streamable HTTP on the server (`/mcp`), through the SDK's HTTP client.
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url));
+    measure_mcp("MCP (HTTP)", n, std::sync::Arc::new(().serve(transport).await.unwrap())).await;
+    drop(server);
+}
+
+/// `n` questions through the MCP `ask` tool of `client` (after one to warm up).
+async fn measure_mcp(
+    name: &str,
+    n: usize,
+    client: std::sync::Arc<rmcp::service::RunningService<rmcp::RoleClient, ()>>,
+) {
     let call =
         |q: &str| CallToolRequestParams::new("ask").with_arguments(json!({"question": q}).as_object().unwrap().clone());
     client.call_tool(call(QUESTIONS[0].0)).await.unwrap(); // warm-up
-    measure("MCP (stdio)", n, |q| {
+    measure(name, n, |q| {
         let client = client.clone();
         let request = call(q);
         async move {
@@ -203,27 +217,6 @@ async fn main() {
         }
     })
     .await;
-
-    // MCP over streamable HTTP on the server (`/mcp`), through the SDK's HTTP client.
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.url));
-    let http_client = std::sync::Arc::new(().serve(transport).await.unwrap());
-    http_client.call_tool(call(QUESTIONS[0].0)).await.unwrap(); // warm-up
-    measure("MCP (HTTP)", n, |q| {
-        let client = http_client.clone();
-        let request = call(q);
-        async move {
-            let result = client.call_tool(request).await.unwrap();
-            let reply: Value = serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap();
-            let values = reply["answers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a["label"].as_str().unwrap().to_owned());
-            (values.collect(), reply["total_ms"].as_f64().unwrap())
-        }
-    })
-    .await;
-    drop(server);
 }
 
 /// Opens a session on a WebSocket; true when the server confirmed it.

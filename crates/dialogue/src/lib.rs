@@ -287,13 +287,44 @@ pub(crate) fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Di
 
 /// Whether a session last touched at `info.updated_at` has outlived `retention` at `now`.
 pub(crate) fn is_expired(retention: Option<Duration>, info: &SessionInfo, now: SystemTime) -> bool {
-    retention.is_some_and(|retention| {
-        let cutoff = now
-            .checked_sub(retention)
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as u64);
-        info.updated_at < cutoff
-    })
+    retention.is_some_and(|retention| info.updated_at < cutoff_ms(retention, now))
+}
+
+/// Sessions last touched before this (milliseconds since the Unix epoch) have outlived
+/// `retention` at `now`.
+pub(crate) fn cutoff_ms(retention: Duration, now: SystemTime) -> u64 {
+    now.checked_sub(retention)
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl SessionInfo {
+    /// A new, empty session on `kg` with a fresh random id, created now.
+    pub(crate) fn fresh(kg: &str, owner: Option<Owner>) -> Result<Self, DialogueError> {
+        let now = now_ms();
+        Ok(Self {
+            id: SessionId::random()?,
+            kg: kg.to_owned(),
+            created_at: now,
+            updated_at: now,
+            turns: 0,
+            owner,
+        })
+    }
+}
+
+impl TurnRecord {
+    /// Turn `index` as this version writes it, not yet rated.
+    pub(crate) fn fresh(index: u32, asked_at: u64, context: TurnContext, explanation: serde_json::Value) -> Self {
+        Self {
+            format: TURN_FORMAT,
+            index,
+            asked_at,
+            context,
+            explanation,
+            feedback: None,
+        }
+    }
 }
 
 /// A session store (see the crate docs for what every one promises).

@@ -18,11 +18,11 @@
 //! loopback, as the compose file does).
 
 use crate::{
-    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TURN_FORMAT, TurnContext, TurnRecord,
+    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TurnContext, TurnRecord, cutoff_ms,
     is_expired, now_ms,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 use tokio_postgres::{NoTls, Row};
 
 /// Connections per server process.
@@ -217,15 +217,7 @@ fn records(rows: &[Row], session: &SessionId) -> Result<Vec<TurnRecord>, Dialogu
 #[async_trait::async_trait]
 impl DialogueStore for PostgresStore {
     async fn create(&self, kg: &str, owner: Option<Owner>) -> Result<SessionInfo, DialogueError> {
-        let now = now_ms();
-        let info = SessionInfo {
-            id: SessionId::random()?,
-            kg: kg.to_owned(),
-            created_at: now,
-            updated_at: now,
-            turns: 0,
-            owner,
-        };
+        let info = SessionInfo::fresh(kg, owner)?;
         let mut client = self.client().await?;
         let tx = Self::durable(&mut client).await?;
         tx.execute(
@@ -234,7 +226,7 @@ impl DialogueStore for PostgresStore {
                 &info.id.as_str(),
                 &info.kg,
                 &info.owner.as_ref().map(Owner::as_str),
-                &stored_millis(now),
+                &stored_millis(info.created_at),
             ],
         )
         .await
@@ -293,14 +285,7 @@ impl DialogueStore for PostgresStore {
             .map_err(pg)?
             .ok_or(DialogueError::NotFound)?;
         let index: i32 = row.try_get("turns").map_err(pg)?;
-        let record = TurnRecord {
-            format: TURN_FORMAT,
-            index: u32::try_from(index).unwrap_or(0),
-            asked_at,
-            context,
-            explanation,
-            feedback: None,
-        };
+        let record = TurnRecord::fresh(u32::try_from(index).unwrap_or(0), asked_at, context, explanation);
         tx.execute(
             "INSERT INTO chatty_turns (session, idx, record) VALUES ($1, $2, $3)",
             &[&id.as_str(), &index, &record_text(&record)?],
@@ -413,10 +398,7 @@ impl DialogueStore for PostgresStore {
 
     async fn expire_at(&self, now: SystemTime) -> Result<usize, DialogueError> {
         let Some(retention) = self.retention else { return Ok(0) };
-        let cutoff = now
-            .checked_sub(retention)
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as u64);
+        let cutoff = cutoff_ms(retention, now);
         let mut client = self.client().await?;
         let tx = Self::durable(&mut client).await?;
         let removed = tx

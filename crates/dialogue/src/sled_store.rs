@@ -18,8 +18,8 @@
 //! The expiry sweep skips an unreadable session record, with a warning.
 
 use crate::{
-    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TURN_FORMAT, TurnContext, TurnRecord,
-    decode, encode, is_expired, now_ms, readable,
+    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TurnContext, TurnRecord, decode,
+    encode, is_expired, now_ms, readable,
 };
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -145,15 +145,7 @@ impl SledStore {
 #[async_trait::async_trait]
 impl DialogueStore for SledStore {
     async fn create(&self, kg: &str, owner: Option<Owner>) -> Result<SessionInfo, DialogueError> {
-        let now = now_ms();
-        let info = SessionInfo {
-            id: SessionId::random()?,
-            kg: kg.to_owned(),
-            created_at: now,
-            updated_at: now,
-            turns: 0,
-            owner,
-        };
+        let info = SessionInfo::fresh(kg, owner)?;
         self.sessions.insert(info.id.as_str(), encode(&info)?)?;
         self.sync().await?;
         Ok(info)
@@ -201,14 +193,7 @@ impl DialogueStore for SledStore {
             let abort = ConflictableTransactionError::Abort;
             let bytes = sessions.get(id.as_str())?.ok_or(abort(DialogueError::NotFound))?;
             let mut info: SessionInfo = decode(&bytes).map_err(abort)?;
-            let record = TurnRecord {
-                format: TURN_FORMAT,
-                index: info.turns,
-                asked_at,
-                context: context.clone(),
-                explanation: explanation.clone(),
-                feedback: None,
-            };
+            let record = TurnRecord::fresh(info.turns, asked_at, context.clone(), explanation.clone());
             info.turns += 1;
             info.updated_at = asked_at;
             sessions.insert(id.as_str(), encode(&info).map_err(abort)?)?;
@@ -347,6 +332,7 @@ impl DialogueStore for SledStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TURN_FORMAT;
 
     fn explanation(question: &str) -> serde_json::Value {
         serde_json::json!({"question": question, "text": "Lynne Ramsay", "outcome": {"status": "answered"}})

@@ -160,10 +160,7 @@ impl Server {
             let server = mcp::McpServer::served(service.clone(), name)?;
             mcp_services.insert(name.clone(), mcp::http_service(server));
         }
-        let mcp_endpoints = actix::Data::new(mcp::McpEndpoints {
-            default: config.default_kg.clone(),
-            by_kg: mcp_services,
-        });
+        let mcp_endpoints = actix::Data::new(mcp_services);
         let data = actix::Data::from(service.clone());
         let (ws_data, shutdown_data, health) = (
             actix::Data::new(ws_settings),

@@ -439,12 +439,9 @@ pub fn http_service(server: McpServer) -> StreamableHttpService<McpServer, Local
     StreamableHttpService::new(move || Ok(server.clone()), Arc::default(), config)
 }
 
-/// The MCP services of the server's knowledge graphs: `/mcp` answers from the default one,
-/// `/mcp/{kg}` from `kg`.
-pub struct McpEndpoints {
-    pub default: String,
-    pub by_kg: std::collections::BTreeMap<String, StreamableHttpService<McpServer, LocalSessionManager>>,
-}
+/// The MCP services of the server's knowledge graphs, by name: `/mcp` answers from the default
+/// one, `/mcp/{kg}` from `kg`.
+pub type McpEndpoints = std::collections::BTreeMap<String, StreamableHttpService<McpServer, LocalSessionManager>>;
 
 /// `/mcp` and `/mcp/{kg}`: the request (its API key checked by the [`Caller`] extractor, the
 /// caller passed on to the tools) handed to rmcp's transport, its answer streamed back.
@@ -453,14 +450,12 @@ pub async fn http_handler(
     caller: Caller,
     body: actix_web::web::Bytes,
     endpoints: actix_web::web::Data<McpEndpoints>,
+    chat: actix_web::web::Data<ChatService>,
 ) -> Result<actix_web::HttpResponse, ServerError> {
     use futures_util::StreamExt;
     use http_body_util::BodyExt;
-    let name = request.match_info().get("kg").unwrap_or(&endpoints.default).to_owned();
-    let service = endpoints.by_kg.get(&name).ok_or_else(|| ServerError::UnknownKg {
-        known: endpoints.by_kg.keys().cloned().collect::<Vec<_>>().join(", "),
-        name,
-    })?;
+    let name = request.match_info().get("kg").unwrap_or(chat.default_kg());
+    let service = endpoints.get(name).ok_or_else(|| chat.unknown_kg(name))?;
     // actix speaks `http` 0.2, rmcp `http` 1: the request crosses as strings and bytes.
     let mut forwarded = http::Request::builder()
         .method(request.method().as_str())

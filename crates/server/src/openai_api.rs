@@ -239,7 +239,7 @@ impl Reply {
 /// (the header), whose stored turns are the history and which records the answer.
 enum Mode {
     Stateless { kg: Option<String>, history: Vec<Turn> },
-    Session { id: String },
+    Session { info: chatty_kg_dialogue::SessionInfo },
 }
 
 async fn chat_completions(
@@ -274,12 +274,9 @@ async fn chat_completions(
             }
         }
         // The session keeps the dialogue itself: earlier messages are not needed (nor read).
-        Some(value) if value.eq_ignore_ascii_case("new") => {
-            let info = service.create_session(&caller, kg.as_deref()).await?;
-            Mode::Session {
-                id: info.id.to_string(),
-            }
-        }
+        Some(value) if value.eq_ignore_ascii_case("new") => Mode::Session {
+            info: service.create_session(&caller, kg.as_deref()).await?,
+        },
         Some(id) => {
             let info = service.session(&caller, &id).await?;
             if let Some(kg) = &kg
@@ -290,11 +287,11 @@ async fn chat_completions(
                     info.kg
                 )));
             }
-            Mode::Session { id }
+            Mode::Session { info }
         }
     };
     let session_id = match &mode {
-        Mode::Session { id } => Some(id.clone()),
+        Mode::Session { info } => Some(info.id.to_string()),
         Mode::Stateless { .. } => None,
     };
     let id = completion_id();
@@ -314,11 +311,11 @@ async fn chat_completions(
                     turn: None,
                 })
             }
-            Mode::Session { id } => {
+            Mode::Session { info } => {
+                let id = info.id.to_string();
                 let record = service.ask(&caller, &id, &question, events).await?;
-                let model = service.session(&caller, &id).await.map(|s| s.kg).unwrap_or_default();
                 Ok(Reply {
-                    model,
+                    model: info.kg,
                     explanation: record.explanation,
                     turn: Some((id, record.index)),
                 })

@@ -135,6 +135,11 @@ impl ChatService {
         Some(entry.pipeline.context().kg.clone())
     }
 
+    /// The knowledge graph used when a request names none.
+    pub fn default_kg(&self) -> &str {
+        &self.default_kg
+    }
+
     /// The graph of the configured KG `name`, or `unknown_kg`.
     pub fn graph_named(&self, name: &str) -> Result<Arc<dyn chatty_kg_graph::KnowledgeGraph>, ServerError> {
         self.graph(Some(name)).ok_or_else(|| self.unknown_kg(name))
@@ -282,7 +287,7 @@ impl ChatService {
     }
 
     /// The error for a knowledge graph `name` that is not configured, naming those that are.
-    fn unknown_kg(&self, name: &str) -> ServerError {
+    pub(crate) fn unknown_kg(&self, name: &str) -> ServerError {
         ServerError::UnknownKg {
             name: name.to_owned(),
             known: self.kgs.keys().cloned().collect::<Vec<_>>().join(", "),

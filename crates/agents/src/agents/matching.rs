@@ -51,6 +51,8 @@ impl Agent for MatchingAgent {
         let question = state.working_question().to_owned();
         let pins = state.pinned_vertices();
         let clarified = state.clarified.clone();
+        // The graph's predicates, never an entity a question is about (looked up once).
+        let predicates = ctx.predicates().await;
         let mut links = Vec::with_capacity(qir.entities.len());
         for mention in &qir.entities {
             let pinned = pins
@@ -82,7 +84,7 @@ impl Agent for MatchingAgent {
                     homonyms: Vec::new(),
                     homonym_retried: false,
                 },
-                None => link_entity(ctx, &question, mention).await?,
+                None => link_entity(ctx, &question, mention, &predicates).await?,
             });
         }
         let unknown: Vec<String> = links
@@ -125,12 +127,16 @@ pub fn mention_fits(mention: &str, label: &str) -> bool {
 }
 
 /// Entity retriever, vertex selection and vertex validator for one mention.
-async fn link_entity(ctx: &AgentContext, question: &str, mention: &str) -> Result<EntityLink, AgentError> {
+async fn link_entity(
+    ctx: &AgentContext,
+    question: &str,
+    mention: &str,
+    predicates: &std::collections::HashSet<String>,
+) -> Result<EntityLink, AgentError> {
     let mut candidates = ctx.kg.search_entities(mention, ctx.params.vlimit).await?;
     // Only candidates whose labels can name the mention: none left is an unknown entity, said
     // so, rather than the model's pick of something else. The graph's predicates are relations,
     // never the entity a question is about.
-    let predicates = ctx.predicates().await;
     candidates.retain(|c| mention_fits(mention, &c.label) && !predicates.contains(&c.iri));
     let labels = distinct_labels(&candidates, ctx.params.vertex_choices.max(1));
     let mut link = EntityLink {
