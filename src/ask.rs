@@ -215,10 +215,23 @@ pub fn render(e: &Explanation) -> String {
         }
     }
     if let Some(form) = &e.form {
-        let order = match form.order {
+        let mut order = match form.order {
             Some(o) => format!(", order {o:?} by {}", form.superlative_words.join(" ")),
             None => String::new(),
         };
+        if form.offset > 0 {
+            let _ = write!(order, ", skipping {}", form.offset);
+        }
+        if let Some(c) = &form.constraint {
+            let _ = write!(
+                order,
+                ", value: {:?} {} (\"{}\", an attribute like \"{}\")",
+                c.comparison,
+                c.value,
+                c.phrase,
+                c.attribute_words.join(" ")
+            );
+        }
         let _ = writeln!(
             s,
             "  form: {:?} (expects {:?}{order}; from the {:?})",
@@ -276,6 +289,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::Join => "two anchors joined",
             QueryReason::Fallback => "next path",
             QueryReason::Class => "the class named",
+            QueryReason::Value => "an attribute held to the question's value",
             QueryReason::Homonym => "same path from a homonym",
         };
         let status = match &q.error {

@@ -1,7 +1,7 @@
 //! Answers as the graph gave them: IRIs (with their labels), literals, a count or a boolean, each
 //! value with the triples that support it.
 
-use crate::qir::QuestionKind;
+use crate::understanding::qir::QuestionKind;
 use chatty_kg_graph::Term;
 use serde::{Deserialize, Serialize};
 

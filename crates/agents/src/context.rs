@@ -53,6 +53,9 @@ pub struct AgentParameters {
     pub path_margin: f32,
     /// Paths shown to the model when it picks (at most 5 is what a small model reads well).
     pub path_choices: usize,
+    /// Time the QIR model may take (all its attempts) when no span of the question is a label,
+    /// in milliseconds; past it the question is answered "I could not find …" instead.
+    pub qir_time_ms: u64,
     /// Supporting triples kept per answer value.
     pub provenance_per_answer: usize,
     /// Translate non-English questions to English first (one extra model call per question).
@@ -85,6 +88,7 @@ impl Default for AgentParameters {
             path_edge_limit: 5000,
             path_margin: 0.0,
             path_choices: 5,
+            qir_time_ms: 8000,
             provenance_per_answer: 3,
             translate: false,
             verbalize: false,

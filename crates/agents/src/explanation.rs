@@ -3,12 +3,12 @@
 //! per agent, and the model calls and tokens per agent. `chatty-kg ask --json` prints this.
 
 use crate::answer::AnswerValue;
-use crate::clarification::Clarified;
-use crate::classes::ClassMention;
-use crate::path_ranking::ScoredPath;
-use crate::path_search::SearchReport;
-use crate::qir::{Qir, QuestionKind};
-use crate::question_form::QuestionForm;
+use crate::dialogue::clarification::Clarified;
+use crate::understanding::classes::ClassMention;
+use crate::candidates::ranking::ScoredPath;
+use crate::candidates::paths::SearchReport;
+use crate::understanding::qir::{Qir, QuestionKind};
+use crate::understanding::form::QuestionForm;
 use crate::state::{
     AgentState, AnswerSet, Classification, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink, Resolution,
 };

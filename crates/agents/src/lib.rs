@@ -10,21 +10,20 @@
 pub mod agents;
 pub mod answer;
 pub mod ask;
-pub mod clarification;
-pub mod classes;
+pub mod candidates;
 pub mod context;
-mod entity_spotting;
+pub mod dialogue;
 pub mod error;
 pub mod explanation;
 pub mod graph;
-pub mod path_query;
-mod path_ranking;
-pub mod path_search;
+pub mod linking;
 pub mod pipeline;
-pub mod qir;
-pub mod question_form;
-pub mod referents;
 pub mod state;
+pub mod understanding;
+
+// The paths the other crates have always used.
+pub use dialogue::{clarification, referents};
+pub use understanding::{classes, qir};
 
 pub use answer::{Answer, AnswerValue, ValueKind};
 pub use clarification::{Clarification, Clarified, ClarifyOption, Fact};
@@ -33,12 +32,12 @@ pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use explanation::Explanation;
 pub use graph::{Agent, END, StateGraph};
-pub use path_query::{CandidateQuery, PredicateChoice};
-pub use path_ranking::ScoredPath;
-pub use path_search::{Anchor, EndKind, Hop, RelationPath, SearchReport};
+pub use candidates::queries::{CandidateQuery, PredicateChoice};
+pub use candidates::ranking::ScoredPath;
+pub use candidates::paths::{Anchor, EndKind, Hop, RelationPath, SearchReport};
 pub use pipeline::{Dialogue, Pipeline, Unanswered};
 pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
-pub use question_form::{Expectation, FormSource, QuestionForm};
+pub use understanding::form::{Comparison, Expectation, FormSource, QuestionForm, ValueConstraint};
 pub use state::{
     AgentState, ChoiceReason, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, PathChoice,
     QueryReason, RelationLink, Turn,

@@ -3,8 +3,9 @@
 //!
 //! ```text
 //! chat ─► classifier ─┬─ self-contained ──────────► qir ─► matching ─► path_search ─► query_planning ─► clarify ─► reply ─► end
-//!  │                  └─ dependent ─► rephraser ──┘ ▲        │ stopped      │ stopped                        ▲
-//!  └─ resumed (the answer to a clarifying question) ┘        └──────────────┴────────────────────────────────┘
+//!  │                  └─ dependent ─► rephraser ──┘ ▲  │      │ stopped      │ stopped                        ▲
+//!  └─ resumed (the answer to a clarifying question) ┘  └──────┴──────────────┴────────────────────────────────┘
+//!                                            (qir stops: nothing in the question could be read)
 //! ```
 //!
 //! Agents return outcomes; [`Pipeline::standard_graph`] is the one place that says where each
@@ -23,8 +24,8 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::explanation::Explanation;
 use crate::graph::{END, StateGraph};
-use crate::qir::QuestionKind;
-use crate::referents::Member;
+use crate::understanding::qir::QuestionKind;
+use crate::dialogue::referents::Member;
 use crate::state::{AgentState, AnswerSet, Mode, STOPPED, SetRole, Turn, TurnEntity};
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,7 @@ impl Pipeline {
             .with_edge(classifier::NAME, classifier::DEPENDENT, rephraser::NAME)
             .with_edge(rephraser::NAME, rephraser::REPHRASED, qir::NAME)
             .with_edge(qir::NAME, qir::BUILT, matching::NAME)
+            .with_edge(qir::NAME, STOPPED, chat::REPLY)
             .with_edge(matching::NAME, matching::LINKED, path_search::NAME)
             .with_edge(matching::NAME, STOPPED, chat::REPLY)
             .with_edge(path_search::NAME, path_search::CHOSEN, query_planning::NAME)

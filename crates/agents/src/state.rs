@@ -2,14 +2,14 @@
 //! graph, and the routing decision each agent leaves in it.
 
 use crate::answer::Answer;
-use crate::clarification::{Clarification, Clarified};
-use crate::classes::ClassMention;
-use crate::path_query::PredicateChoice;
-use crate::path_ranking::ScoredPath;
-use crate::path_search::{Anchor, RelationPath, SearchReport};
-use crate::qir::Qir;
-use crate::question_form::QuestionForm;
-use crate::referents::{Candidate, Member, Reference};
+use crate::dialogue::clarification::{Clarification, Clarified};
+use crate::understanding::classes::ClassMention;
+use crate::candidates::queries::PredicateChoice;
+use crate::candidates::ranking::ScoredPath;
+use crate::candidates::paths::{Anchor, RelationPath, SearchReport};
+use crate::understanding::qir::Qir;
+use crate::understanding::form::QuestionForm;
+use crate::dialogue::referents::{Candidate, Member, Reference};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -147,6 +147,9 @@ pub enum LinkMethod {
     ExactLabel,
     /// Search found a single candidate.
     OnlyCandidate,
+    /// No label is the mention, but it is part of one vertex's label, and that vertex has far
+    /// more edges than any other such one ("Kerouac": Jack Kerouac).
+    Dominant,
     /// The model chose among the candidate labels.
     Model,
     /// The dialogue decided: the mention is a referent of an earlier turn, with its vertex.
@@ -245,6 +248,9 @@ pub enum QueryReason {
     /// The class the question names: its instances ("how many countries are there"), or
     /// whether an entity is one ("is Lima a city").
     Class,
+    /// The answers' attribute held to a value the question writes ("founded in 1950"), with no
+    /// vertex to start from.
+    Value,
     /// Whether the answer's path also answers from another vertex of the same label (the
     /// clarify agent's check; never an answer).
     Homonym,
@@ -364,7 +370,7 @@ impl AgentState {
     }
 
     /// The QIR, which `agent` needs (an error if the QIR agent has not run).
-    pub fn require_qir(&self, agent: &'static str) -> Result<crate::qir::Qir, crate::error::AgentError> {
+    pub fn require_qir(&self, agent: &'static str) -> Result<crate::understanding::qir::Qir, crate::error::AgentError> {
         self.qir
             .clone()
             .ok_or(crate::error::AgentError::MissingState { agent, what: "a QIR" })

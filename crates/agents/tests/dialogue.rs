@@ -1,5 +1,5 @@
 //! Follow-up questions resolved against the dialogue's own entities and answers
-//! (`referents.rs`, the classifier and the rephraser), through the whole pipeline: the real
+//! (`dialogue/referents.rs`, the classifier and the rephraser), through the whole pipeline: the real
 //! embedded store (tests/fixtures/dialogue.ttl, with classes), the real embedding model and the
 //! scripted model, which answers only what a test scripts (an unscripted call fails the test).
 //!

@@ -60,7 +60,6 @@ impl Default for GraphSettings {
                 "http://www.w3.org/2004/02/skos/core#altLabel".into(),
                 "http://schema.org/name".into(),
                 "http://xmlns.com/foaf/0.1/name".into(),
-                "http://purl.org/dc/terms/subject".into(),
                 "http://www.w3.org/ns/prov#wasDerivedFrom".into(),
             ],
             predicate_blacklist_patterns: vec![

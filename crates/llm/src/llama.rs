@@ -203,7 +203,9 @@ fn worker(
             continue;
         }
         let started = Instant::now();
-        let mut result = engine.generate(&job.request);
+        // A caller that gives up while its answer is generated (a time budget) frees the model
+        // at the next token.
+        let mut result = engine.generate(&job.request, &|| job.reply.is_closed());
         if let Ok(response) = &mut result {
             response.latency = started.elapsed();
         }
@@ -223,7 +225,7 @@ struct Engine<'m> {
 }
 
 impl Engine<'_> {
-    fn generate(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+    fn generate(&mut self, request: &ChatRequest, abandoned: &dyn Fn() -> bool) -> Result<ChatResponse, LlmError> {
         let tokens = prompt_tokens(self.model, &self.template, &request.messages)?;
         let context = self.context.n_ctx() as usize;
         let wanted = request.max_tokens.unwrap_or(self.settings.max_tokens) as usize;
@@ -254,6 +256,9 @@ impl Engine<'_> {
         let mut finish = FinishReason::Length;
         let mut batch = LlamaBatch::new(1, 1);
         while generated < max_tokens {
+            if abandoned() {
+                return Err(LlmError::Inference("the caller gave up on the answer".into()));
+            }
             let token = self.pick(logits_index, grammar.as_mut(), sampler.as_mut());
             if self.model.vocab().is_eog(token) {
                 finish = FinishReason::Stop;

@@ -14,11 +14,11 @@
 //! [`RESUMED`]) and [`ChatAgent::Reply`] (`reply`, outcome [`REPLIED`]).
 
 use crate::ask::{ask_validated, check_reply};
-use crate::clarification::Clarified;
+use crate::dialogue::clarification::Clarified;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::qir::QuestionKind;
+use crate::understanding::qir::QuestionKind;
 use crate::state::{AgentState, Outcome};
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_llm::ChatRequest;
@@ -170,6 +170,10 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
                 Some(sentence) => sentence,
                 None => plain,
             }
+        }
+        Some(Outcome::UnknownEntity { mentions }) if mentions.is_empty() => {
+            "I could not find anything this question names in the knowledge graph, so I cannot answer from it."
+                .into()
         }
         Some(Outcome::UnknownEntity { mentions }) => format!(
             "I could not find {} in the knowledge graph, so I cannot answer from it.",

@@ -6,18 +6,18 @@
 //! when the dialogue decided (a referent, an earlier choice), or when one vertex dominates the
 //! others in the graph (at least [`DOMINANCE`] times the degree of the next: "Paris" the
 //! capital, not the town in Texas). At most [`MAX_OPTIONS`] vertices are offered; each is
-//! described by what tells it apart ([`crate::clarification::describe`]). Single questions
+//! described by what tells it apart ([`crate::dialogue::clarification::describe`]). Single questions
 //! (`ask`, benchmarks) are never held: there is no next turn to answer.
 //!
 //! Queries: one bounded SELECT per other homonym (the answer's path from it; listed with the
 //! question's queries as `homonym`); when another fits, one degree count; when asking, one class
 //! lookup, one neighbourhood query and the names of what it reaches. Outcome: [`CHECKED`].
 
-use crate::clarification::{Clarification, Fact, Profile, describe};
+use crate::dialogue::clarification::{Clarification, Fact, Profile, describe};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::path_query::{Shape, select};
+use crate::candidates::queries::{Shape, select};
 use crate::state::{AgentState, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason};
 use chatty_kg_graph::{Direction, QueryResults, named_neighbourhood};
 use std::collections::HashMap;
@@ -137,7 +137,7 @@ async fn profiles(
     ctx: &AgentContext,
     iris: &[String],
     label: &str,
-    path: &crate::path_search::RelationPath,
+    path: &crate::candidates::paths::RelationPath,
 ) -> Result<Vec<Profile>, AgentError> {
     let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
     let classes = ctx.kg.classes(&refs).await?;

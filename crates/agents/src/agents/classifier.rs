@@ -1,7 +1,7 @@
 //! Classifier agent (paper §4.2.1): is the question self-contained, or does it depend on the
 //! dialogue?
 //!
-//! The paper asks the model. Here the question's own words decide ([`crate::referents`]): a
+//! The paper asks the model. Here the question's own words decide ([`crate::dialogue::referents`]): a
 //! follow-up that holds a pronoun, a demonstrative, an ordinal, "of them" or an ellipsis ("What
 //! about Norway?") depends on the dialogue; one that holds none is self-contained. No model is
 //! asked: measured on the MetaQA dialogues, the 0.5 B model's verdict cost a call per follow-up
@@ -11,7 +11,7 @@
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::referents::{asked, detect_with};
+use crate::dialogue::referents::{asked, detect_with};
 use crate::state::{AgentState, Classification, Mode};
 
 pub struct ClassifierAgent;

@@ -116,10 +116,10 @@ pub fn mention_fits(mention: &str, label: &str) -> bool {
     };
     let (numbers, others): (Vec<&String>, Vec<&String>) = words
         .iter()
-        .partition(|w| crate::entity_spotting::is_sequel_number(w) || w.chars().all(|c| c.is_ascii_digit()));
+        .partition(|w| crate::linking::spotting::is_sequel_number(w) || w.chars().all(|c| c.is_ascii_digit()));
     let content: Vec<&String> = others
         .into_iter()
-        .filter(|w| w.len() > 1 && !crate::entity_spotting::is_function_word(w))
+        .filter(|w| w.len() > 1 && !crate::linking::spotting::is_function_word(w))
         .collect();
     let label_in_mention = !label.is_empty() && label.iter().all(|l| words.contains(l));
     numbers.iter().all(|n| label.contains(n))
@@ -169,10 +169,14 @@ async fn link_entity(
     } else {
         None
     };
+    let forced = match forced {
+        Some(method) => Some((method, first)),
+        None => dominant(ctx, mention, &candidates).await?.map(|c| (LinkMethod::Dominant, c)),
+    };
     let chosen = match forced {
-        Some(method) => {
+        Some((method, chosen)) => {
             link.method = method;
-            first
+            chosen
         }
         None => {
             // "None of these" is offered when no candidate has every word of the mention
@@ -201,14 +205,47 @@ async fn link_entity(
     Ok(link)
 }
 
+/// How many times more edges the dominant vertex of a partial name has than the next one.
+const DOMINANCE: u64 = 3;
+/// Candidates whose degrees are compared for a partial name.
+const DOMINANCE_CANDIDATES: usize = 20;
+
+/// A partial name ("Kerouac", "Napoleon") names the vertex whose label holds all its words when
+/// that vertex has [`DOMINANCE`] times the edges of any other such one: the graph says who is
+/// meant. `None` when none dominates (the model, or a clarifying question, decides).
+pub(crate) async fn dominant<'c>(
+    ctx: &AgentContext,
+    mention: &str,
+    candidates: &'c [EntityCandidate],
+) -> Result<Option<&'c EntityCandidate>, AgentError> {
+    let holding: Vec<&EntityCandidate> = candidates
+        .iter()
+        .filter(|c| names_every_word(mention, &c.label))
+        .take(DOMINANCE_CANDIDATES)
+        .collect();
+    match holding.as_slice() {
+        [] => Ok(None),
+        [only] => Ok(Some(only)),
+        _ => {
+            let iris: Vec<&str> = holding.iter().map(|c| c.iri.as_str()).collect();
+            let degrees = ctx.kg.degrees(&iris).await?;
+            let degree = |c: &EntityCandidate| degrees.get(&c.iri).copied().unwrap_or(0);
+            let mut by_degree = holding.clone();
+            by_degree.sort_by_key(|c| std::cmp::Reverse(degree(c)));
+            let (top, next) = (degree(by_degree[0]), degree(by_degree[1]));
+            Ok((top >= DOMINANCE * next.max(1)).then_some(by_degree[0]))
+        }
+    }
+}
+
 /// Quotes around a written value ("the paper titled 'X'").
 const QUOTES: &[char] = &['\'', '"', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}'];
 
-/// A mention written as a value: quoted, or a code ([`crate::entity_spotting::literal_mentions`]).
+/// A mention written as a value: quoted, or a code ([`crate::linking::spotting::literal_mentions`]).
 fn written_as_value(mention: &str) -> bool {
     let trimmed = mention.trim();
     (trimmed.starts_with(QUOTES) && trimmed.ends_with(QUOTES))
-        || crate::entity_spotting::literal_mentions(trimmed)
+        || crate::linking::spotting::literal_mentions(trimmed)
             .iter()
             .any(|m| m == trimmed)
 }
@@ -261,11 +298,11 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
 pub const NONE_OF_THESE: &str = "none of these";
 
 /// Every content word of `mention` is a word of `label` (exactly or by prefix).
-fn names_every_word(mention: &str, label: &str) -> bool {
+pub(crate) fn names_every_word(mention: &str, label: &str) -> bool {
     let label = normalize_tokens(label);
     normalize_tokens(mention)
         .iter()
-        .filter(|w| !crate::entity_spotting::is_function_word(w))
+        .filter(|w| !crate::linking::spotting::is_function_word(w))
         .all(|w| {
             label
                 .iter()

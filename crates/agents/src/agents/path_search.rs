@@ -1,6 +1,6 @@
 //! Path-search agent (beyond the paper, after TARGA and KG-GPT): decides the question's form from
 //! its words, finds the relation paths that exist around the linked vertices
-//! ([`crate::path_search`]), ranks them against the question ([`crate::path_ranking`]) and
+//! ([`crate::candidates::paths`]), ranks them against the question ([`crate::candidates::ranking`]) and
 //! chooses one.
 //!
 //! **One model call at most.** When the best path beats the runner-up by at least
@@ -15,15 +15,15 @@
 //! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
-use crate::classes::{ClassMention, ClassRole};
+use crate::understanding::classes::{ClassMention, ClassRole};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::path_query::PredicateChoice;
-use crate::path_ranking::{PathRanker, ScoredPath};
-use crate::path_search::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
-use crate::qir::{QirSource, QuestionKind};
-use crate::question_form::{Expectation, QuestionForm};
+use crate::candidates::queries::PredicateChoice;
+use crate::candidates::ranking::{PathRanker, ScoredPath};
+use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
+use crate::understanding::qir::{QirSource, QuestionKind};
+use crate::understanding::form::{Expectation, QuestionForm};
 use crate::state::{AgentState, ChoiceReason, Outcome, PathChoice, RelationLink};
 use serde::Deserialize;
 use serde_json::json;
@@ -78,6 +78,16 @@ impl Agent for PathSearchAgent {
                 });
             }
         }
+        // A value the question writes ("founded in 1950") constrains the answers, unless it is
+        // part of a name the graph linked ("Apollo 14").
+        let mentions: Vec<String> = state.entities.iter().map(|l| l.mention.clone()).collect();
+        if form
+            .constraint
+            .as_ref()
+            .is_some_and(|c| crate::candidates::values::inside_mentions(c, &mentions))
+        {
+            form.constraint = None;
+        }
         // A class the question names is what the answer must be, not a vertex to start from.
         let class = state.class.clone();
         if let Some(c) = &class {
@@ -96,6 +106,15 @@ impl Agent for PathSearchAgent {
                 }
                 return Ok(OVER_CLASS);
             }
+        }
+        // "Which organizations were founded in 1950?", "Who was born in 1945?": no vertex to
+        // start from, but a value the answers have (of the class, when one is named).
+        if anchors.is_empty() && form.constraint.is_some() && form.kind != QuestionKind::Boolean {
+            state.form = Some(form);
+            if let Some(c) = &mut state.class {
+                c.applied = c.role == ClassRole::Answer;
+            }
+            return Ok(OVER_CLASS);
         }
         let mentions: Vec<String> = anchors.iter().map(|a| a.mention.clone()).collect();
         let phrases = if qir.source == QirSource::Model {
@@ -463,8 +482,8 @@ async fn hold_to_class(
         let Some(anchor) = anchors.get(path.anchor) else {
             continue;
         };
-        let query = crate::path_query::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
-        reach[i] = crate::path_query::count_of(&ctx.kg.query(&query).await?).unwrap_or(0);
+        let query = crate::candidates::queries::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
+        reach[i] = crate::candidates::queries::count_of(&ctx.kg.query(&query).await?).unwrap_or(0);
     }
     if reach.iter().all(|&n| n == 0) {
         return Ok(false);

@@ -3,20 +3,20 @@
 //! validator's complaint.
 //!
 //! Ground before asking (`ground_entities`, on by default): when spans of the question are
-//! exactly labels of vertices ([`crate::entity_spotting`]), the QIR is built from them and the
+//! exactly labels of vertices ([`crate::linking::spotting`]), the QIR is built from them and the
 //! question's own words without a model call; the model is asked only when nothing in the
 //! question is a label (a misspelt or partial name). With grounding off, entity spotting is the
 //! fallback when the model's retries run out. Outcome: [`BUILT`].
 
 use crate::ask::{ask_validated, check_reply};
-use crate::classes::{ClassMention, ClassRole, spot_class};
+use crate::understanding::classes::{ClassMention, ClassRole, spot_class};
 use crate::context::AgentContext;
-use crate::entity_spotting::spot;
+use crate::linking::spotting::spot;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question};
-use crate::question_form::QuestionForm;
-use crate::state::AgentState;
+use crate::understanding::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question};
+use crate::understanding::form::{QuestionForm, ValueConstraint};
+use crate::state::{AgentState, Outcome};
 use serde_json::json;
 
 pub struct QirAgent;
@@ -84,13 +84,43 @@ impl Agent for QirAgent {
             state.qir = Some(class_qir(class, form.kind));
             return Ok(BUILT);
         }
+        // No entity, but a value its answers have: the planner finds the attribute.
+        if let Some(constraint) = form.constraint.as_ref().filter(|_| form.kind != QuestionKind::Boolean) {
+            state.qir = Some(value_qir(constraint, form.kind));
+            return Ok(BUILT);
+        }
         let variables = json!({"question": question});
-        let asked = ask_validated(ctx, NAME, NAME, variables, schema(), |reply| {
-            check_qir(reply, &question)
-        })
+        let budget = std::time::Duration::from_millis(ctx.params.qir_time_ms.max(1));
+        let asked = tokio::time::timeout(
+            budget,
+            ask_validated(ctx, NAME, NAME, variables, schema(), |reply| {
+                check_qir(reply, &question)
+            }),
+        )
         .await;
+        let asked = match asked {
+            Ok(asked) => asked,
+            // The model is the last resort for a question whose words the graph could not
+            // ground; past its time the reply says what could not be found.
+            Err(_) if ctx.params.ground_entities => {
+                tracing::info!(ms = ctx.params.qir_time_ms, "the QIR model ran out of time");
+                return Ok(state.stop(Outcome::UnknownEntity {
+                    mentions: unread_mentions(&question),
+                }));
+            }
+            Err(_) => Err(AgentError::RetriesExhausted {
+                agent: NAME,
+                attempts: 0,
+                feedback: format!("no reply within {} ms", ctx.params.qir_time_ms),
+            }),
+        };
         let qir = match asked {
             Ok(qir) => qir,
+            Err(AgentError::RetriesExhausted { .. }) if ctx.params.ground_entities => {
+                return Ok(state.stop(Outcome::UnknownEntity {
+                    mentions: unread_mentions(&question),
+                }));
+            }
             Err(error @ AgentError::RetriesExhausted { .. }) if !ctx.params.ground_entities => {
                 match spot(ctx, &question, form.kind, class.as_deref()).await? {
                     Some(qir) => {
@@ -126,7 +156,7 @@ async fn named_class(ctx: &AgentContext, question: &str, form: &QuestionForm) ->
 const ABOUT_THE_CLASS: &[&str] = &[
     "how", "many", "much", "what", "which", "who", "is", "are", "was", "were", "the", "a", "an", "all", "every",
     "list", "name", "give", "show", "tell", "me", "us", "there", "exist", "exists", "total", "in", "graph", "known",
-    "of", "number",
+    "of", "number", "second", "third", "fourth", "fifth",
 ];
 
 /// Whether nothing but the class (and the question's form words) is left to look up: "how many
@@ -141,6 +171,58 @@ fn about_the_class_alone(question: &str, class: &ClassMention, form: &QuestionFo
     chatty_kg_graph::text::normalize_tokens(question).iter().all(|w| {
         class_words.contains(&w.as_str()) || form.superlative_words.contains(w) || ABOUT_THE_CLASS.contains(&w.as_str())
     })
+}
+
+/// The QIR of a question about a value alone: no entity, the value's words as the relation phrase.
+fn value_qir(constraint: &ValueConstraint, kind: QuestionKind) -> Qir {
+    Qir {
+        entities: Vec::new(),
+        unknowns: vec!["answer".to_owned()],
+        relations: vec![constraint.attribute_words.join(" ")],
+        triples: vec![QirTriple {
+            subject: QirTerm::Variable("answer".to_owned()),
+            relation: constraint.attribute_words.join(" "),
+            object: QirTerm::Variable("value".to_owned()),
+        }],
+        kind,
+        order: None,
+        source: QirSource::Value,
+    }
+}
+
+/// What the reply says could not be found in a question the graph could not ground: its names
+/// (runs of capitalised words after the first word), else its content words.
+pub fn unread_mentions(question: &str) -> Vec<String> {
+    let words: Vec<&str> = question
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let capital = i > 0 && word.chars().next().is_some_and(char::is_uppercase);
+        if capital {
+            run.push(word);
+        } else if !run.is_empty() {
+            names.push(run.join(" "));
+            run.clear();
+        }
+    }
+    if !run.is_empty() {
+        names.push(run.join(" "));
+    }
+    if names.is_empty() {
+        let content: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| !crate::linking::spotting::is_function_word(&w.to_lowercase()))
+            .collect();
+        if !content.is_empty() {
+            names.push(content.join(" "));
+        }
+    }
+    names
 }
 
 /// The QIR of a question about a class alone: no entity, the class as the relation phrase.

@@ -22,14 +22,16 @@ use crate::answer::{Answer, AnswerValue, ValueKind};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::path_query::{
+use crate::candidates::queries::{
     ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership,
-    over_class, over_set, select, select_in,
+    over_class, over_set, over_values, select, select_in, select_with,
 };
-use crate::path_ranking::PathRanker;
-use crate::path_search::{EndKind, Hop, RelationPath};
-use crate::qir::QuestionKind;
-use crate::question_form::QuestionForm;
+use crate::candidates::values::{attributes_of, attributes_of_graph, rank_attributes};
+use crate::understanding::form::ValueConstraint;
+use crate::candidates::ranking::PathRanker;
+use crate::candidates::paths::{EndKind, Hop, RelationPath};
+use crate::understanding::qir::QuestionKind;
+use crate::understanding::form::QuestionForm;
 use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason, SetRole};
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{GraphError, QueryResults, Term, term_text};
@@ -58,10 +60,14 @@ impl Agent for QueryPlanningAgent {
             agent: NAME,
             what: "the question's form",
         })?;
-        if state.path_choice.is_none()
-            && let Some(class) = state.class.clone().filter(|c| c.applied)
-        {
-            return about_the_class(ctx, state, &form, &class.iri).await;
+        if state.path_choice.is_none() {
+            let class = state.class.clone().filter(|c| c.applied).map(|c| c.iri);
+            if let Some(constraint) = form.constraint.clone().filter(|_| form.kind != QuestionKind::Boolean) {
+                return by_value(ctx, state, &form, class.as_deref(), &constraint).await;
+            }
+            if let Some(class) = class {
+                return about_the_class(ctx, state, &form, &class).await;
+            }
         }
         // Paths that reach instances of the class the question names are held to it.
         let class = state.class.as_ref().filter(|c| c.applied).map(|c| c.iri.clone());
@@ -100,6 +106,33 @@ impl Agent for QueryPlanningAgent {
         } else {
             1 + ctx.params.fallback_queries
         };
+        // A value the question writes holds the chosen path's answers ("films directed by X
+        // released after 2000"): the attribute of its answers most like the value's words.
+        let constrained = match (&form.constraint, ranked.get(choice.index)) {
+            (Some(constraint), Some(path)) if path.end == EndKind::Entity && kind != QuestionKind::Boolean => {
+                let sample: Vec<&str> = path
+                    .endpoints
+                    .iter()
+                    .filter_map(|t| match t {
+                        Term::NamedNode(n) => Some(n.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let kinds = attributes_of(ctx, &sample).await?;
+                rank_attributes(ctx, constraint, &kinds)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .map(|a| (a, constraint.clone()))
+            }
+            _ => None,
+        };
+        let constraint_of = |path: &RelationPath| {
+            constrained
+                .as_ref()
+                .filter(|_| path.end == EndKind::Entity)
+                .map(|(a, c)| (a, c))
+        };
         for (n, &i) in order.iter().take(tries).enumerate() {
             let path = &ranked[i];
             let anchor = anchors[path.anchor].as_str();
@@ -115,10 +148,20 @@ impl Agent for QueryPlanningAgent {
                 // A path back through one relation leaves the anchor out by itself (`chain`);
                 // otherwise the anchor counts like any value ("directors Tom Hanks worked with"
                 // include Tom Hanks when he directed one of his films).
-                QuestionKind::Count => select_in(&[(anchor, path)], &Shape::Count { exclude: Vec::new() }, class)?,
+                QuestionKind::Count => select_with(
+                    &[(anchor, path)],
+                    &Shape::Count { exclude: Vec::new() },
+                    class,
+                    constraint_of(path),
+                )?,
                 QuestionKind::List => match form.order {
                     Some(o) => superlative(ctx, &form, state, path, anchor, o, class).await?,
-                    None => select_in(&[(anchor, path)], &Shape::List { distinct_only: false }, class)?,
+                    None => select_with(
+                        &[(anchor, path)],
+                        &Shape::List { distinct_only: false },
+                        class,
+                        constraint_of(path),
+                    )?,
                 },
             };
             let reason = if n == 0 {
@@ -289,6 +332,7 @@ async fn about_the_class(
                         attribute: Some(attribute),
                         order,
                         numeric,
+                        offset: form.offset,
                     },
                 )?,
                 // Nothing of its instances to order them by.
@@ -331,6 +375,108 @@ async fn about_the_class(
     Ok(state.stop(Outcome::Answered))
 }
 
+/// A question with no vertex to start from but a value its answers have: the instances of the
+/// class it names (or any vertex, when it names none) whose attribute most like the value's words
+/// meets the value. Up to [`crate::candidates::values::ATTRIBUTES_TRIED`] attributes are tried, the most
+/// similar first; the first with answers is the answer.
+async fn by_value(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    form: &QuestionForm,
+    class: Option<&str>,
+    constraint: &ValueConstraint,
+) -> Result<&'static str, AgentError> {
+    let kinds = match class {
+        Some(class) => {
+            let QueryResults::Solutions(sample) = ctx
+                .kg
+                .query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?)
+                .await?
+            else {
+                return Ok(state.stop(Outcome::NoQuery));
+            };
+            let instances: Vec<&str> = sample
+                .column("s")
+                .filter_map(|t| match t {
+                    Term::NamedNode(n) => Some(n.as_str()),
+                    _ => None,
+                })
+                .collect();
+            attributes_of(ctx, &instances).await?
+        }
+        None => attributes_of_graph(ctx).await,
+    };
+    let attributes = rank_attributes(ctx, constraint, &kinds).await?;
+    if attributes.is_empty() {
+        return Ok(state.stop(Outcome::NoQuery));
+    }
+    let kind = form.kind;
+    let shape = match kind {
+        QuestionKind::Count => Shape::Count { exclude: Vec::new() },
+        _ => Shape::List { distinct_only: false },
+    };
+    // A list takes every attribute about as like the words as the first that answers (dbo and
+    // dbp near-duplicates say one thing: a founding year and a founding date); a count the first.
+    let mut answered: Vec<(CandidateQuery, QueryResults, usize)> = Vec::new();
+    let mut zero: Option<(CandidateQuery, QueryResults, usize)> = None;
+    let mut best_similarity: Option<f32> = None;
+    let mut last_error = None;
+    let mut ran = false;
+    for attribute in &attributes {
+        if best_similarity.is_some_and(|best| attribute.similarity < best - SAME_ATTRIBUTE) {
+            break;
+        }
+        let candidate = over_values(class, &shape, attribute, constraint)?;
+        let (executed, result) = execute(ctx, state, &candidate, QueryReason::Value).await;
+        let index = state.queries.len();
+        state.queries.push(executed);
+        let results = match result {
+            Ok(results) => results,
+            // A failed attribute is no answer; the next may be.
+            Err(e) => {
+                last_error = Some(e);
+                continue;
+            }
+        };
+        ran = true;
+        let has = match kind {
+            QuestionKind::Count => count_of(&results).is_some_and(|n| n > 0),
+            _ => has_answer(&results),
+        };
+        if has {
+            best_similarity.get_or_insert(attribute.similarity);
+            answered.push((candidate, results, index));
+            if kind == QuestionKind::Count {
+                break;
+            }
+        } else if zero.is_none() && kind == QuestionKind::Count {
+            zero = Some((candidate, results, index));
+        }
+    }
+    if answered.is_empty() {
+        answered.extend(zero);
+    }
+    if answered.is_empty() {
+        if !ran && let Some(error) = last_error {
+            return Err(error.into());
+        }
+        return Ok(state.stop(Outcome::NoAnswer));
+    }
+    for (_, _, index) in &answered {
+        state.queries[*index].used = true;
+    }
+    let parts: Vec<(&CandidateQuery, QueryResults)> = answered.iter().map(|(c, r, _)| (c, r.clone())).collect();
+    let mut answer = aggregate(kind, ANSWER_VARIABLE, &parts, ctx.params.provenance_per_answer);
+    answer.kind = kind;
+    label_values(ctx, &mut answer).await?;
+    state.answer = Some(answer);
+    Ok(state.stop(Outcome::Answered))
+}
+
+/// Attributes this much less like the value's words than the first that answers still count
+/// as saying the same thing.
+const SAME_ATTRIBUTE: f32 = 0.05;
+
 /// Instances sampled to find what a class's instances can be ordered by.
 const CLASS_SAMPLE: usize = 100;
 
@@ -342,7 +488,7 @@ async fn class_attribute(
     form: &QuestionForm,
     class: &str,
 ) -> Result<Option<(Hop, bool)>, AgentError> {
-    use crate::path_search::literal_kind;
+    use crate::candidates::paths::literal_kind;
     let QueryResults::Solutions(sample) = ctx
         .kg
         .query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?)
@@ -427,14 +573,17 @@ fn join_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
             .collect()
     };
     let (a, b) = (of(0), of(1));
-    let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
+    // Fewer hops first: each anchor's own relation meets the other's at the answer ("movies
+    // starring X directed by Y" meet at the movies); longer paths that cover both anchors' words
+    // meet somewhere else (a person). Then the better ranked pair.
+    let mut pairs: Vec<(usize, usize, usize, usize)> = Vec::new();
     for (ra, &i) in a.iter().enumerate() {
         for (rb, &j) in b.iter().enumerate() {
-            pairs.push((ra + rb, i, j));
+            pairs.push((ranked[i].hops.len() + ranked[j].hops.len(), ra + rb, i, j));
         }
     }
     pairs.sort();
-    pairs.into_iter().map(|(_, i, j)| (i, j)).collect()
+    pairs.into_iter().map(|(_, _, i, j)| (i, j)).collect()
 }
 
 /// ORDER BY the path's own values when they are numbers or dates, else by the attribute one hop
@@ -445,7 +594,7 @@ async fn superlative(
     state: &AgentState,
     path: &RelationPath,
     anchor: &str,
-    order: crate::qir::Order,
+    order: crate::understanding::qir::Order,
     class: Option<&str>,
 ) -> Result<CandidateQuery, AgentError> {
     if matches!(path.end, EndKind::Number | EndKind::Temporal) {
@@ -453,6 +602,7 @@ async fn superlative(
             attribute: None,
             order,
             numeric: path.end == EndKind::Number,
+            offset: form.offset,
         };
         return Ok(select(&[(anchor, path)], &shape)?);
     }
@@ -487,6 +637,7 @@ async fn superlative(
         attribute,
         order,
         numeric: extensions[best].end == EndKind::Number,
+        offset: form.offset,
     };
     Ok(select_in(&[(anchor, path)], &shape, class)?)
 }

@@ -2,7 +2,7 @@
 //!
 //! The paper has the model rewrite the question from the context Cq. A 0.5 B model rewrites
 //! freely: it resolves "it" to the wrong turn, drops words, adds some. Here the dialogue state
-//! decides ([`crate::referents`]): the candidates are the entities earlier turns linked and the
+//! decides ([`crate::dialogue::referents`]): the candidates are the entities earlier turns linked and the
 //! answers they gave, with their vertices; those that fit each expression ("he": a person or an
 //! entity of unknown kind; "that city": an entity whose classes or question say city; "they": a
 //! list or a person) are kept, of the most recent turn that has any. One left: it is the
@@ -19,7 +19,7 @@ use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::referents::{
+use crate::dialogue::referents::{
     Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
     check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, narrow, substitute,
 };
@@ -278,6 +278,26 @@ pub fn candidates(history: &[Turn]) -> Vec<Candidate> {
             });
         }
     }
+    // A vertex named with no kind of its own ("What genre is Inception?") keeps the kind an
+    // earlier turn gave it as an answer ("Which films did Nolan direct?": a film), so "he" in
+    // the next question cannot mean it.
+    let known: Vec<(String, Vec<String>, Option<bool>, Option<bool>)> = out
+        .iter()
+        .filter(|c| c.role != Role::Entity && (c.person.is_some() || !c.kinds.is_empty()))
+        .flat_map(|c| {
+            c.members
+                .iter()
+                .filter(|m| m.iri)
+                .map(|m| (m.value.clone(), c.kinds.clone(), c.person, c.place))
+        })
+        .collect();
+    for c in out.iter_mut().filter(|c| c.role == Role::Entity && c.person.is_none() && c.kinds.is_empty()) {
+        if let Some((_, kinds, person, place)) = known.iter().find(|(iri, ..)| c.iri() == Some(iri.as_str())) {
+            c.kinds = kinds.clone();
+            c.person = *person;
+            c.place = *place;
+        }
+    }
     out
 }
 
@@ -298,7 +318,7 @@ fn noun_before(question: &str, mention: &str) -> Option<String> {
     let mention = normalize_tokens(mention);
     let at = (0..words.len()).find(|&i| words[i..].starts_with(&mention))?;
     let before = words.get(at.checked_sub(1)?)?;
-    let noun = crate::referents::singular(before);
+    let noun = crate::dialogue::referents::singular(before);
     [GENERIC_NOUNS, PERSON_WORDS, PLACE_WORDS]
         .iter()
         .any(|list| list.contains(&noun.as_str()))
@@ -451,9 +471,9 @@ async fn path_fit(
     reference: &Reference,
     fit: &[Candidate],
 ) -> Result<Vec<f32>, AgentError> {
-    use crate::path_ranking::PathRanker;
-    use crate::path_search::{Anchor, SearchBudget, search};
-    use crate::question_form::QuestionForm;
+    use crate::candidates::ranking::PathRanker;
+    use crate::candidates::paths::{Anchor, SearchBudget, search};
+    use crate::understanding::form::QuestionForm;
     let p = &ctx.params;
     let budget = SearchBudget {
         max_hops: p.max_hops.max(1),
@@ -683,6 +703,30 @@ mod tests {
     }
 
     #[test]
+    fn a_vertex_answered_as_a_film_is_not_he_when_named_again() {
+        let history = vec![
+            turn(
+                "Which films did Christopher Nolan direct?",
+                &[("http://e/cn", "Christopher Nolan")],
+                &[("http://e/in", "Inception"), ("http://e/is", "Interstellar")],
+            ),
+            turn(
+                "What genre is Inception?",
+                &[("http://e/in", "Inception")],
+                &[("http://e/sf", "Science Fiction")],
+            ),
+        ];
+        let question = "How many films did he direct?";
+        let reference = crate::dialogue::referents::detect(question).remove(0);
+        let c = candidates(&history);
+        let fit: Vec<&str> = crate::dialogue::referents::fitting(&reference, &c)
+            .iter()
+            .map(|c| c.label.as_str())
+            .collect();
+        assert_eq!(fit, ["Christopher Nolan"]);
+    }
+
+    #[test]
     fn candidates_come_most_recent_first_with_their_kinds() {
         let history = vec![
             turn(
@@ -705,7 +749,9 @@ mod tests {
             summary,
             vec![
                 (1, Role::Answer, "Robert Zemeckis", Some(true)),
-                (1, Role::Entity, "Forrest Gump", None),
+                // An answer of the first turn's "which films": a film, though the second
+                // turn names it with no kind.
+                (1, Role::Entity, "Forrest Gump", Some(false)),
                 (2, Role::Answers, "all of Forrest Gump, Big", Some(false)),
                 (2, Role::Entity, "Tom Hanks", Some(true)),
             ]
@@ -716,10 +762,10 @@ mod tests {
     #[test]
     fn a_bare_count_of_a_list_is_recognised() {
         let q = "How many are there?";
-        let r = &crate::referents::detect(q)[0];
+        let r = &crate::dialogue::referents::detect(q)[0];
         assert!(bare_set_question(q, r));
         let q = "How many of them were directed by Spielberg?";
-        let r = &crate::referents::detect(q)[0];
+        let r = &crate::dialogue::referents::detect(q)[0];
         assert!(!bare_set_question(q, r));
     }
 

@@ -7,7 +7,7 @@
 //! Also the question's words as the path ranking reads them: normalised tokens with their
 //! position and whether a possessive `'s` follows ("X's spouse's nationality").
 
-use crate::qir::{Order, QuestionKind};
+use crate::understanding::qir::{Order, QuestionKind};
 use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,200 @@ pub struct QuestionForm {
     pub expects: Expectation,
     /// How the form was decided.
     pub decided_by: FormSource,
+    /// A superlative's rank beyond the first ("the *second* highest": 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset: usize,
+    /// A value the answers' attribute is compared with ("founded *in 1950*", "*more than 3*
+    /// entrances", "established *earlier than 1400*").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<ValueConstraint>,
 }
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How an attribute compares with the question's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    Equal,
+    Greater,
+    GreaterOrEqual,
+    Less,
+    LessOrEqual,
+}
+
+/// A number or year written in the question that the answers' attribute must match or pass:
+/// "which organizations were founded in 1950" (the year of a date equals 1950), "which caves
+/// have more than 3 entrances", "libraries established earlier than 1400". The attribute is not
+/// named by a word list: `attribute_words` are the question's words beside the value, compared
+/// with the graph's own numeric and date predicates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueConstraint {
+    pub comparison: Comparison,
+    pub value: f64,
+    /// A year: compared with the year of a date (or with a year or number as stored).
+    pub year: bool,
+    /// The words that name the attribute ("founded", "entrances", "higher").
+    pub attribute_words: Vec<String>,
+    /// The words of the comparison as written ("more than 3", "in 1950").
+    pub phrase: String,
+}
+
+/// Comparatives that name their attribute themselves ("higher than 2", "taller than …").
+const NAMED_COMPARATIVES: &[(&str, Comparison)] = &[
+    ("larger", Comparison::Greater),
+    ("bigger", Comparison::Greater),
+    ("higher", Comparison::Greater),
+    ("taller", Comparison::Greater),
+    ("longer", Comparison::Greater),
+    ("heavier", Comparison::Greater),
+    ("wider", Comparison::Greater),
+    ("deeper", Comparison::Greater),
+    ("older", Comparison::Greater),
+    ("smaller", Comparison::Less),
+    ("lower", Comparison::Less),
+    ("shorter", Comparison::Less),
+    ("lighter", Comparison::Less),
+    ("narrower", Comparison::Less),
+    ("shallower", Comparison::Less),
+    ("younger", Comparison::Less),
+];
+
+/// Comparatives that leave the attribute to the words around them ("more than 3 *entrances*").
+const PLAIN_COMPARATIVES: &[(&str, Comparison)] = &[
+    ("more", Comparison::Greater),
+    ("greater", Comparison::Greater),
+    ("less", Comparison::Less),
+    ("fewer", Comparison::Less),
+];
+
+/// Words that sit between the attribute and the value and name nothing themselves.
+const LINKING: &[&str] = &[
+    "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "with", "of", "a", "an", "the", "that",
+    "which", "who", "than", "and", "do", "does", "did",
+];
+
+/// A number as written ("1950", "2.5", "1,000"), not a part of a name ("Apollo 14" is read by
+/// the caller's position rules).
+fn number(token: &str) -> Option<f64> {
+    let t = token.replace(',', "");
+    if t.is_empty() || !t.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+fn is_year_value(token: &str) -> bool {
+    token.len() == 4 && token.chars().all(|c| c.is_ascii_digit())
+}
+
+/// The question's value constraint, if it writes one (see [`ValueConstraint`]).
+pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
+    let tokens: Vec<String> = question
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let t = |i: usize| tokens.get(i).map(String::as_str).unwrap_or("");
+    for i in 0..tokens.len() {
+        // (comparison, index of the value, year only, the comparison's own attribute word)
+        let found: Option<(Comparison, usize, bool, Option<&str>)> = match t(i) {
+            w if t(i + 1) == "than" => NAMED_COMPARATIVES
+                .iter()
+                .find(|(c, _)| *c == w)
+                .map(|(c, cmp)| (*cmp, i + 2, false, Some(*c)))
+                .or_else(|| {
+                    PLAIN_COMPARATIVES
+                        .iter()
+                        .find(|(c, _)| *c == w)
+                        .map(|(_, cmp)| (*cmp, i + 2, false, None))
+                })
+                .or_else(|| match w {
+                    "earlier" => Some((Comparison::Less, i + 2, true, None)),
+                    "later" => Some((Comparison::Greater, i + 2, true, None)),
+                    _ => None,
+                }),
+            "at" if t(i + 1) == "least" => Some((Comparison::GreaterOrEqual, i + 2, false, None)),
+            "at" if t(i + 1) == "most" => Some((Comparison::LessOrEqual, i + 2, false, None)),
+            "over" | "above" | "exceeding" => Some((Comparison::Greater, i + 1, false, None)),
+            "under" | "below" => Some((Comparison::Less, i + 1, false, None)),
+            "before" => Some((Comparison::Less, i + 1, true, None)),
+            "prior" if t(i + 1) == "to" => Some((Comparison::Less, i + 2, true, None)),
+            "after" => Some((Comparison::Greater, i + 1, true, None)),
+            "since" => Some((Comparison::GreaterOrEqual, i + 1, true, None)),
+            "in" | "during" => Some((Comparison::Equal, i + 1, true, None)),
+            _ => None,
+        };
+        let Some((comparison, at, year_only, own)) = found else {
+            continue;
+        };
+        let Some(value) = number(t(at)) else {
+            continue;
+        };
+        let year = is_year_value(t(at));
+        if year_only && !year {
+            continue;
+        }
+        // "in 1950" only as a date: a bare number after "in" is rarely a value ("in 3 films").
+        let mut attribute_words: Vec<String> = Vec::new();
+        if let Some(word) = own {
+            attribute_words.push(word.to_owned());
+        }
+        // The noun after the value ("more than 3 *entrances*"), units and years aside.
+        let after = t(at + 1);
+        if !after.is_empty()
+            && !year
+            && !LINKING.contains(&after)
+            && !crate::linking::spotting::is_function_word(after)
+            && number(after).is_none()
+        {
+            attribute_words.push(after.to_owned());
+        }
+        // Else the content word before the comparison ("*founded* in 1950", "*established*
+        // earlier than 1400"), auxiliaries skipped.
+        let mut j = if attribute_words.is_empty() { i } else { 0 };
+        while j > 0 {
+            j -= 1;
+            let w = t(j);
+            if LINKING.contains(&w) {
+                continue;
+            }
+            if !crate::linking::spotting::is_function_word(w) && number(w).is_none() {
+                attribute_words.push(w.to_owned());
+            }
+            break;
+        }
+        if attribute_words.is_empty() {
+            continue;
+        }
+        let phrase = tokens[i..=at].join(" ");
+        return Some(ValueConstraint {
+            comparison,
+            value,
+            year,
+            attribute_words,
+            phrase,
+        });
+    }
+    None
+}
+
+/// Ordinals before a superlative ("the second highest"), as the rows skipped.
+const ORDINALS: &[(&str, usize)] = &[
+    ("second", 1),
+    ("third", 2),
+    ("fourth", 3),
+    ("fifth", 4),
+    ("2nd", 1),
+    ("3rd", 2),
+    ("4th", 3),
+    ("5th", 4),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -141,6 +334,7 @@ impl QuestionForm {
         let yes_no = YES_NO_OPENERS.contains(&opener);
         let mut order = None;
         let mut superlative_words = Vec::new();
+        let mut offset = 0;
         for (i, word) in text.iter().enumerate() {
             if let Some((_, o)) = SUPERLATIVES.iter().find(|(s, _)| s == word) {
                 // "at least", "at first", "at last", "first name" are not superlatives of an
@@ -149,6 +343,9 @@ impl QuestionForm {
                     continue;
                 }
                 order = Some(*o);
+                if let Some((_, skip)) = i.checked_sub(1).and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p])) {
+                    offset = *skip;
+                }
                 superlative_words.push((*word).to_owned());
                 if matches!(*word, "most" | "least")
                     && let Some(next) = text.get(i + 1)
@@ -193,6 +390,12 @@ impl QuestionForm {
             },
             expects,
             decided_by,
+            offset: if kind == QuestionKind::List && order.is_some() {
+                offset
+            } else {
+                0
+            },
+            constraint: if yes_no { None } else { value_constraint(question) },
         }
     }
 }
@@ -231,6 +434,58 @@ mod tests {
         let w = words("Who directed Ana's films?");
         assert!(w[2].capitalized && w[2].possessive && !w[0].capitalized);
         assert_eq!(w[2].text, "ana");
+    }
+
+    #[test]
+    fn values_written_with_a_comparison_constrain_an_attribute() {
+        let c = |q: &str| value_constraint(q).map(|c| (c.comparison, c.value, c.year, c.attribute_words));
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            c("Which organizations were founded in 1950?"),
+            Some((Comparison::Equal, 1950.0, true, words(&["founded"])))
+        );
+        assert_eq!(
+            c("Which caves have more than 3 entrances?"),
+            Some((Comparison::Greater, 3.0, false, words(&["entrances"])))
+        );
+        assert_eq!(
+            c("Give me all libraries established earlier than 1400."),
+            Some((Comparison::Less, 1400.0, true, words(&["established"])))
+        );
+        assert_eq!(
+            c("Show me all basketball players that are higher than 2 meters."),
+            Some((Comparison::Greater, 2.0, false, words(&["higher", "meters"])))
+        );
+        assert_eq!(
+            c("Which volcanos in Japan erupted since 2000?"),
+            Some((Comparison::GreaterOrEqual, 2000.0, true, words(&["erupted"])))
+        );
+        assert_eq!(
+            c("Which companies have at least 1,000 employees?"),
+            Some((Comparison::GreaterOrEqual, 1000.0, false, words(&["employees"])))
+        );
+        // A number in a name, or "in" before a number that is no year, is no constraint.
+        assert_eq!(c("Give me the Apollo 14 astronauts."), None);
+        assert_eq!(c("Who starred in 3 films with Tom Hanks?"), None);
+        assert_eq!(c("Which films did Tom Hanks star in?"), None);
+        assert_eq!(c("What happened after the war?"), None);
+        // Yes/no questions keep their own reading.
+        assert!(
+            QuestionForm::detect("Was Lima founded in 1535?", None)
+                .constraint
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn ordinals_before_a_superlative_skip_rows() {
+        let f = QuestionForm::detect("What is the second highest mountain on Earth?", None);
+        assert_eq!((f.order, f.offset), (Some(Order::Desc), 1));
+        assert_eq!(QuestionForm::detect("What is the highest mountain?", None).offset, 0);
+        assert_eq!(
+            QuestionForm::detect("Which is the third largest city?", None).offset,
+            2
+        );
     }
 
     #[test]

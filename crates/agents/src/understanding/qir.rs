@@ -72,6 +72,9 @@ pub enum QirSource {
     /// The question names no entity but a class of the graph ("how many countries are there?",
     /// "which is the largest city?"): it is about the class's instances.
     Class,
+    /// The question names no entity but a value its answers have ("which organizations were
+    /// founded in 1950?", "who was born in 1945?").
+    Value,
 }
 
 /// A validated QIR.

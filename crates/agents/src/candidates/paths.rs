@@ -18,7 +18,7 @@
 
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::path_ranking::PathRanker;
+use crate::candidates::ranking::PathRanker;
 use chatty_kg_graph::text::predicate_label;
 use chatty_kg_graph::{Direction, Term};
 use serde::{Deserialize, Serialize};

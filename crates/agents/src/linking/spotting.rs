@@ -7,7 +7,7 @@
 
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind};
+use crate::understanding::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind};
 use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 
 /// Longest span tried, in words.
@@ -140,7 +140,83 @@ pub(crate) async fn spot_entities(
             });
         }
     }
+    // Names written in part ("books by Kerouac", "President Kennedy"): a run of capitalised
+    // words that no label is, titles aside, but that is part of some vertex's label. Matching
+    // links it when one such vertex dominates the graph.
+    let mut partial = 0;
+    for (start, len) in capitalised_runs(&words) {
+        if partial == MAX_PARTIAL_NAMES || searches >= MAX_SEARCHES {
+            break;
+        }
+        if found
+            .iter()
+            .any(|f| start < f.start + f.len && f.start < start + len)
+        {
+            continue;
+        }
+        let mention = words[start..start + len]
+            .iter()
+            .map(|(w, _)| w.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if skip.is_some_and(|s| normalize_tokens(&mention).join(" ") == s) {
+            continue;
+        }
+        partial += 1;
+        searches += 1;
+        let hits = ctx.kg.search_entities(&mention, PARTIAL_CANDIDATES).await?;
+        if hits
+            .iter()
+            .any(|c| !predicates.contains(&c.iri) && crate::agents::matching::names_every_word(&mention, &c.label))
+        {
+            found.push(Spotted {
+                mention,
+                start,
+                len,
+                strength: 1.5 + 1.5 * len as f32,
+            });
+        }
+    }
     Ok(choose(found, max))
+}
+
+/// Partial names searched per question at most.
+const MAX_PARTIAL_NAMES: usize = 3;
+/// Candidates looked at for a partial name.
+const PARTIAL_CANDIDATES: usize = 20;
+
+/// Titles before a name that are no part of it ("President Kennedy", "Dr. Who" aside).
+const TITLES: &[&str] = &[
+    "president", "king", "queen", "prince", "princess", "pope", "saint", "st", "sir", "dame", "lord", "lady", "dr",
+    "mr", "mrs", "ms", "professor", "prof", "general", "senator", "emperor", "empress", "chancellor", "governor",
+];
+
+/// Runs of words written with a capital after the question's first word, titles dropped from
+/// their start, each as `(start, len)`; a run ends at a possessive.
+fn capitalised_runs(words: &[(String, bool)]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut i = 1;
+    while i < words.len() {
+        let capital = |w: &str| w.chars().next().is_some_and(char::is_uppercase);
+        if !capital(&words[i].0) {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end < words.len() && capital(&words[end].0) {
+            end += 1;
+            if words[end - 1].1 {
+                break;
+            }
+        }
+        let mut start = i;
+        while start + 1 < end && TITLES.contains(&words[start].0.to_lowercase().trim_end_matches('.')) {
+            start += 1;
+        }
+        runs.push((start, end - start));
+        i = end;
+    }
+    runs
 }
 
 /// The strongest spans that do not overlap; a second one only when it looks like a name (capitals

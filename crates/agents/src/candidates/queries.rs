@@ -6,9 +6,11 @@
 //! provenance), ASK with the end fixed to the other anchor, COUNT(DISTINCT ?answer), and
 //! ORDER BY an attribute with LIMIT 1 for superlatives.
 
-use crate::path_search::{Hop, RelationPath};
-use crate::qir::Order;
-use crate::referents::Member;
+use crate::candidates::values::{Attribute, constrain};
+use crate::candidates::paths::{Hop, RelationPath};
+use crate::understanding::form::ValueConstraint;
+use crate::understanding::qir::Order;
+use crate::dialogue::referents::Member;
 use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, instance_of, named_node, triple, var};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;
@@ -135,6 +137,8 @@ pub enum Shape {
         attribute: Option<Hop>,
         order: Order,
         numeric: bool,
+        /// Rows skipped: "the *second* highest" is 1.
+        offset: usize,
     },
 }
 
@@ -149,6 +153,17 @@ pub fn select_in(
     paths: &[(&str, &RelationPath)],
     shape: &Shape,
     class: Option<&str>,
+) -> Result<CandidateQuery, GraphError> {
+    select_with(paths, shape, class, None)
+}
+
+/// [`select_in`] with the answers' attribute held to a value the question writes, when given
+/// ([`crate::candidates::values`]).
+pub fn select_with(
+    paths: &[(&str, &RelationPath)],
+    shape: &Shape,
+    class: Option<&str>,
+    constraint: Option<(&Attribute, &ValueConstraint)>,
 ) -> Result<CandidateQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let mut patterns = Vec::new();
@@ -177,8 +192,37 @@ pub fn select_in(
     if let Some(class) = class {
         core = of_class_or_untyped(core, &answer, class)?;
     }
+    if let Some((attribute, constraint)) = constraint {
+        let (filtered, edge) = constrain(core, &answer, attribute, constraint)?;
+        core = filtered;
+        patterns.push(edge);
+        predicates.push(attribute.hop.predicate.clone());
+    }
     let bgp = differing(core, &distinct);
     shaped(bgp, shape, intermediates, predicates, patterns)
+}
+
+/// The values whose attribute meets a constraint, held to `class` when the question names one
+/// ("which organizations were founded in 1950", "who was born in 1945"): a list or a count.
+pub fn over_values(
+    class: Option<&str>,
+    shape: &Shape,
+    attribute: &Attribute,
+    constraint: &ValueConstraint,
+) -> Result<CandidateQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let core = match class {
+        Some(class) => instance_of(answer.clone(), class)?,
+        None => GraphPattern::Bgp { patterns: Vec::new() },
+    };
+    let (filtered, edge) = constrain(core, &answer, attribute, constraint)?;
+    shaped(
+        filtered,
+        shape,
+        Vec::new(),
+        vec![attribute.hop.predicate.clone()],
+        vec![edge],
+    )
 }
 
 /// A SELECT over the instances of `class` alone, as `?answer`: "how many countries are there",
@@ -285,6 +329,7 @@ fn shaped(
             attribute,
             order,
             numeric,
+            offset,
         } => {
             let sort_by = if attribute.is_some() {
                 key.clone()
@@ -328,7 +373,7 @@ fn shaped(
                         variables,
                     }),
                 }),
-                start: 0,
+                start: *offset,
                 length: Some(1),
             }
         }
@@ -664,7 +709,7 @@ pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path_search::EndKind;
+    use crate::candidates::paths::EndKind;
 
     fn path(hops: &[(&str, bool)]) -> RelationPath {
         RelationPath {

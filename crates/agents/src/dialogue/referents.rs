@@ -293,7 +293,7 @@ const ORDINALS: &[(&str, usize)] = &[
 const WH: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];
 
 /// The singular of an English noun (shared with class spotting).
-pub use crate::classes::singular;
+pub use crate::understanding::classes::singular;
 
 /// The referring expressions of `question` (see [`detect_with`]) with the generic nouns only.
 pub fn detect(question: &str) -> Vec<Reference> {

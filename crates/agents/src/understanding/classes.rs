@@ -11,7 +11,7 @@
 //! in a yes/no question ("is Lima a city"). A class word elsewhere ("the capital of Peru", with a
 //! class `Capital`) is a relation word, not a constraint.
 
-use crate::question_form::QuestionForm;
+use crate::understanding::form::QuestionForm;
 use chatty_kg_graph::profile::ClassProfile;
 use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
@@ -44,6 +44,8 @@ pub enum ClassRole {
 const ASKING: &[&str] = &["which", "what", "many", "all", "every", "each"];
 /// Words after which "the" + class names the kind of answer wanted ("list the cities").
 const LISTING: &[&str] = &["list", "name", "show", "all", "give"];
+/// Words that may stand between an asking word and the class it names.
+const MODIFIERS: usize = 3;
 /// Classes matched at most (the most instances first; the profile keeps at most 1 000).
 const MAX_CLASSES: usize = 1000;
 
@@ -57,7 +59,7 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
         let name: Vec<String> = normalize_tokens(&class.label).iter().map(|w| singular(w)).collect();
         if name.is_empty()
             || (name.len() == 1 && name[0].len() < 3)
-            || name.iter().all(|w| crate::entity_spotting::is_function_word(w))
+            || name.iter().all(|w| crate::linking::spotting::is_function_word(w))
         {
             continue;
         }
@@ -90,7 +92,11 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
 /// Whether a question word (as written, and in the singular) is a class name's word: "cities"
 /// is "city", and "movies" is "movie" though the rules make it "movy".
 fn names_word(word: &str, singular: &str, name: &str) -> bool {
-    singular == name || word == name || word.strip_suffix('s') == Some(name)
+    singular == name
+        || word == name
+        || word.strip_suffix('s') == Some(name)
+        // Spellings one letter apart in long words ("organization" / "Organisation").
+        || (name.len() >= 8 && chatty_kg_graph::text::within_one_edit(singular, name))
 }
 
 /// The role of a class named at `start`, judged from the words before it.
@@ -98,7 +104,7 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
     // "Is Lima a city?": a copula opens the question and "a"/"an" + the class end it ("Did Tom
     // Hanks direct a film?" asks for a path, not for a type).
-    if form.kind == crate::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
+    if form.kind == crate::understanding::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
         let copula = matches!(words.first().map(String::as_str), Some("is" | "was" | "are" | "were"));
         return copula.then_some(ClassRole::Membership);
     }
@@ -110,13 +116,23 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     {
         return Some(ClassRole::Answer);
     }
-    // "which Peruvian cities" is not handled: the class follows the asking word directly.
-    if let Some(word) = before(1) {
-        if ASKING.contains(&word) {
-            return Some(ClassRole::Answer);
-        }
-        if word == "the" && before(2).is_some_and(|w| LISTING.contains(&w)) {
-            return Some(ClassRole::Answer);
+    // The class follows the asking word, or its modifiers do ("which *Peruvian* cities", "all
+    // *Swiss non-profit* organizations", "which U.S. states"): up to three words that are no
+    // function words stand between.
+    let mut back = 1;
+    while back <= MODIFIERS
+        && before(back).is_some_and(|w| !ASKING.contains(&w) && !crate::linking::spotting::is_function_word(w))
+    {
+        back += 1;
+    }
+    for back in [1, back] {
+        if let Some(word) = before(back) {
+            if ASKING.contains(&word) {
+                return Some(ClassRole::Answer);
+            }
+            if word == "the" && before(back + 1).is_some_and(|w| LISTING.contains(&w)) {
+                return Some(ClassRole::Answer);
+            }
         }
     }
     None
@@ -160,7 +176,7 @@ pub fn singular(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qir::QuestionKind;
+    use crate::understanding::qir::QuestionKind;
 
     fn class(iri: &str, label: &str, instances: u64) -> ClassProfile {
         ClassProfile {
@@ -208,6 +224,16 @@ mod tests {
         let classes = [class("http://e/Movie", "Movie", 3)];
         let form = QuestionForm::detect("Which movies did Tom Hanks star in?", None);
         assert!(spot_class("Which movies did Tom Hanks star in?", &form, &classes).is_some());
+        // Modifiers between the asking word and the class.
+        assert_eq!(spot("Which Peruvian cities lie on the coast?"), answer("http://e/City"));
+        assert_eq!(spot("Give me all big populated places"), answer("http://e/PopulatedPlace"));
+        assert_eq!(spot("Which U.S. countries …"), answer("http://e/Country"));
+        // A spelling one letter apart names a long class name, not a short one.
+        let classes = [class("http://e/Organisation", "Organisation", 3), class("http://e/Cat", "Cat", 3)];
+        let form = QuestionForm::detect("Which organizations were founded in 1950?", None);
+        assert!(spot_class("Which organizations were founded in 1950?", &form, &classes).is_some());
+        let form = QuestionForm::detect("Which cap is red?", None);
+        assert!(spot_class("Which cap is red?", &form, &classes).is_none());
         // "a film" in a question about a path is no type check.
         assert_eq!(spot("Did Tom Hanks direct a city?"), None);
         // A class word as a relation word is no constraint.

@@ -26,11 +26,11 @@
 //! margin that decides whether the model is asked is `AgentParameters::path_margin`.
 
 use crate::context::AgentContext;
-use crate::entity_spotting::is_function_word;
+use crate::linking::spotting::is_function_word;
 use crate::error::AgentError;
-use crate::path_search::{EndKind, RelationPath};
-use crate::qir::QuestionKind;
-use crate::question_form::{Expectation, QuestionForm, Word, words, words as words_of};
+use crate::candidates::paths::{EndKind, RelationPath};
+use crate::understanding::qir::QuestionKind;
+use crate::understanding::form::{Expectation, QuestionForm, Word, words, words as words_of};
 use chatty_kg_embed::cosine;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -67,6 +67,9 @@ const NOT_RELATIONS: &[&str] = &[
     "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which", "what",
     "who", "whom", "when", "where", "why", "how", "s",
 ];
+
+/// The weight of what a question word itself asks for ("where": a place).
+const WH_WORD_WEIGHT: f32 = 0.5;
 
 /// A scored path, as the explanation shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +155,13 @@ impl PathRanker {
         let sharing = words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
         let superlative = |i: usize| form.superlative_words.iter().any(|w| *w == words[i].text);
         let asked = asked_noun(&words, &in_mention, &superlative);
+        // A value constraint's words name an attribute of the answers, not a hop of the path
+        // ("films directed by X *released after* 2000"): the planner applies them.
+        let constrained: Vec<String> = form.constraint.as_ref().map_or_else(Vec::new, |c| {
+            let mut w = c.attribute_words.clone();
+            w.extend(words_of(&c.phrase).into_iter().map(|w| w.text));
+            w
+        });
         let mut units = Vec::new();
         for (i, word) in words.iter().enumerate() {
             let w = word.text.as_str();
@@ -165,6 +175,7 @@ impl PathRanker {
                 || SHARING_WORDS.contains(&w)
                 || form.superlative_words.iter().any(|s| s == w)
                 || w.chars().all(|c| c.is_ascii_digit())
+                || constrained.iter().any(|c| c == w)
             {
                 continue;
             }
@@ -173,6 +184,17 @@ impl PathRanker {
                 position: Some(i),
                 weight: 1.0,
                 asked_type: asked == Some(i),
+            });
+        }
+        // "Where" asks for a place: a relation named after one ("birth place", "location") says
+        // more of the question than one that only shares its verb ("founded by" for "where was
+        // X founded").
+        if words.iter().take(4).any(|w| w.text == "where") {
+            units.push(Unit {
+                text: "place".to_owned(),
+                position: None,
+                weight: WH_WORD_WEIGHT,
+                asked_type: false,
             });
         }
         for phrase in phrases {
@@ -221,6 +243,18 @@ impl PathRanker {
             repeated,
             form: form.clone(),
         })
+    }
+
+    /// The question asks for things of a kind: its asked-for noun is plural and no predicate of
+    /// the graph is named after it (a list of "nicknames" is the values of "nickname").
+    fn asks_for_things(&self) -> bool {
+        self.form.kind == QuestionKind::List
+            && self.form.expects == Expectation::Any
+            && self.units.iter().enumerate().any(|(u, unit)| {
+                unit.asked_type
+                    && crate::understanding::classes::singular(&unit.text) != unit.text
+                    && self.relevance[u] < TYPE_IS_RELATION
+            })
     }
 
     /// Whether any word of the question is left to compare paths with.
@@ -410,6 +444,18 @@ impl PathRanker {
 
     fn kind(&self, path: &RelationPath) -> f32 {
         let superlative = self.form.order.is_some();
+        // A number the graph stores answers "how many" only as the anchor's own attribute
+        // ("how many people live in X": its population); a number further away is an attribute
+        // of the things to count ("how many members does G have" is not their numbers).
+        if self.form.kind == QuestionKind::Count && path.end == EndKind::Number && path.hops.len() > 1 {
+            return KIND_MISMATCH;
+        }
+        // "Which *books* did X write", "name the *films* …": a plural noun the question asks
+        // for, which names no relation of the graph, is a kind of thing: the answers are
+        // vertices, not an attribute's values (the books' page counts).
+        if self.asks_for_things() && !superlative && path.end != EndKind::Entity {
+            return KIND_MISMATCH;
+        }
         match (self.form.expects, path.end) {
             // A superlative ranks vertices by an attribute: the base path ends at the vertices.
             (_, EndKind::Entity) if superlative => KIND_MATCH / 2.0,
@@ -513,9 +559,14 @@ fn asked_noun(
     in_mention: &dyn Fn(usize) -> bool,
     superlative: &dyn Fn(usize) -> bool,
 ) -> Option<usize> {
-    let opener = words
-        .iter()
-        .position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))?;
+    // A question word, or an imperative that asks for things ("name the books", "give me all
+    // films", "list the rivers").
+    let opener = words.iter().take(4).position(|w| {
+        matches!(
+            w.text.as_str(),
+            "which" | "what" | "how" | "name" | "list" | "give" | "show" | "all"
+        )
+    })?;
     let mut start = opener + 1;
     if words[opener].text == "how" {
         if !words.get(start).is_some_and(|w| w.text == "many" || w.text == "much") {
@@ -525,7 +576,12 @@ fn asked_noun(
     }
     // Superlatives ("which is the *latest* film") are skipped, mentions end the search.
     (start..words.len().min(start + 4))
-        .filter(|&i| !is_function_word(&words[i].text) && !NOT_RELATIONS.contains(&words[i].text.as_str()))
+        .filter(|&i| {
+            !is_function_word(&words[i].text)
+                && !NOT_RELATIONS.contains(&words[i].text.as_str())
+                && !words[i].capitalized
+                && words[i].text != "me"
+        })
         .find(|&i| !superlative(i))
         .filter(|&i| !in_mention(i))
 }

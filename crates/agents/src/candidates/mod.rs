@@ -1,0 +1,9 @@
+//! Candidate queries and their ranking: the relation paths that exist around the linked vertices
+//! ([`paths`]), how well each says what the question says ([`ranking`]), the SPARQL each becomes
+//! ([`queries`]), and the values written in the question that constrain the answers' attributes
+//! ([`values`]).
+
+pub mod paths;
+pub mod queries;
+pub(crate) mod ranking;
+pub mod values;

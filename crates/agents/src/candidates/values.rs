@@ -1,0 +1,215 @@
+//! Value constraints: the question writes a number or a year that the answers' attribute must
+//! equal or pass ("which organizations were founded *in 1950*", "which caves have *more than 3*
+//! entrances", "films directed by X released *after 2000*"). The words beside the value name the
+//! attribute; the graph says which attributes exist: the numeric and date predicates of the
+//! vertices in question (a sample of a class's instances, of a path's answers, or the schema
+//! profile when the question names neither), ranked by how much their labels resemble those
+//! words. No word list names an attribute.
+//!
+//! The constraint becomes `?answer <attribute> ?value FILTER(…)` on the query the question's form
+//! asks for: the year of a date (its first four characters) for years, the value cast to
+//! `xsd:double` for numbers.
+
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::candidates::ranking::PathRanker;
+use crate::candidates::paths::{EndKind, Hop, literal_kind};
+use crate::understanding::form::{Comparison, ValueConstraint};
+use chatty_kg_graph::{Direction, GraphError, NamedNode, Term};
+use serde::{Deserialize, Serialize};
+use spargebra::algebra::{Expression, Function, GraphPattern};
+use spargebra::term::{Literal, Variable};
+use std::collections::BTreeMap;
+
+/// Attributes tried per question, the most similar first (each one bounded query).
+pub const ATTRIBUTES_TRIED: usize = 3;
+/// An attribute whose label resembles the constraint's words less than this is not tried.
+const MIN_SIMILARITY: f32 = 0.3;
+/// Similarity beyond this (a shared word stem is 0.9) tells attributes apart no further.
+const STEM_EVIDENCE: f32 = 0.9;
+/// The variable the constrained attribute's value binds.
+pub const VALUE_VARIABLE: &str = "value";
+
+const XSD_DOUBLE: &str = "http://www.w3.org/2001/XMLSchema#double";
+const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
+
+/// A numeric or date predicate the constraint may be about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attribute {
+    pub hop: Hop,
+    /// Its values are dates or years (else numbers).
+    pub temporal: bool,
+    /// How much its label resembles the constraint's words.
+    pub similarity: f32,
+}
+
+/// Predicate → (number values, date values) seen.
+type Kinds = BTreeMap<String, (u64, u64)>;
+
+/// The numeric and date predicates leaving `vertices` (one grouped query).
+pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Result<Kinds, AgentError> {
+    let mut kinds = Kinds::new();
+    if vertices.is_empty() {
+        return Ok(kinds);
+    }
+    let edges = ctx
+        .kg
+        .neighbourhood(vertices, Direction::Outgoing, ctx.params.path_edge_limit)
+        .await?;
+    for edge in &edges.edges {
+        if let Term::Literal(l) = &edge.neighbour {
+            match literal_kind(l.datatype().as_str(), l.value()) {
+                EndKind::Number => kinds.entry(edge.predicate.clone()).or_default().0 += 1,
+                EndKind::Temporal => kinds.entry(edge.predicate.clone()).or_default().1 += 1,
+                _ => {}
+            }
+        }
+    }
+    Ok(kinds)
+}
+
+/// The numeric and date predicates of the whole graph, from its schema profile's datatypes.
+pub(crate) async fn attributes_of_graph(ctx: &AgentContext) -> Kinds {
+    let mut kinds = Kinds::new();
+    let Ok(profile) = ctx.kg.profile().await else {
+        return kinds;
+    };
+    for predicate in &profile.predicates {
+        for (datatype, n) in &predicate.datatypes {
+            // A typed literal's kind is its datatype's ("1994"^^xsd:integer is a number).
+            match literal_kind(datatype, "") {
+                EndKind::Number => kinds.entry(predicate.iri.clone()).or_default().0 += n,
+                EndKind::Temporal => kinds.entry(predicate.iri.clone()).or_default().1 += n,
+                _ => {}
+            }
+        }
+    }
+    kinds
+}
+
+/// The attributes a constraint can be about, the most similar to its words first: years compare
+/// with dates and with numbers, other numbers with numbers only.
+pub(crate) async fn rank_attributes(
+    ctx: &AgentContext,
+    constraint: &ValueConstraint,
+    kinds: &Kinds,
+) -> Result<Vec<Attribute>, AgentError> {
+    let predicates: Vec<(&String, bool)> = kinds
+        .iter()
+        .filter_map(|(p, (numbers, dates))| {
+            let temporal = dates > numbers;
+            (constraint.year || !temporal).then_some((p, temporal))
+        })
+        .collect();
+    if predicates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let iris: Vec<&str> = predicates.iter().map(|(p, _)| p.as_str()).collect();
+    let names = ctx.kg.predicate_names(&iris).await?;
+    let labels: Vec<String> = iris
+        .iter()
+        .map(|p| {
+            names
+                .get(*p)
+                .cloned()
+                .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p))
+        })
+        .collect();
+    let similarity = PathRanker::similarity(ctx, &constraint.attribute_words.join(" "), &labels).await?;
+    let mut ranked: Vec<Attribute> = predicates
+        .iter()
+        .zip(labels)
+        .zip(&similarity)
+        .filter(|(_, s)| **s >= MIN_SIMILARITY)
+        // A shared stem is as good as the same word: "founding year" and "founded" say what
+        // "founded" says.
+        .map(|(x, s)| (x, s.min(STEM_EVIDENCE)))
+        .map(|(((p, temporal), label), s)| Attribute {
+            hop: Hop {
+                predicate: (*p).clone(),
+                label,
+                forward: true,
+            },
+            temporal: *temporal,
+            similarity: s,
+        })
+        .collect();
+    // A year of a date before a year stored as a number, at equal similarity.
+    ranked.sort_by(|a, b| {
+        b.similarity
+            .total_cmp(&a.similarity)
+            .then(b.temporal.cmp(&a.temporal))
+            .then(a.hop.predicate.cmp(&b.hop.predicate))
+    });
+    ranked.truncate(ATTRIBUTES_TRIED);
+    Ok(ranked)
+}
+
+/// `inner` joined with `subject <attribute> ?value` and filtered by the constraint.
+pub fn constrain(
+    inner: GraphPattern,
+    subject: &Variable,
+    attribute: &Attribute,
+    constraint: &ValueConstraint,
+) -> Result<(GraphPattern, spargebra::term::TriplePattern), GraphError> {
+    let value = chatty_kg_graph::var(VALUE_VARIABLE);
+    let edge = chatty_kg_graph::triple(
+        subject.clone(),
+        chatty_kg_graph::named_node(&attribute.hop.predicate)?,
+        value.clone(),
+    );
+    let joined = GraphPattern::Join {
+        left: Box::new(inner),
+        right: Box::new(GraphPattern::Bgp {
+            patterns: vec![edge.clone()],
+        }),
+    };
+    let cast = |datatype: &str, e: Expression| {
+        Expression::FunctionCall(Function::Custom(NamedNode::new_unchecked(datatype)), vec![e])
+    };
+    let measured = if attribute.temporal {
+        // The year of a date, a date-time or a year: its first four characters.
+        cast(
+            XSD_INTEGER,
+            Expression::FunctionCall(
+                Function::SubStr,
+                vec![
+                    Expression::FunctionCall(Function::Str, vec![Expression::Variable(value)]),
+                    Expression::Literal(Literal::from(1_i64)),
+                    Expression::Literal(Literal::from(4_i64)),
+                ],
+            ),
+        )
+    } else {
+        cast(XSD_DOUBLE, Expression::Variable(value))
+    };
+    let bound = if attribute.temporal {
+        Expression::Literal(Literal::from(constraint.value.trunc() as i64))
+    } else {
+        Expression::Literal(Literal::from(constraint.value))
+    };
+    let (a, b) = (Box::new(measured), Box::new(bound));
+    let expr = match constraint.comparison {
+        Comparison::Equal => Expression::Equal(a, b),
+        Comparison::Greater => Expression::Greater(a, b),
+        Comparison::GreaterOrEqual => Expression::GreaterOrEqual(a, b),
+        Comparison::Less => Expression::Less(a, b),
+        Comparison::LessOrEqual => Expression::LessOrEqual(a, b),
+    };
+    Ok((
+        GraphPattern::Filter {
+            expr,
+            inner: Box::new(joined),
+        },
+        edge,
+    ))
+}
+
+/// Whether the constraint's value is part of a linked mention ("Apollo 14", a year linked as a
+/// vertex): then it names that vertex, not a value.
+pub fn inside_mentions(constraint: &ValueConstraint, mentions: &[String]) -> bool {
+    let value = constraint.phrase.split(' ').next_back().unwrap_or("");
+    mentions
+        .iter()
+        .any(|m| chatty_kg_graph::text::normalize_tokens(m).iter().any(|w| w == value))
+}

@@ -1,0 +1,221 @@
+//! Typed candidate queries on a DBpedia-like graph (tests/fixtures/dbpedia-like.ttl: dbo and dbp
+//! predicates side by side, classes named only by their IRIs, categories, typed numbers and
+//! dates) in a real embedded store, with the real embedding model and a scripted model that must
+//! not be asked: the answer's kind follows the question ("the books X wrote" are books, not their
+//! page counts; "where" is a place; "how many members" counts members, not their numbers), values
+//! written in the question constrain the answers ("founded in 1950", "more than 3 entrances",
+//! "released after 1958"), "the second highest" skips one, a name written in part links to the
+//! vertex that dominates the graph, and a question nothing in the graph grounds gets a clear
+//! answer, not an error. The constraint queries run on Virtuoso too.
+
+use chatty_kg_agents::{Explanation, LinkMethod, Mode, Outcome, Pipeline, QirSource, QueryReason, QuestionKind};
+use chatty_kg_llm::scripted::{ScriptRule, ScriptedChatModel};
+
+mod common;
+use common::{context, fixture_file};
+
+fn graph() -> Option<&'static common::Fixture> {
+    static FIXTURE: std::sync::OnceLock<Option<common::Fixture>> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(|| fixture_file("dbpedia-like.ttl")).as_ref()
+}
+
+fn pipeline() -> Option<Pipeline> {
+    let (ctx, _) = context(graph()?, ScriptedChatModel::new());
+    Some(Pipeline::new(ctx))
+}
+
+async fn ask(pipeline: &Pipeline, question: &str) -> Explanation {
+    let e = pipeline
+        .ask(question, Mode::SingleTurn, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{question}: {e}"));
+    assert_eq!(e.llm.calls, 0, "{question}: no model call is needed");
+    e
+}
+
+fn sorted(e: &Explanation) -> Vec<String> {
+    let mut answers = e.display_answers();
+    answers.sort();
+    answers
+}
+
+#[tokio::test]
+async fn the_books_a_writer_wrote_are_books_not_their_page_counts() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Name the books that Jack Kerouac wrote.").await;
+    assert_eq!(
+        sorted(&e),
+        ["Big Sur", "On the Road", "The Dharma Bums", "The Subterraneans"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn where_asks_for_a_place_and_how_many_members_counts_members() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Where was Acme Corporation founded?").await;
+    assert_eq!(e.display_answers(), ["Lowell"], "not its founder");
+
+    let e = ask(&pipeline, "How many members does The Rockets have?").await;
+    assert_eq!(
+        (e.answer_kind, e.display_answers()),
+        (Some(QuestionKind::Count), vec!["3".to_owned()]),
+        "the members counted, not their numbers: {:#?}",
+        e.sparql
+    );
+}
+
+#[tokio::test]
+async fn a_year_in_the_question_holds_a_class_to_its_date_or_year_attribute() {
+    let Some(pipeline) = pipeline() else { return };
+    // "organizations" names the class Organisation (one letter apart). Founded in 1950: one by
+    // a year (dbo:foundingYear), one by a date (dbp:founded); both say the same.
+    let e = ask(&pipeline, "Which organizations were founded in 1950?").await;
+    assert_eq!(
+        sorted(&e),
+        ["Acme Corporation", "Blue Cross Society"],
+        "{:#?}",
+        e.sparql
+    );
+    assert_eq!(e.qir.as_ref().unwrap().source, QirSource::Value);
+    let used: Vec<_> = e.sparql.iter().filter(|q| q.used).collect();
+    assert!(!used.is_empty() && used.iter().all(|q| q.reason == QueryReason::Value));
+    assert!(used.iter().any(|q| q.sparql.contains("SUBSTR")), "{used:#?}");
+    let constraint = e.form.as_ref().and_then(|f| f.constraint.as_ref()).expect("shown");
+    assert_eq!(constraint.value, 1950.0);
+
+    // No class: whoever has a date of birth in that year.
+    let e = ask(&pipeline, "Who was born in 1945?").await;
+    assert_eq!(e.display_answers(), ["Ada Smith"], "{:#?}", e.sparql);
+
+    // A count over the same.
+    let e = ask(&pipeline, "How many organisations were founded in 1962?").await;
+    assert_eq!(e.display_answers(), ["1"], "{:#?}", e.sparql);
+}
+
+#[tokio::test]
+async fn comparatives_filter_and_superlatives_skip_as_many_as_the_ordinal_says() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which caves have more than 3 entrances?").await;
+    assert_eq!(sorted(&e), ["Jewel Cave", "Mammoth Cave"], "{:#?}", e.sparql);
+    let e = ask(&pipeline, "Which caves have fewer than 2 entrances?").await;
+    assert_eq!(sorted(&e), ["Wind Cave"], "{:#?}", e.sparql);
+
+    let e = ask(&pipeline, "What is the highest mountain?").await;
+    assert_eq!(e.display_answers(), ["Mount Alpha"], "{:#?}", e.sparql);
+    let e = ask(&pipeline, "What is the second highest mountain?").await;
+    assert_eq!(e.display_answers(), ["Mount Beta"], "{:#?}", e.sparql);
+    assert!(e.sparql.iter().any(|q| q.used && q.sparql.contains("OFFSET 1")));
+}
+
+#[tokio::test]
+async fn a_value_constraint_holds_a_paths_answers() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which books by Jack Kerouac were released after 1958?").await;
+    assert_eq!(e.display_answers(), ["Big Sur"], "{:#?}", e.sparql);
+    let e = ask(&pipeline, "Which books by Jack Kerouac have more than 240 pages?").await;
+    assert_eq!(
+        sorted(&e),
+        ["Big Sur", "On the Road", "The Dharma Bums"],
+        "{:#?}",
+        e.sparql
+    );
+}
+
+#[tokio::test]
+async fn a_name_written_in_part_links_to_the_vertex_that_dominates() {
+    let Some(pipeline) = pipeline() else { return };
+    // "Kerouac" is part of three labels; Jack Kerouac has far more edges than the others.
+    let e = ask(&pipeline, "Which books by Kerouac were published by Viking Press?").await;
+    let kerouac = e.entities.iter().find(|l| l.mention == "Kerouac").expect("linked");
+    assert_eq!(
+        (kerouac.label.as_deref(), kerouac.method),
+        (Some("Jack Kerouac"), LinkMethod::Dominant)
+    );
+    assert_eq!(sorted(&e), ["Big Sur", "On the Road", "The Dharma Bums"]);
+    // A title is not part of the name.
+    let e = ask(&pipeline, "When was Mr. Kerouac born?").await;
+    assert_eq!(e.display_answers(), ["1922-03-12"], "{:#?}", e.entities);
+}
+
+#[tokio::test]
+async fn a_category_and_a_class_named_with_a_demonym() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Give me all Danish films.").await;
+    assert_eq!(sorted(&e), ["Festen", "The Hunt"], "{:#?}", e.sparql);
+}
+
+#[tokio::test]
+async fn a_question_nothing_grounds_gets_a_clear_answer_within_the_models_time() {
+    let Some(graph) = graph() else { return };
+    // The model answers too slowly: the question is answered "I could not find …" in time.
+    let slow = ScriptedChatModel::new().rule(ScriptRule {
+        agent: Some("qir".to_owned()),
+        contains: String::new(),
+        replies: vec!["{}".to_owned()],
+        delay_ms: 10_000,
+    });
+    let (mut ctx, _) = context(graph, slow);
+    ctx.params.qir_time_ms = 300;
+    let pipeline = Pipeline::new(ctx);
+    let started = std::time::Instant::now();
+    let e = pipeline
+        .ask("wot iz the thingamajig of Zorblax Quintrell?", Mode::SingleTurn, &[])
+        .await
+        .expect("an answer, not an error");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(
+        e.outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["Zorblax Quintrell".to_owned()]
+        }
+    );
+    assert!(e.text.contains("Zorblax Quintrell"), "{}", e.text);
+
+    // The model answers, but never validly: the same clear answer after θ attempts.
+    let invalid = ScriptedChatModel::new().reply_when("qir", "", r#"{"entities": []}"#);
+    let (ctx, _) = context(graph, invalid);
+    let e = Pipeline::new(ctx)
+        .ask("wot iz the thingamajig of Zorblax Quintrell?", Mode::SingleTurn, &[])
+        .await
+        .expect("an answer, not an error");
+    assert!(matches!(e.outcome, Outcome::UnknownEntity { .. }));
+    assert_eq!(e.llm.calls, 3, "θ attempts");
+}
+
+#[tokio::test]
+async fn constraint_queries_run_on_virtuoso_too() {
+    let Some(kg) = common::virtuoso() else { return };
+    let Some(graph) = graph() else { return };
+    // The Virtuoso of the test suite holds movies.ttl: release years as plain strings. The
+    // constraint's query is built and run there as on the embedded store.
+    let (mut ctx, _) = context(graph, ScriptedChatModel::new());
+    ctx.kg = kg;
+    let pipeline = Pipeline::new(ctx);
+    let e = pipeline
+        .ask("Which films starring Tom Hanks were released after 1990?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    let mut answers = e.display_answers();
+    answers.sort();
+    assert_eq!(answers, ["Cast Away", "Forrest Gump"], "{:#?}", e.sparql);
+    assert!(e.sparql.iter().any(|q| q.used && q.sparql.contains("FILTER")));
+    // A class and a year, no vertex to start from; a comparative over the class.
+    let e = pipeline
+        .ask("Which films were released in 1994?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(e.display_answers(), ["Forrest Gump"], "{:#?}", e.sparql);
+    let e = pipeline
+        .ask("Which films were released before 2000?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(e.display_answers(), ["Forrest Gump"], "{:#?}", e.sparql);
+    // The second of a superlative over the class.
+    let e = pipeline
+        .ask("What is the second oldest film?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(e.display_answers(), ["Cast Away"], "{:#?}", e.sparql);
+}
