@@ -108,9 +108,23 @@ pub struct AgentContext {
 }
 
 impl AgentContext {
-    /// The predicates of the graph (from its schema profile), which are never an entity a
-    /// question is about: a graph that labels its predicates ("date of birth") would otherwise
-    /// have the relation's words taken for a vertex. Empty when there is no profile.
+    /// The predicates and classes of the graph (from its schema profile), which are never an
+    /// entity a question is about: a graph that labels its predicates ("date of birth") would
+    /// otherwise have the relation's words taken for a vertex, and a class word ("character",
+    /// "number") the class. Empty when there is no profile.
+    pub(crate) async fn schema_terms(&self) -> std::collections::HashSet<String> {
+        match self.kg.profile().await {
+            Ok(profile) => profile
+                .predicates
+                .iter()
+                .map(|p| p.iri.clone())
+                .chain(profile.classes.iter().map(|c| c.iri.clone()))
+                .collect(),
+            Err(_) => std::collections::HashSet::new(),
+        }
+    }
+
+    /// The predicates of the graph (see [`Self::schema_terms`]).
     pub(crate) async fn predicates(&self) -> std::collections::HashSet<String> {
         match self.kg.profile().await {
             Ok(profile) => profile.predicates.iter().map(|p| p.iri.clone()).collect(),

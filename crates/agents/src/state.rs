@@ -150,6 +150,9 @@ pub enum LinkMethod {
     /// No label is the mention, but it is part of one vertex's label, and that vertex has far
     /// more edges than any other such one ("Kerouac": Jack Kerouac).
     Dominant,
+    /// No label is the mention and no vertex dominates, but it is part of some labels: the
+    /// one of them with the most edges ("Lincoln": the president, not a county).
+    MostConnected,
     /// The model chose among the candidate labels.
     Model,
     /// The dialogue decided: the mention is a referent of an earlier turn, with its vertex.

@@ -446,13 +446,29 @@ async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_que
     assert_eq!(qir.entities, vec!["Tom Cruise"]);
     assert_eq!(qir.relations, vec!["films star"]);
     assert_eq!(e.display_answers(), vec!["Top Gun"]);
-    // Nothing in the question is an entity: the typed error stands.
+    // Nothing in the question is an entity, and grounding is off: the typed error stands.
     let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
-    let Some(again) = self::pipeline(scripted) else { return };
-    // With grounding on, a question with no label in it goes to the model, which fails the same way.
-    let error = again
+    let Some(off) = tuned(scripted, |p| p.ground_entities = false) else {
+        return;
+    };
+    let error = off
         .ask("Which films did Meryl Streep star in?", Mode::SingleTurn, &[])
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "retries_exhausted");
+    // With grounding on, a question with no label in it goes to the model, which fails the same
+    // way: the reply says what could not be found, with the model's attempts counted.
+    let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
+    let Some(again) = self::pipeline(scripted) else { return };
+    let e = again
+        .ask("Which films did Meryl Streep star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        e.outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["Meryl Streep".to_owned()]
+        }
+    );
+    assert_eq!(e.llm.by_agent["qir"].calls, 3);
 }

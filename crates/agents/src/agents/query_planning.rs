@@ -26,7 +26,7 @@ use crate::candidates::queries::{
     ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership,
     over_class, over_set, over_values, select, select_in, select_with,
 };
-use crate::candidates::values::{attributes_of, attributes_of_graph, rank_attributes};
+use crate::candidates::values::{attributes_of, attributes_of_graph, instances_of, predicate_labels, rank_attributes};
 use crate::understanding::form::ValueConstraint;
 use crate::candidates::ranking::PathRanker;
 use crate::candidates::paths::{EndKind, Hop, RelationPath};
@@ -279,6 +279,13 @@ impl Agent for QueryPlanningAgent {
             }
         };
         label_values(ctx, &mut answer).await?;
+        if kind == QuestionKind::List
+            && let Some(holder) = value_holder(state, &answer)
+        {
+            answer.values = vec![holder];
+            answer.truncated = false;
+            label_values(ctx, &mut answer).await?;
+        }
         if kind == QuestionKind::Boolean && answer.values.iter().all(|v| v.kind != ValueKind::Boolean) {
             // One anchor: yes when a value the path reaches is named in the question, or, over
             // an earlier list ("were any of them …"), when the path reaches one of its members.
@@ -302,6 +309,33 @@ impl Agent for QueryPlanningAgent {
         state.answer = Some(answer);
         Ok(state.stop(Outcome::Answered))
     }
+}
+
+/// "Which package is at version 4.6-1.1?": the vertex linked by the value the question writes,
+/// when the chosen path only gives that value back (its holder is what is asked for), with the
+/// value's triple as provenance.
+fn value_holder(state: &AgentState, answer: &Answer) -> Option<AnswerValue> {
+    let written = |m: &str| normalize_tokens(m.trim_matches(|c: char| !c.is_alphanumeric()));
+    state
+        .entities
+        .iter()
+        .filter(|l| l.method == crate::state::LinkMethod::Literal)
+        .find_map(|link| {
+            let value = written(&link.mention);
+            let only_it = !answer.values.is_empty()
+                && answer
+                    .values
+                    .iter()
+                    .all(|v| v.kind == ValueKind::Literal && normalize_tokens(&v.value) == value);
+            if !only_it {
+                return None;
+            }
+            let iri = link.iri.as_ref()?;
+            let mut holder =
+                AnswerValue::from_term(&Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(iri.clone())))?;
+            holder.provenance = answer.values[0].provenance.clone();
+            Some(holder)
+        })
 }
 
 /// A question about a class alone ("how many countries are there", "list the cities", "which is
@@ -388,20 +422,8 @@ async fn by_value(
 ) -> Result<&'static str, AgentError> {
     let kinds = match class {
         Some(class) => {
-            let QueryResults::Solutions(sample) = ctx
-                .kg
-                .query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?)
-                .await?
-            else {
-                return Ok(state.stop(Outcome::NoQuery));
-            };
-            let instances: Vec<&str> = sample
-                .column("s")
-                .filter_map(|t| match t {
-                    Term::NamedNode(n) => Some(n.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let sample = instances_of(ctx, class, CLASS_SAMPLE).await?;
+            let instances: Vec<&str> = sample.iter().map(String::as_str).collect();
             attributes_of(ctx, &instances).await?
         }
         None => attributes_of_graph(ctx).await,
@@ -488,56 +510,17 @@ async fn class_attribute(
     form: &QuestionForm,
     class: &str,
 ) -> Result<Option<(Hop, bool)>, AgentError> {
-    use crate::candidates::paths::literal_kind;
-    let QueryResults::Solutions(sample) = ctx
-        .kg
-        .query(&chatty_kg_graph::instances_query(class, CLASS_SAMPLE)?)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let instances: Vec<&str> = sample
-        .column("s")
-        .filter_map(|t| match t {
-            Term::NamedNode(n) => Some(n.as_str()),
-            _ => None,
-        })
-        .collect();
-    let edges = ctx
-        .kg
-        .neighbourhood(
-            &instances,
-            chatty_kg_graph::Direction::Outgoing,
-            ctx.params.path_edge_limit,
-        )
-        .await?;
+    let sample = instances_of(ctx, class, CLASS_SAMPLE).await?;
+    let instances: Vec<&str> = sample.iter().map(String::as_str).collect();
     // predicate → (number values, date values)
-    let mut kinds: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
-    for edge in &edges.edges {
-        if let Term::Literal(l) = &edge.neighbour {
-            match literal_kind(l.datatype().as_str(), l.value()) {
-                EndKind::Number => kinds.entry(edge.predicate.as_str()).or_default().0 += 1,
-                EndKind::Temporal => kinds.entry(edge.predicate.as_str()).or_default().1 += 1,
-                _ => {}
-            }
-        }
-    }
+    let kinds = attributes_of(ctx, &instances).await?;
     if kinds.is_empty() {
         return Ok(None);
     }
-    let predicates: Vec<&str> = kinds.keys().copied().collect();
-    let names = ctx.kg.predicate_names(&predicates).await?;
-    let labels: Vec<String> = predicates
-        .iter()
-        .map(|p| {
-            names
-                .get(*p)
-                .cloned()
-                .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p))
-        })
-        .collect();
+    let predicates: Vec<&str> = kinds.keys().map(String::as_str).collect();
+    let labels = predicate_labels(ctx, &predicates).await?;
     let similarity = PathRanker::similarity(ctx, &form.superlative_words.join(" "), &labels).await?;
-    let values = |i: usize| kinds[&predicates[i]].0 + kinds[&predicates[i]].1;
+    let values = |i: usize| kinds[predicates[i]].0 + kinds[predicates[i]].1;
     let Some(best) = (0..predicates.len()).max_by(|&a, &b| {
         similarity[a]
             .total_cmp(&similarity[b])
@@ -546,7 +529,7 @@ async fn class_attribute(
     }) else {
         return Ok(None);
     };
-    let (numbers, dates) = kinds[&predicates[best]];
+    let (numbers, dates) = kinds[predicates[best]];
     Ok(Some((
         Hop {
             predicate: predicates[best].to_owned(),

@@ -68,8 +68,8 @@ const NOT_RELATIONS: &[&str] = &[
     "who", "whom", "when", "where", "why", "how", "s",
 ];
 
-/// The weight of what a question word itself asks for ("where": a place).
-const WH_WORD_WEIGHT: f32 = 0.5;
+/// A "where" question's path whose last hop is named after a place.
+const PLACE_MATCH: f32 = 0.06;
 
 /// A scored path, as the explanation shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,6 +118,8 @@ pub(crate) struct PathRanker {
     /// Words whose relation the question names twice ("directed" … "director").
     repeated: Vec<String>,
     form: QuestionForm,
+    /// The unit "place" of a "where" question.
+    place: Option<usize>,
 }
 
 impl PathRanker {
@@ -186,17 +188,19 @@ impl PathRanker {
                 asked_type: asked == Some(i),
             });
         }
-        // "Where" asks for a place: a relation named after one ("birth place", "location") says
-        // more of the question than one that only shares its verb ("founded by" for "where was
-        // X founded").
-        if words.iter().take(4).any(|w| w.text == "where") {
+        // "Where" asks for a place: a last hop named after one ("birth place", "foundation
+        // place") says more of the question than one that only shares its verb ("founded by" for
+        // "where was X founded"). A unit of no weight: it is compared with the last hop only,
+        // and never justifies a hop of its own.
+        let place = words.iter().take(4).any(|w| w.text == "where").then(|| {
             units.push(Unit {
                 text: "place".to_owned(),
                 position: None,
-                weight: WH_WORD_WEIGHT,
+                weight: 0.0,
                 asked_type: false,
             });
-        }
+            units.len() - 1
+        });
         for phrase in phrases {
             // A superlative's words rank the answers; they are no relation of the path.
             let phrase = phrase
@@ -242,6 +246,7 @@ impl PathRanker {
             sharing_word: sharing,
             repeated,
             form: form.clone(),
+            place,
         })
     }
 
@@ -456,7 +461,19 @@ impl PathRanker {
         if self.asks_for_things() && !superlative && path.end != EndKind::Entity {
             return KIND_MISMATCH;
         }
-        match (self.form.expects, path.end) {
+        let place = match (self.place, path.hops.last()) {
+            (Some(u), Some(hop))
+                if self
+                    .similarities
+                    .get(&hop.label)
+                    .and_then(|s| s.get(u))
+                    .is_some_and(|s| *s >= FULL_SUPPORT) =>
+            {
+                PLACE_MATCH
+            }
+            _ => 0.0,
+        };
+        place + match (self.form.expects, path.end) {
             // A superlative ranks vertices by an attribute: the base path ends at the vertices.
             (_, EndKind::Entity) if superlative => KIND_MATCH / 2.0,
             // "Which is the least populous city": the cities, ordered by their population.
@@ -561,12 +578,15 @@ fn asked_noun(
 ) -> Option<usize> {
     // A question word, or an imperative that asks for things ("name the books", "give me all
     // films", "list the rivers").
-    let opener = words.iter().take(4).position(|w| {
-        matches!(
-            w.text.as_str(),
-            "which" | "what" | "how" | "name" | "list" | "give" | "show" | "all"
-        )
-    })?;
+    let opener = words
+        .iter()
+        .position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))
+        .or_else(|| {
+            words
+                .iter()
+                .take(4)
+                .position(|w| matches!(w.text.as_str(), "name" | "list" | "give" | "show" | "all"))
+        })?;
     let mut start = opener + 1;
     if words[opener].text == "how" {
         if !words.get(start).is_some_and(|w| w.text == "many" || w.text == "much") {

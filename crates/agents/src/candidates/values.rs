@@ -44,7 +44,7 @@ pub struct Attribute {
 }
 
 /// Predicate → (number values, date values) seen.
-type Kinds = BTreeMap<String, (u64, u64)>;
+pub(crate) type Kinds = BTreeMap<String, (u64, u64)>;
 
 /// The numeric and date predicates leaving `vertices` (one grouped query).
 pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Result<Kinds, AgentError> {
@@ -66,6 +66,36 @@ pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Resu
         }
     }
     Ok(kinds)
+}
+
+/// Some instances of `class` (at most `limit`).
+pub(crate) async fn instances_of(ctx: &AgentContext, class: &str, limit: usize) -> Result<Vec<String>, AgentError> {
+    let chatty_kg_graph::QueryResults::Solutions(sample) =
+        ctx.kg.query(&chatty_kg_graph::instances_query(class, limit)?).await?
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(sample
+        .column("s")
+        .filter_map(|t| match t {
+            Term::NamedNode(n) => Some(n.as_str().to_owned()),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Each predicate's label: its own in the graph, else one made from its IRI.
+pub(crate) async fn predicate_labels(ctx: &AgentContext, iris: &[&str]) -> Result<Vec<String>, AgentError> {
+    let names = ctx.kg.predicate_names(iris).await?;
+    Ok(iris
+        .iter()
+        .map(|p| {
+            names
+                .get(*p)
+                .cloned()
+                .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p))
+        })
+        .collect())
 }
 
 /// The numeric and date predicates of the whole graph, from its schema profile's datatypes.
@@ -105,16 +135,7 @@ pub(crate) async fn rank_attributes(
         return Ok(Vec::new());
     }
     let iris: Vec<&str> = predicates.iter().map(|(p, _)| p.as_str()).collect();
-    let names = ctx.kg.predicate_names(&iris).await?;
-    let labels: Vec<String> = iris
-        .iter()
-        .map(|p| {
-            names
-                .get(*p)
-                .cloned()
-                .unwrap_or_else(|| chatty_kg_graph::text::predicate_label(p))
-        })
-        .collect();
+    let labels = predicate_labels(ctx, &iris).await?;
     let similarity = PathRanker::similarity(ctx, &constraint.attribute_words.join(" "), &labels).await?;
     let mut ranked: Vec<Attribute> = predicates
         .iter()

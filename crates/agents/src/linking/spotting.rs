@@ -38,6 +38,8 @@ pub(crate) struct Spotted {
     pub len: usize,
     /// How much it looks like a name: its length, and more for capitalised words.
     pub strength: f32,
+    /// A name written in part: no label is it, but some hold all its words.
+    pub partial: bool,
 }
 
 /// Words that may open a label ("The Grudge") though they are function words.
@@ -72,7 +74,8 @@ pub(crate) async fn spot_entities(
         }
     }
     let lower: Vec<String> = words.iter().map(|(w, _)| normalize_tokens(w).join(" ")).collect();
-    let predicates = ctx.predicates().await;
+    // Predicates and classes are what questions say of entities, never the entities.
+    let predicates = ctx.schema_terms().await;
     let mut found: Vec<Spotted> = Vec::new();
     let mut searches = 0;
     for len in (1..=words.len().min(MAX_SPAN)).rev() {
@@ -137,6 +140,7 @@ pub(crate) async fn spot_entities(
                 start,
                 len,
                 strength: len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5,
+                partial: false,
             });
         }
     }
@@ -144,13 +148,36 @@ pub(crate) async fn spot_entities(
     // words that no label is, titles aside, but that is part of some vertex's label. Matching
     // links it when one such vertex dominates the graph.
     let mut partial = 0;
+    // The head nouns of the graph's class names ("film", "lake", "state", "version").
+    let class_heads: std::collections::HashSet<String> = match ctx.kg.profile().await {
+        Ok(profile) => profile
+            .classes
+            .iter()
+            .filter_map(|c| normalize_tokens(&c.label).pop())
+            .map(|w| crate::understanding::classes::singular(&w))
+            .collect(),
+        Err(_) => std::collections::HashSet::new(),
+    };
     for (start, len) in capitalised_runs(&words) {
         if partial == MAX_PARTIAL_NAMES || searches >= MAX_SEARCHES {
             break;
         }
+        // A longer run holds a shorter label found inside it ("Lake Placid" around "Lake"): the
+        // run is tried, and replaces it when some label holds all its words. A run that only
+        // overlaps a found span is left.
+        let inside = |f: &Spotted| f.start >= start && f.start + f.len <= start + len && f.len < len;
         if found
             .iter()
-            .any(|f| start < f.start + f.len && f.start < start + len)
+            .any(|f| start < f.start + f.len && f.start < start + len && !inside(f))
+        {
+            continue;
+        }
+        // A capitalised word before a noun that names a class of the graph modifies it ("Danish
+        // films", "a German lake", "U.S. states"): an adjective, not part of a name ("Kerouac
+        // born" is a name and a verb).
+        let next = words.get(start + len).map(|(w, _)| w.as_str()).unwrap_or("");
+        if next.chars().next().is_some_and(char::is_lowercase)
+            && class_heads.contains(&crate::understanding::classes::singular(&next.to_lowercase()))
         {
             continue;
         }
@@ -167,13 +194,15 @@ pub(crate) async fn spot_entities(
         let hits = ctx.kg.search_entities(&mention, PARTIAL_CANDIDATES).await?;
         if hits
             .iter()
-            .any(|c| !predicates.contains(&c.iri) && crate::agents::matching::names_every_word(&mention, &c.label))
+            .any(|c| !predicates.contains(&c.iri) && crate::agents::matching::holds_every_word(&mention, &c.label))
         {
+            found.retain(|f| !inside(f));
             found.push(Spotted {
                 mention,
                 start,
                 len,
                 strength: 1.5 + 1.5 * len as f32,
+                partial: true,
             });
         }
     }
@@ -259,11 +288,20 @@ pub(crate) async fn spot(
     kind: QuestionKind,
     class: Option<&str>,
 ) -> Result<Option<Qir>, AgentError> {
-    let spotted = spot_entities(ctx, question, MAX_ENTITIES, class).await?;
+    let mut spotted = spot_entities(ctx, question, MAX_ENTITIES, class).await?;
+    // A name written in part inside a quoted value ("the thesis 'New Data Based …'") is that
+    // value's words, looked up as the value below.
+    let values = literal_mentions(question);
+    spotted.retain(|s| {
+        !s.partial
+            || !values
+                .iter()
+                .any(|v| holds(&normalize_tokens(v), &normalize_tokens(&s.mention)))
+    });
     let mut entities: Vec<String> = spotted.iter().map(|s| s.mention.clone()).collect();
     // Values written in the question that the graph stores as literals ("ISBN 0-306-40615-2",
     // a quoted title that is no label): the matching agent links them by value.
-    for value in literal_mentions(question) {
+    for value in values {
         let words = normalize_tokens(&value);
         if entities.len() >= MAX_ENTITIES
             || entities.iter().any(|e| {
@@ -375,8 +413,11 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
         let digits = word.chars().filter(char::is_ascii_digit).count();
         let separated = word.chars().any(|c| matches!(c, '-' | '.' | '/' | ':'));
         let lettered = word.chars().any(char::is_alphabetic);
+        // A web address is a value too ("https://elv.sh", "www.example.org").
+        let address = word.contains("://") || word.starts_with("www.");
         let code = digits >= 1 && word.len() >= 5 && (separated || lettered)
-            || (digits >= 5 && digits == word.chars().count());
+            || (digits >= 5 && digits == word.chars().count())
+            || address;
         if code && !out.iter().any(|o| o.contains(word)) {
             out.push(word.to_owned());
         }
@@ -402,6 +443,7 @@ mod tests {
             start,
             len,
             strength,
+            partial: false,
         }
     }
 
@@ -420,6 +462,10 @@ mod tests {
             ["A Note on Graphs"]
         );
         assert_eq!(literal_mentions("Who lives at postcode 75001?"), ["75001"]);
+        assert_eq!(
+            literal_mentions("Which package has the homepage https://elv.sh?"),
+            ["https://elv.sh"]
+        );
         assert_eq!(
             literal_mentions("What is the DOI 10.1112/plms/s2-45.1.161 about?"),
             ["10.1112/plms/s2-45.1.161"]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Checks questions.json against kb.nt.gz beside this file (needs pyoxigraph):
+"""Checks a dev domain's questions.json against its kb.nt.gz (needs pyoxigraph):
 
     python3 -m venv /var/tmp/dsvenv && /var/tmp/dsvenv/bin/pip install pyoxigraph
-    /var/tmp/dsvenv/bin/python datasets/<name>/check.py [-v]
+    /var/tmp/dsvenv/bin/python datasets/check_questions.py datasets/<name> [-v]
 
 Every gold query must parse and give a non-empty answer (at most 30 rows, a single projected
 variable; a single COUNT for `count`), yes/no questions must have both outcomes, and there must
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-HERE = Path(__file__).resolve().parent
 MAX_ROWS = 30
 
 
@@ -29,6 +28,10 @@ def short(term):
 
 def main():
     verbose = "-v" in sys.argv
+    folders = [a for a in sys.argv[1:] if a != "-v"]
+    if len(folders) != 1:
+        sys.exit("usage: check_questions.py DATASET_DIR [-v]")
+    HERE = Path(folders[0]).resolve()
     store = ox.Store()
     with gzip.open(HERE / "kb.nt.gz", "rb") as f:
         store.bulk_load(f, ox.RdfFormat.N_TRIPLES)
