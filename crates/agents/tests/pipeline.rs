@@ -300,20 +300,21 @@ async fn an_empty_result_says_the_graph_has_no_answer() {
 
 #[tokio::test]
 async fn an_ambiguous_mention_is_picked_by_the_model_after_a_malformed_answer() {
+    // A misspelt name: no label holds all its words, so the model picks among the candidates.
     let scripted = ScriptedChatModel::new()
         .reply_when(
             "qir",
-            "which films did tom star in",
-            &qir_reply(&["Tom"], &[["?film", "starred in", "Tom"]], "list"),
+            "which films did tom cruse star in",
+            &qir_reply(&["Tom Cruse"], &[["?film", "starred in", "Tom Cruse"]], "list"),
         )
         .replies_in_turn(
             "matching",
-            "mention: tom",
+            "mention: tom cruse",
             &["Tom Cruise, I think", r#"{"value": "Tom Cruise"}"#],
         );
     let Some(pipeline) = pipeline(scripted) else { return };
     let e = pipeline
-        .ask("Which films did Tom star in?", Mode::SingleTurn, &[])
+        .ask("Which films did Tom Cruse star in?", Mode::SingleTurn, &[])
         .await
         .unwrap();
     assert_eq!(e.entities[0].method, LinkMethod::Model);
@@ -321,6 +322,28 @@ async fn an_ambiguous_mention_is_picked_by_the_model_after_a_malformed_answer() 
     assert!(e.entities[0].top_candidates.contains(&"Tom Hanks".to_owned()));
     assert_eq!(calls(&e, "matching"), 2, "one malformed answer, one valid");
     assert_eq!(e.display_answers(), vec!["Top Gun"]);
+}
+
+#[tokio::test]
+async fn a_name_written_in_part_is_the_most_connected_vertex_that_holds_it() {
+    // "Tom" is a whole word of Tom Hanks and Tom Cruise: the graph's degrees decide, no model.
+    let scripted = ScriptedChatModel::new().reply_when(
+        "qir",
+        "which films did tom star in",
+        &qir_reply(&["Tom"], &[["?film", "starred in", "Tom"]], "list"),
+    );
+    let Some(pipeline) = pipeline(scripted) else { return };
+    let e = pipeline
+        .ask("Which films did Tom star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    let tom = &e.entities[0];
+    assert!(
+        matches!(tom.method, LinkMethod::Dominant | LinkMethod::MostConnected),
+        "{tom:?}"
+    );
+    assert_eq!(tom.iri.as_deref(), Some(&*format!("{E}Tom_Hanks")));
+    assert_eq!(calls(&e, "matching"), 0);
 }
 
 /// "Tom Hardy" is not in the graph; "Tom Hanks" and "Tom Cruise" match one of its words. The

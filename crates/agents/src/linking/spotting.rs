@@ -181,6 +181,14 @@ pub(crate) async fn spot_entities(
         {
             continue;
         }
+        // A run that opens with an article is the start of a title written whole ("The Time of
+        // the Hero"), not a name written in part; one followed by a sequel's number names
+        // something else ("… the Hero 2"), as for whole labels.
+        if ARTICLES.contains(&words[start].0.to_lowercase().as_str())
+            || lower.get(start + len).is_some_and(|next| is_sequel_number(next))
+        {
+            continue;
+        }
         let mention = words[start..start + len]
             .iter()
             .map(|(w, _)| w.as_str())
