@@ -3,15 +3,15 @@
 //! per agent, and the model calls and tokens per agent. `chatty-kg ask --json` prints this.
 
 use crate::answer::AnswerValue;
-use crate::dialogue::clarification::Clarified;
-use crate::understanding::classes::ClassMention;
-use crate::candidates::ranking::ScoredPath;
 use crate::candidates::paths::SearchReport;
-use crate::understanding::qir::{Qir, QuestionKind};
-use crate::understanding::form::QuestionForm;
+use crate::candidates::ranking::ScoredPath;
+use crate::dialogue::clarification::Clarified;
 use crate::state::{
     AgentState, AnswerSet, Classification, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink, Resolution,
 };
+use crate::understanding::classes::ClassMention;
+use crate::understanding::form::QuestionForm;
+use crate::understanding::qir::{Qir, QuestionKind};
 use chatty_kg_llm::accounting::{CallLedger, CallTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

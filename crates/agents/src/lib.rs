@@ -26,19 +26,19 @@ pub use dialogue::{clarification, referents};
 pub use understanding::{classes, qir};
 
 pub use answer::{Answer, AnswerValue, ValueKind};
+pub use candidates::paths::{Anchor, EndKind, Hop, RelationPath, SearchReport};
+pub use candidates::queries::{CandidateQuery, PredicateChoice};
+pub use candidates::ranking::ScoredPath;
 pub use clarification::{Clarification, Clarified, ClarifyOption, Fact};
 pub use classes::{ClassMention, ClassRole};
 pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use explanation::Explanation;
 pub use graph::{Agent, END, StateGraph};
-pub use candidates::queries::{CandidateQuery, PredicateChoice};
-pub use candidates::ranking::ScoredPath;
-pub use candidates::paths::{Anchor, EndKind, Hop, RelationPath, SearchReport};
 pub use pipeline::{Dialogue, Pipeline, Unanswered};
 pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};
-pub use understanding::form::{Comparison, Expectation, FormSource, QuestionForm, ValueConstraint};
 pub use state::{
     AgentState, ChoiceReason, Classification, EntityLink, ExecutedQuery, LinkMethod, Mode, Outcome, PathChoice,
     QueryReason, RelationLink, Turn,
 };
+pub use understanding::form::{Comparison, Expectation, FormSource, QuestionForm, ValueConstraint};

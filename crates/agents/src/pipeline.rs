@@ -21,12 +21,12 @@ use crate::agents::{
 };
 use crate::answer::ValueKind;
 use crate::context::AgentContext;
+use crate::dialogue::referents::Member;
 use crate::error::AgentError;
 use crate::explanation::Explanation;
 use crate::graph::{END, StateGraph};
-use crate::understanding::qir::QuestionKind;
-use crate::dialogue::referents::Member;
 use crate::state::{AgentState, AnswerSet, Mode, STOPPED, SetRole, Turn, TurnEntity};
+use crate::understanding::qir::QuestionKind;
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -2,14 +2,14 @@
 //! graph, and the routing decision each agent leaves in it.
 
 use crate::answer::Answer;
-use crate::dialogue::clarification::{Clarification, Clarified};
-use crate::understanding::classes::ClassMention;
+use crate::candidates::paths::{Anchor, RelationPath, SearchReport};
 use crate::candidates::queries::PredicateChoice;
 use crate::candidates::ranking::ScoredPath;
-use crate::candidates::paths::{Anchor, RelationPath, SearchReport};
-use crate::understanding::qir::Qir;
-use crate::understanding::form::QuestionForm;
+use crate::dialogue::clarification::{Clarification, Clarified};
 use crate::dialogue::referents::{Candidate, Member, Reference};
+use crate::understanding::classes::ClassMention;
+use crate::understanding::form::QuestionForm;
+use crate::understanding::qir::Qir;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

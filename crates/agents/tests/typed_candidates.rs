@@ -194,7 +194,11 @@ async fn constraint_queries_run_on_virtuoso_too() {
     ctx.kg = kg;
     let pipeline = Pipeline::new(ctx);
     let e = pipeline
-        .ask("Which films starring Tom Hanks were released after 1990?", Mode::SingleTurn, &[])
+        .ask(
+            "Which films starring Tom Hanks were released after 1990?",
+            Mode::SingleTurn,
+            &[],
+        )
         .await
         .unwrap();
     let mut answers = e.display_answers();

@@ -14,12 +14,12 @@
 //! [`RESUMED`]) and [`ChatAgent::Reply`] (`reply`, outcome [`REPLIED`]).
 
 use crate::ask::{ask_validated, check_reply};
-use crate::dialogue::clarification::Clarified;
 use crate::context::AgentContext;
+use crate::dialogue::clarification::Clarified;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::understanding::qir::QuestionKind;
 use crate::state::{AgentState, Outcome};
+use crate::understanding::qir::QuestionKind;
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_llm::ChatRequest;
 use serde::Deserialize;
@@ -172,8 +172,7 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
             }
         }
         Some(Outcome::UnknownEntity { mentions }) if mentions.is_empty() => {
-            "I could not find anything this question names in the knowledge graph, so I cannot answer from it."
-                .into()
+            "I could not find anything this question names in the knowledge graph, so I cannot answer from it.".into()
         }
         Some(Outcome::UnknownEntity { mentions }) => format!(
             "I could not find {} in the knowledge graph, so I cannot answer from it.",

@@ -13,11 +13,11 @@
 //! question's queries as `homonym`); when another fits, one degree count; when asking, one class
 //! lookup, one neighbourhood query and the names of what it reaches. Outcome: [`CHECKED`].
 
-use crate::dialogue::clarification::{Clarification, Fact, Profile, describe};
+use crate::candidates::queries::{Shape, select};
 use crate::context::AgentContext;
+use crate::dialogue::clarification::{Clarification, Fact, Profile, describe};
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::candidates::queries::{Shape, select};
 use crate::state::{AgentState, ExecutedQuery, LinkMethod, Mode, Outcome, QueryReason};
 use chatty_kg_graph::{Direction, QueryResults, named_neighbourhood};
 use std::collections::HashMap;

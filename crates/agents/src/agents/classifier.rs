@@ -9,9 +9,9 @@
 //! Outcomes: [`SELF_CONTAINED`], [`DEPENDENT`].
 
 use crate::context::AgentContext;
+use crate::dialogue::referents::{asked, detect_with};
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::dialogue::referents::{asked, detect_with};
 use crate::state::{AgentState, Classification, Mode};
 
 pub struct ClassifierAgent;

@@ -15,16 +15,16 @@
 //! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
-use crate::understanding::classes::{ClassMention, ClassRole};
+use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
+use crate::candidates::queries::PredicateChoice;
+use crate::candidates::ranking::{PathRanker, ScoredPath};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::candidates::queries::PredicateChoice;
-use crate::candidates::ranking::{PathRanker, ScoredPath};
-use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
-use crate::understanding::qir::{QirSource, QuestionKind};
-use crate::understanding::form::{Expectation, QuestionForm};
 use crate::state::{AgentState, ChoiceReason, Outcome, PathChoice, RelationLink};
+use crate::understanding::classes::{ClassMention, ClassRole};
+use crate::understanding::form::{Expectation, QuestionForm};
+use crate::understanding::qir::{QirSource, QuestionKind};
 use serde::Deserialize;
 use serde_json::json;
 use std::time::Duration;

@@ -9,14 +9,16 @@
 //! fallback when the model's retries run out. Outcome: [`BUILT`].
 
 use crate::ask::{ask_validated, check_reply};
-use crate::understanding::classes::{ClassMention, ClassRole, spot_class};
 use crate::context::AgentContext;
-use crate::linking::spotting::spot;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::understanding::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question};
-use crate::understanding::form::{QuestionForm, ValueConstraint};
+use crate::linking::spotting::spot;
 use crate::state::{AgentState, Outcome};
+use crate::understanding::classes::{ClassMention, ClassRole, spot_class};
+use crate::understanding::form::{QuestionForm, ValueConstraint};
+use crate::understanding::qir::{
+    Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question,
+};
 use serde_json::json;
 
 pub struct QirAgent;

@@ -19,20 +19,20 @@
 //! Outcome: [`STOPPED`](crate::state::STOPPED) (answered or not, the chat agent replies).
 
 use crate::answer::{Answer, AnswerValue, ValueKind};
-use crate::context::AgentContext;
-use crate::error::AgentError;
-use crate::graph::Agent;
+use crate::candidates::paths::{EndKind, Hop, RelationPath};
 use crate::candidates::queries::{
     ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership,
     over_class, over_set, over_values, select, select_in, select_with,
 };
-use crate::candidates::values::{attributes_of, attributes_of_graph, instances_of, predicate_labels, rank_attributes};
-use crate::understanding::form::ValueConstraint;
 use crate::candidates::ranking::PathRanker;
-use crate::candidates::paths::{EndKind, Hop, RelationPath};
-use crate::understanding::qir::QuestionKind;
-use crate::understanding::form::QuestionForm;
+use crate::candidates::values::{attributes_of, attributes_of_graph, instances_of, predicate_labels, rank_attributes};
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::graph::Agent;
 use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason, SetRole};
+use crate::understanding::form::QuestionForm;
+use crate::understanding::form::ValueConstraint;
+use crate::understanding::qir::QuestionKind;
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{GraphError, QueryResults, Term, term_text};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};

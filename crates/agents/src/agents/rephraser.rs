@@ -17,12 +17,12 @@
 
 use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
-use crate::error::AgentError;
-use crate::graph::Agent;
 use crate::dialogue::referents::{
     Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
     check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, narrow, substitute,
 };
+use crate::error::AgentError;
+use crate::graph::Agent;
 use crate::state::{AgentState, AnswerSet, Resolution, ResolutionMethod, ResolvedReference, SetRole, Turn};
 use chatty_kg_graph::text::normalize_tokens;
 use serde::Deserialize;
@@ -291,7 +291,10 @@ pub fn candidates(history: &[Turn]) -> Vec<Candidate> {
                 .map(|m| (m.value.clone(), c.kinds.clone(), c.person, c.place))
         })
         .collect();
-    for c in out.iter_mut().filter(|c| c.role == Role::Entity && c.person.is_none() && c.kinds.is_empty()) {
+    for c in out
+        .iter_mut()
+        .filter(|c| c.role == Role::Entity && c.person.is_none() && c.kinds.is_empty())
+    {
         if let Some((_, kinds, person, place)) = known.iter().find(|(iri, ..)| c.iri() == Some(iri.as_str())) {
             c.kinds = kinds.clone();
             c.person = *person;
@@ -471,8 +474,8 @@ async fn path_fit(
     reference: &Reference,
     fit: &[Candidate],
 ) -> Result<Vec<f32>, AgentError> {
-    use crate::candidates::ranking::PathRanker;
     use crate::candidates::paths::{Anchor, SearchBudget, search};
+    use crate::candidates::ranking::PathRanker;
     use crate::understanding::form::QuestionForm;
     let p = &ctx.params;
     let budget = SearchBudget {

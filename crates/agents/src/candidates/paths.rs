@@ -16,9 +16,9 @@
 //!
 //! Blacklisted predicates (type, label, sameAs, …) never appear: the graph layer drops them.
 
+use crate::candidates::ranking::PathRanker;
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::candidates::ranking::PathRanker;
 use chatty_kg_graph::text::predicate_label;
 use chatty_kg_graph::{Direction, Term};
 use serde::{Deserialize, Serialize};

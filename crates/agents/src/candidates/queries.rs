@@ -6,11 +6,11 @@
 //! provenance), ASK with the end fixed to the other anchor, COUNT(DISTINCT ?answer), and
 //! ORDER BY an attribute with LIMIT 1 for superlatives.
 
-use crate::candidates::values::{Attribute, constrain};
 use crate::candidates::paths::{Hop, RelationPath};
+use crate::candidates::values::{Attribute, constrain};
+use crate::dialogue::referents::Member;
 use crate::understanding::form::ValueConstraint;
 use crate::understanding::qir::Order;
-use crate::dialogue::referents::Member;
 use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, instance_of, named_node, triple, var};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;

@@ -25,12 +25,12 @@
 //! Score = (support + coverage) / 2 + order + kind + sharing − hop prior. The weights are stated below; the
 //! margin that decides whether the model is asked is `AgentParameters::path_margin`.
 
-use crate::context::AgentContext;
-use crate::linking::spotting::is_function_word;
-use crate::error::AgentError;
 use crate::candidates::paths::{EndKind, RelationPath};
-use crate::understanding::qir::QuestionKind;
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::linking::spotting::is_function_word;
 use crate::understanding::form::{Expectation, QuestionForm, Word, words, words as words_of};
+use crate::understanding::qir::QuestionKind;
 use chatty_kg_embed::cosine;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -473,20 +473,21 @@ impl PathRanker {
             }
             _ => 0.0,
         };
-        place + match (self.form.expects, path.end) {
-            // A superlative ranks vertices by an attribute: the base path ends at the vertices.
-            (_, EndKind::Entity) if superlative => KIND_MATCH / 2.0,
-            // "Which is the least populous city": the cities, ordered by their population.
-            (Expectation::Any | Expectation::Entity, _) if superlative => KIND_MISMATCH,
-            (Expectation::Temporal, EndKind::Temporal) => KIND_MATCH,
-            (Expectation::Temporal, _) => KIND_MISMATCH,
-            (Expectation::Entity, EndKind::Entity) => 0.0,
-            (Expectation::Entity, _) => KIND_MISMATCH,
-            (Expectation::Number, EndKind::Number) => KIND_MATCH,
-            (Expectation::Number, EndKind::Entity) => 0.0,
-            (Expectation::Number, _) => KIND_MISMATCH,
-            (Expectation::Any, _) => 0.0,
-        }
+        place
+            + match (self.form.expects, path.end) {
+                // A superlative ranks vertices by an attribute: the base path ends at the vertices.
+                (_, EndKind::Entity) if superlative => KIND_MATCH / 2.0,
+                // "Which is the least populous city": the cities, ordered by their population.
+                (Expectation::Any | Expectation::Entity, _) if superlative => KIND_MISMATCH,
+                (Expectation::Temporal, EndKind::Temporal) => KIND_MATCH,
+                (Expectation::Temporal, _) => KIND_MISMATCH,
+                (Expectation::Entity, EndKind::Entity) => 0.0,
+                (Expectation::Entity, _) => KIND_MISMATCH,
+                (Expectation::Number, EndKind::Number) => KIND_MATCH,
+                (Expectation::Number, EndKind::Entity) => 0.0,
+                (Expectation::Number, _) => KIND_MISMATCH,
+                (Expectation::Any, _) => 0.0,
+            }
     }
 
     /// The path's score, its mean raw support (what `min_relation_score` is compared with) and

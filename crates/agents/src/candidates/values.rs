@@ -10,10 +10,10 @@
 //! asks for: the year of a date (its first four characters) for years, the value cast to
 //! `xsd:double` for numbers.
 
+use crate::candidates::paths::{EndKind, Hop, literal_kind};
+use crate::candidates::ranking::PathRanker;
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::candidates::ranking::PathRanker;
-use crate::candidates::paths::{EndKind, Hop, literal_kind};
 use crate::understanding::form::{Comparison, ValueConstraint};
 use chatty_kg_graph::{Direction, GraphError, NamedNode, Term};
 use serde::{Deserialize, Serialize};

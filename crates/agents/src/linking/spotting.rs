@@ -224,8 +224,30 @@ const PARTIAL_CANDIDATES: usize = 20;
 
 /// Titles before a name that are no part of it ("President Kennedy", "Dr. Who" aside).
 const TITLES: &[&str] = &[
-    "president", "king", "queen", "prince", "princess", "pope", "saint", "st", "sir", "dame", "lord", "lady", "dr",
-    "mr", "mrs", "ms", "professor", "prof", "general", "senator", "emperor", "empress", "chancellor", "governor",
+    "president",
+    "king",
+    "queen",
+    "prince",
+    "princess",
+    "pope",
+    "saint",
+    "st",
+    "sir",
+    "dame",
+    "lord",
+    "lady",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "professor",
+    "prof",
+    "general",
+    "senator",
+    "emperor",
+    "empress",
+    "chancellor",
+    "governor",
 ];
 
 /// Runs of words written with a capital after the question's first word, titles dropped from

@@ -226,10 +226,16 @@ mod tests {
         assert!(spot_class("Which movies did Tom Hanks star in?", &form, &classes).is_some());
         // Modifiers between the asking word and the class.
         assert_eq!(spot("Which Peruvian cities lie on the coast?"), answer("http://e/City"));
-        assert_eq!(spot("Give me all big populated places"), answer("http://e/PopulatedPlace"));
+        assert_eq!(
+            spot("Give me all big populated places"),
+            answer("http://e/PopulatedPlace")
+        );
         assert_eq!(spot("Which U.S. countries …"), answer("http://e/Country"));
         // A spelling one letter apart names a long class name, not a short one.
-        let classes = [class("http://e/Organisation", "Organisation", 3), class("http://e/Cat", "Cat", 3)];
+        let classes = [
+            class("http://e/Organisation", "Organisation", 3),
+            class("http://e/Cat", "Cat", 3),
+        ];
         let form = QuestionForm::detect("Which organizations were founded in 1950?", None);
         assert!(spot_class("Which organizations were founded in 1950?", &form, &classes).is_some());
         let form = QuestionForm::detect("Which cap is red?", None);

@@ -176,10 +176,7 @@ fn is_year_value(token: &str) -> bool {
 pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
     let tokens: Vec<String> = question
         .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
         .filter(|w| !w.is_empty())
         .collect();
     let t = |i: usize| tokens.get(i).map(String::as_str).unwrap_or("");
@@ -343,7 +340,10 @@ impl QuestionForm {
                     continue;
                 }
                 order = Some(*o);
-                if let Some((_, skip)) = i.checked_sub(1).and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p])) {
+                if let Some((_, skip)) = i
+                    .checked_sub(1)
+                    .and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p]))
+                {
                     offset = *skip;
                 }
                 superlative_words.push((*word).to_owned());
@@ -482,10 +482,7 @@ mod tests {
         let f = QuestionForm::detect("What is the second highest mountain on Earth?", None);
         assert_eq!((f.order, f.offset), (Some(Order::Desc), 1));
         assert_eq!(QuestionForm::detect("What is the highest mountain?", None).offset, 0);
-        assert_eq!(
-            QuestionForm::detect("Which is the third largest city?", None).offset,
-            2
-        );
+        assert_eq!(QuestionForm::detect("Which is the third largest city?", None).offset, 2);
     }
 
     #[test]
