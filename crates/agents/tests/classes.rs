@@ -11,26 +11,14 @@ use chatty_kg_agents::{
 use chatty_kg_llm::scripted::ScriptedChatModel;
 
 mod common;
-use common::{classes_graph, context};
+use common::{classes_graph, context, sorted};
 
 fn pipeline() -> Option<Pipeline> {
-    let (ctx, _) = context(classes_graph()?, ScriptedChatModel::new());
-    Some(Pipeline::new(ctx))
+    Some(common::silent_pipeline(classes_graph()?))
 }
 
 async fn ask(pipeline: &Pipeline, question: &str) -> Explanation {
-    let e = pipeline
-        .ask(question, Mode::SingleTurn, &[])
-        .await
-        .unwrap_or_else(|e| panic!("{question}: {e}"));
-    assert_eq!(e.llm.calls, 0, "{question}: no model call is needed");
-    e
-}
-
-fn sorted(e: &Explanation) -> Vec<String> {
-    let mut answers = e.display_answers();
-    answers.sort();
-    answers
+    common::ask_silently(pipeline, question).await
 }
 
 #[tokio::test]

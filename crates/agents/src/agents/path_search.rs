@@ -17,23 +17,27 @@
 use crate::ask::{ask_validated, check_reply};
 use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
 use crate::candidates::queries::PredicateChoice;
-use crate::candidates::ranking::{PathRanker, ScoredPath};
+use crate::candidates::queries::{COUNT_VARIABLE, PREDICATE_VARIABLE};
+use crate::candidates::ranking::{PathRanker, ScoredPath, UNJUSTIFIED_HOP};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::state::{AgentState, ChoiceReason, Outcome, PathChoice, RelationLink};
+use crate::state::{AgentState, ChoiceReason, LinkMethod, Outcome, PathChoice, RelationLink};
 use crate::understanding::classes::{ClassMention, ClassRole};
 use crate::understanding::form::{Expectation, QuestionForm};
 use crate::understanding::qir::{QirSource, QuestionKind};
+use chatty_kg_graph::Term;
 use serde::Deserialize;
 use serde_json::json;
+use std::collections::HashMap;
 use std::time::Duration;
 
 pub struct PathSearchAgent;
 
 pub const NAME: &str = "path_search";
 pub const CHOSEN: &str = "chosen";
-/// The question is about a class alone, or whether an entity is of a class: no path to choose.
+/// The question is about a class alone, whether an entity is of a class, or asks for the vertex
+/// that holds a value it writes: no path to choose.
 pub const OVER_CLASS: &str = "over_class";
 
 /// Homonyms of the linked vertices tried at most per question when no path fits.
@@ -107,6 +111,26 @@ impl Agent for PathSearchAgent {
                 return Ok(OVER_CLASS);
             }
         }
+        // "Which block starts at U+0370?", "Which package has the homepage https://elv.sh?": the
+        // vertex that holds the value the question writes is the answer when it is of the class
+        // asked for; no path from it.
+        if let (Some(c), [anchor]) = (&class, anchors.as_slice())
+            && c.role == ClassRole::Answer
+            && form.kind == QuestionKind::List
+            && form.order.is_none()
+            && state
+                .entities
+                .iter()
+                .any(|l| l.method == LinkMethod::Literal && l.iri.as_deref() == Some(anchor.iri.as_str()))
+            && is_member(ctx, &anchor.iri, &c.iri).await?
+        {
+            state.form = Some(form);
+            state.anchors = anchors;
+            if let Some(c) = &mut state.class {
+                c.applied = true;
+            }
+            return Ok(OVER_CLASS);
+        }
         // "Which organizations were founded in 1950?", "Who was born in 1945?": no vertex to
         // start from, but a value the answers have (of the class, when one is named).
         if anchors.is_empty() && form.constraint.is_some() && form.kind != QuestionKind::Boolean {
@@ -123,7 +147,11 @@ impl Agent for PathSearchAgent {
             Vec::new()
         };
         let labels: Vec<String> = anchors.iter().map(|a| a.label.clone()).collect();
-        let mut ranker = PathRanker::new(ctx, &question, &mentions, &labels, &phrases, &form).await?;
+        let named = class
+            .as_ref()
+            .filter(|c| c.role == ClassRole::Answer)
+            .map(|c| c.mention.as_str());
+        let mut ranker = PathRanker::new(ctx, &question, &mentions, &labels, &phrases, &form, named).await?;
         let p = &ctx.params;
         let budget = SearchBudget {
             max_hops: p.max_hops.max(1),
@@ -252,6 +280,15 @@ impl Agent for PathSearchAgent {
     }
 }
 
+/// Whether `entity` is an instance of `class` (or of a subclass).
+async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool, AgentError> {
+    let query = crate::candidates::queries::membership(entity, class)?;
+    Ok(match ctx.kg.query(&query.query).await? {
+        chatty_kg_graph::QueryResults::Solutions(s) => !s.rows.is_empty(),
+        chatty_kg_graph::QueryResults::Boolean(b) => b,
+    })
+}
+
 /// What is left of the question's one search budget for another homonym's search, or `None`
 /// when the tries are used up or too little is left (a hop takes up to four queries).
 fn budget_left(budget: &SearchBudget, spent: usize, started: std::time::Instant, tries: usize) -> Option<SearchBudget> {
@@ -315,7 +352,9 @@ async fn find_paths(
                     .iter()
                     .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if other.contains(&n.as_str())))
             {
-                scored.score += REACHES_OTHER_ANCHOR;
+                // The hops it needs to get there are justified by the other anchor's mention.
+                scored.score += REACHES_OTHER_ANCHOR + UNJUSTIFIED_HOP * scored.unjustified as f32;
+                scored.unjustified = 0;
             }
         }
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.text.cmp(&b.text)));
@@ -332,13 +371,23 @@ async fn find_paths(
     // Paths with the same text (two predicates with one label) are one choice, the best kept.
     let mut seen = std::collections::HashSet::new();
     ranked.retain(|s| seen.insert(s.text.clone()));
-    ranked.truncate(p.query_num.max(1));
     let mut class_applied = false;
-    if let Some(c) = class.filter(|c| c.role == ClassRole::Answer) {
-        // Paths that reach instances of the class go first; none reaching it, the class is
-        // left aside (the question's word may name the kind loosely).
-        class_applied = hold_to_class(ctx, &mut ranked, anchors, &c.iri, form.kind).await?;
+    ranker.confirm_class(false);
+    if let Some(c) = class.filter(|c| c.role == ClassRole::Answer)
+        && let Some((reach, mixed)) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind).await?
+    {
+        // Paths that reach instances of the class go first (before the cut to `query_num`, so
+        // that a relation the words do not rank still counts), and the words that name the
+        // class are no relation any more; none reaching it, the class is left aside (the
+        // question's word may name the kind loosely).
+        if form.kind != QuestionKind::Boolean {
+            ranker.confirm_class(true);
+            ranker.rescore(&mut ranked);
+        }
+        order_by_class(&mut ranked, &reach, &mixed);
+        class_applied = true;
     }
+    ranked.truncate(p.query_num.max(1));
     Ok(Found {
         ranked,
         pool,
@@ -445,22 +494,25 @@ fn relation_links(best: &ScoredPath) -> Vec<RelationLink> {
         .collect()
 }
 
-/// Paths whose reach in instances of the class is counted (one bounded query each).
+/// Paths of more than one hop whose reach in instances of the class is counted (one bounded
+/// query each).
 const CLASS_CHECKS: usize = 8;
+/// Scores this close to the best path reaching the class say no more than it: the one reaching more
+/// of the class goes first.
+const CLASS_REACH_TIE: f32 = 0.1;
 /// Instances counted per path at most.
 const CLASS_REACH_CAP: usize = 1000;
 
-/// Counts the instances of `class` each of the best paths ending at vertices reaches, marks the
-/// ones that reach some and moves them first: the shorter first, then the one that reaches more
-/// of the class ("which cities are in Peru": "located in", not "capital"), then the ranking's
-/// order. True when any does. Not for a count whose best path is a number the anchor stores.
-async fn hold_to_class(
+/// How many instances of `class` each path ending at vertices reaches (every one-hop path, the
+/// best few longer ones), or `None` when none reaches any. Not for a count whose best path is a
+/// number the anchor stores.
+async fn class_reach(
     ctx: &AgentContext,
-    ranked: &mut [ScoredPath],
+    ranked: &[ScoredPath],
     anchors: &[Anchor],
     class: &str,
     kind: QuestionKind,
-) -> Result<bool, AgentError> {
+) -> Result<Option<(Vec<u64>, Vec<bool>)>, AgentError> {
     // A count whose best path is a number the anchor itself stores ("how many people live in
     // X" is its population, though "people" names a class): the class does not apply. A value
     // further away (the length of a river in the continent) does not count the class's instances,
@@ -470,11 +522,55 @@ async fn hold_to_class(
             .first()
             .is_some_and(|s| s.path.end != EndKind::Entity && s.path.hops.len() == 1)
     {
-        return Ok(false);
+        return Ok(None);
+    }
+    // One hop: every relation from each anchor that reaches the class, counted in one grouped
+    // query per anchor and direction. Longer paths: the best few, one bounded query each.
+    // Per one-hop relation: instances of the class reached, and values typed as something else.
+    let mut one_hop: HashMap<(usize, String, bool), (u64, u64)> = HashMap::new();
+    for (i, anchor) in anchors.iter().enumerate() {
+        for forward in [true, false] {
+            for others in [false, true] {
+                let query = crate::candidates::queries::class_neighbours(&anchor.iri, class, forward, others)?;
+                let chatty_kg_graph::QueryResults::Solutions(s) = ctx.kg.query(&query).await? else {
+                    continue;
+                };
+                let at = |name: &str| s.variables.iter().position(|v| v == name);
+                let (Some(p), Some(n)) = (at(PREDICATE_VARIABLE), at(COUNT_VARIABLE)) else {
+                    continue;
+                };
+                for row in &s.rows {
+                    if let (Some(Term::NamedNode(predicate)), Some(Term::Literal(count))) = (&row[p], &row[n]) {
+                        let count = count.value().parse().unwrap_or(0);
+                        let entry = one_hop.entry((i, predicate.as_str().to_owned(), forward)).or_default();
+                        if others {
+                            entry.1 = count;
+                        } else {
+                            entry.0 = count;
+                        }
+                    }
+                }
+                // Values of another kind only matter where the class is reached at all.
+                if !others && s.rows.is_empty() {
+                    break;
+                }
+            }
+        }
     }
     let mut reach = vec![0u64; ranked.len()];
+    let mut mixed = vec![false; ranked.len()];
+    for (i, scored) in ranked.iter().enumerate() {
+        if let [hop] = scored.path.hops.as_slice() {
+            let (n, others) = one_hop
+                .get(&(scored.path.anchor, hop.predicate.clone(), hop.forward))
+                .copied()
+                .unwrap_or((0, 0));
+            reach[i] = n.min(CLASS_REACH_CAP as u64);
+            mixed[i] = others > 0;
+        }
+    }
     let checked: Vec<usize> = (0..ranked.len())
-        .filter(|&i| ranked[i].path.end == EndKind::Entity)
+        .filter(|&i| ranked[i].path.end == EndKind::Entity && ranked[i].path.hops.len() > 1)
         .take(CLASS_CHECKS)
         .collect();
     for i in checked {
@@ -484,24 +580,41 @@ async fn hold_to_class(
         };
         let query = crate::candidates::queries::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
         reach[i] = crate::candidates::queries::count_of(&ctx.kg.query(&query).await?).unwrap_or(0);
+        if reach[i] > 0 {
+            let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
+            mixed[i] = matches!(ctx.kg.query(&query).await?, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty());
+        }
     }
-    if reach.iter().all(|&n| n == 0) {
-        return Ok(false);
+    Ok(reach.iter().any(|&n| n > 0).then_some((reach, mixed)))
+}
+
+/// Moves the paths that reach the class (`reach`, per path) first and marks them (and whether the
+/// class selects among their values, `mixed`): among them the
+/// words decide (the score), except that scores within [`CLASS_REACH_TIE`] of the best go by the
+/// number of instances reached ("which cities are in Peru": "located in", not "capital").
+fn order_by_class(ranked: &mut Vec<ScoredPath>, reach: &[u64], mixed: &[bool]) {
+    for (scored, selects) in ranked.iter_mut().zip(mixed) {
+        scored.class_selects = *selects;
     }
-    let mut order: Vec<usize> = (0..ranked.len()).collect();
-    order.sort_by_key(|&i| {
-        let reached = reach[i] > 0;
-        (
-            !reached,
-            if reached { ranked[i].path.hops.len() } else { 0 },
-            std::cmp::Reverse(reach[i]),
-            i,
-        )
+    let mut paths: Vec<(ScoredPath, u64)> = ranked.drain(..).zip(reach.iter().copied()).collect();
+    let best = paths
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, _)| s.score)
+        .fold(f32::NEG_INFINITY, f32::max);
+    let key = |(s, n): &(ScoredPath, u64)| {
+        let close = *n > 0 && s.score >= best - CLASS_REACH_TIE;
+        (*n == 0, !close, std::cmp::Reverse(if close { *n } else { 0 }))
+    };
+    paths.sort_by(|a, b| {
+        key(a)
+            .cmp(&key(b))
+            .then(b.0.score.total_cmp(&a.0.score))
+            .then(a.0.path.hops.len().cmp(&b.0.path.hops.len()))
+            .then(a.0.text.cmp(&b.0.text))
     });
-    let mut sorted: Vec<ScoredPath> = order.iter().map(|&i| ranked[i].clone()).collect();
-    for (scored, &i) in sorted.iter_mut().zip(&order) {
-        scored.reaches_class = reach[i] > 0;
+    for (mut scored, n) in paths {
+        scored.reaches_class = n > 0;
+        ranked.push(scored);
     }
-    ranked.clone_from_slice(&sorted);
-    Ok(true)
 }

@@ -19,10 +19,10 @@
 //! Outcome: [`STOPPED`](crate::state::STOPPED) (answered or not, the chat agent replies).
 
 use crate::answer::{Answer, AnswerValue, ValueKind};
-use crate::candidates::paths::{EndKind, Hop, RelationPath};
+use crate::candidates::paths::{EndKind, Hop, RelationPath, iri_of};
 use crate::candidates::queries::{
-    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, SetScope, Shape, TYPE_VARIABLE, ask, count_of, membership,
-    over_class, over_set, over_values, select, select_in, select_with,
+    ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, ClassFilter, SetScope, Shape, TYPE_VARIABLE, ask, count_of,
+    membership, over_class, over_set, over_values, select, select_in, select_with,
 };
 use crate::candidates::ranking::PathRanker;
 use crate::candidates::values::{attributes_of, attributes_of_graph, instances_of, predicate_labels, rank_attributes};
@@ -71,8 +71,14 @@ impl Agent for QueryPlanningAgent {
         }
         // Paths that reach instances of the class the question names are held to it.
         let class = state.class.as_ref().filter(|c| c.applied).map(|c| c.iri.clone());
-        let held: Vec<bool> = state.paths.iter().map(|s| s.reaches_class).collect();
-        let class_of = |i: usize| class.as_deref().filter(|_| held.get(i).copied().unwrap_or(false));
+        let held: Vec<(bool, bool)> = state.paths.iter().map(|s| (s.reaches_class, s.class_selects)).collect();
+        let class_of = |i: usize| {
+            let (reaches, strict) = held.get(i).copied().unwrap_or((false, false));
+            class
+                .as_deref()
+                .filter(|_| reaches)
+                .map(|iri| ClassFilter { iri, strict })
+        };
         let choice = state.path_choice.ok_or(AgentError::MissingState {
             agent: NAME,
             what: "a chosen relation path",
@@ -110,28 +116,17 @@ impl Agent for QueryPlanningAgent {
         // released after 2000"): the attribute of its answers most like the value's words.
         let constrained = match (&form.constraint, ranked.get(choice.index)) {
             (Some(constraint), Some(path)) if path.end == EndKind::Entity && kind != QuestionKind::Boolean => {
-                let sample: Vec<&str> = path
-                    .endpoints
-                    .iter()
-                    .filter_map(|t| match t {
-                        Term::NamedNode(n) => Some(n.as_str()),
-                        _ => None,
-                    })
-                    .collect();
+                let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
                 let kinds = attributes_of(ctx, &sample).await?;
-                rank_attributes(ctx, constraint, &kinds)
-                    .await?
-                    .into_iter()
-                    .next()
-                    .map(|a| (a, constraint.clone()))
+                rank_attributes(ctx, constraint, &kinds).await?.into_iter().next()
             }
             _ => None,
         };
         let constraint_of = |path: &RelationPath| {
             constrained
                 .as_ref()
+                .zip(form.constraint.as_ref())
                 .filter(|_| path.end == EndKind::Entity)
-                .map(|(a, c)| (a, c))
         };
         for (n, &i) in order.iter().take(tries).enumerate() {
             let path = &ranked[i];
@@ -200,9 +195,9 @@ impl Agent for QueryPlanningAgent {
                             && kind == QuestionKind::List
                         {
                             // Too many rows with their provenance: the answers alone, complete.
-                            let class = path.and_then(class_of).map(str::to_owned);
+                            let class = path.and_then(class_of);
                             let path = path.map(|i| &ranked[i]);
-                            results = answers_only(ctx, state, &candidate, reason, path, &anchors, class.as_deref())
+                            results = answers_only(ctx, state, &candidate, reason, path, &anchors, class)
                                 .await?
                                 .unwrap_or(results);
                         }
@@ -348,7 +343,14 @@ async fn about_the_class(
     class: &str,
 ) -> Result<&'static str, AgentError> {
     let kind = form.kind;
+    // One entity and a list: the vertex holding the value the question writes, which is of the
+    // class (path search checked); its type is the provenance.
+    let holder = (kind == QuestionKind::List)
+        .then(|| state.anchors.first())
+        .flatten()
+        .cloned();
     let candidate = match kind {
+        _ if holder.is_some() => membership(&holder.as_ref().map_or("", |h| h.iri.as_str()), class)?,
         QuestionKind::Boolean => {
             let entity = state.anchors.first().ok_or(AgentError::MissingState {
                 agent: NAME,
@@ -381,6 +383,25 @@ async fn about_the_class(
     state.queries.push(executed);
     let results = result?;
     let mut answer = match kind {
+        QuestionKind::List if let Some(holder) = &holder => {
+            let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+            if found.values.is_empty() {
+                return Ok(state.stop(Outcome::NoAnswer));
+            }
+            let mut value = AnswerValue::from_term(&Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(
+                holder.iri.clone(),
+            )))
+            .ok_or(AgentError::MissingState {
+                agent: NAME,
+                what: "the value's holder",
+            })?;
+            value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
+            Answer {
+                kind,
+                values: vec![value],
+                truncated: false,
+            }
+        }
         QuestionKind::Boolean => {
             let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
             let mut value = AnswerValue::boolean(!found.values.is_empty());
@@ -512,8 +533,18 @@ async fn class_attribute(
 ) -> Result<Option<(Hop, bool)>, AgentError> {
     let sample = instances_of(ctx, class, CLASS_SAMPLE).await?;
     let instances: Vec<&str> = sample.iter().map(String::as_str).collect();
+    attribute_like(ctx, form, &instances).await
+}
+
+/// The number- or date-valued predicate of `vertices` most like the superlative's words (ties: the
+/// one with more values), and whether its values are numbers; `None` when they have none.
+async fn attribute_like(
+    ctx: &AgentContext,
+    form: &QuestionForm,
+    vertices: &[&str],
+) -> Result<Option<(Hop, bool)>, AgentError> {
     // predicate → (number values, date values)
-    let kinds = attributes_of(ctx, &instances).await?;
+    let kinds = attributes_of(ctx, vertices).await?;
     if kinds.is_empty() {
         return Ok(None);
     }
@@ -578,7 +609,7 @@ async fn superlative(
     path: &RelationPath,
     anchor: &str,
     order: crate::understanding::qir::Order,
-    class: Option<&str>,
+    class: Option<ClassFilter<'_>>,
 ) -> Result<CandidateQuery, AgentError> {
     if matches!(path.end, EndKind::Number | EndKind::Temporal) {
         let shape = Shape::Superlative {
@@ -601,11 +632,19 @@ async fn superlative(
         })
         .collect();
     if extensions.is_empty() {
-        return Ok(select_in(
-            &[(anchor, path)],
-            &Shape::List { distinct_only: false },
-            class,
-        )?);
+        // The search went no further than the answers: their own numbers and dates, read from
+        // the ones it reached ("the highest mountain in Italy": the mountains' elevation).
+        let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
+        let shape = match attribute_like(ctx, form, &sample).await? {
+            Some((attribute, numeric)) => Shape::Superlative {
+                attribute: Some(attribute),
+                order,
+                numeric,
+                offset: form.offset,
+            },
+            None => Shape::List { distinct_only: false },
+        };
+        return Ok(select_in(&[(anchor, path)], &shape, class)?);
     }
     let labels: Vec<String> = extensions
         .iter()
@@ -660,7 +699,7 @@ async fn answers_only(
     reason: QueryReason,
     path: Option<&RelationPath>,
     anchors: &[String],
-    class: Option<&str>,
+    class: Option<ClassFilter<'_>>,
 ) -> Result<Option<QueryResults>, AgentError> {
     let Some(path) = path else { return Ok(None) };
     let query = over_answer_set(

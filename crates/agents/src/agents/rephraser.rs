@@ -502,7 +502,7 @@ async fn path_fit(
             label: vertex.label.clone(),
         };
         let best = async {
-            let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form).await?;
+            let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form, None).await?;
             let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
             Ok::<f32, AgentError>(ranker.rank(paths, &labels).first().map_or(0.0, |s| s.score))
         }

@@ -269,7 +269,7 @@ pub(crate) async fn search(
     Ok((found, report))
 }
 
-fn iri_of(term: &Term) -> Option<&str> {
+pub(crate) fn iri_of(term: &Term) -> Option<&str> {
     match term {
         Term::NamedNode(n) => Some(n.as_str()),
         _ => None,

@@ -148,11 +148,11 @@ pub fn select(paths: &[(&str, &RelationPath)], shape: &Shape) -> Result<Candidat
 }
 
 /// [`select`] with the answers held to `class`, when given ("which *cities* …"): instances of it
-/// or of its subclasses, or values of no class at all ([`of_class_or_untyped`]).
+/// or of its subclasses ([`of_class`]).
 pub fn select_in(
     paths: &[(&str, &RelationPath)],
     shape: &Shape,
-    class: Option<&str>,
+    class: Option<ClassFilter<'_>>,
 ) -> Result<CandidateQuery, GraphError> {
     select_with(paths, shape, class, None)
 }
@@ -162,7 +162,7 @@ pub fn select_in(
 pub fn select_with(
     paths: &[(&str, &RelationPath)],
     shape: &Shape,
-    class: Option<&str>,
+    class: Option<ClassFilter<'_>>,
     constraint: Option<(&Attribute, &ValueConstraint)>,
 ) -> Result<CandidateQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
@@ -190,7 +190,7 @@ pub fn select_with(
         patterns: patterns.clone(),
     };
     if let Some(class) = class {
-        core = of_class_or_untyped(core, &answer, class)?;
+        core = of_class(core, &answer, class)?;
     }
     if let Some((attribute, constraint)) = constraint {
         let (filtered, edge) = constrain(core, &answer, attribute, constraint)?;
@@ -249,19 +249,37 @@ pub fn over_class(class: &str, shape: &Shape) -> Result<CandidateQuery, GraphErr
     shaped(core, shape, Vec::new(), predicates, patterns)
 }
 
-/// `inner` with `?answer` held to `class`: an instance of it (or of a subclass), or a vertex of
-/// no class at all. A graph's types are seldom complete (a film without `rdf:type`), so a missing
-/// type is no evidence against a value; another class is ("which cities …" leaves out the river).
-/// `FILTER(EXISTS { ?answer is an instance of <class> } || !EXISTS { ?answer rdf:type ?t })`.
-fn of_class_or_untyped(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
-    let typed = GraphPattern::Bgp {
-        patterns: vec![triple(answer.clone(), named_node(RDF_TYPE)?, var("answer_type"))],
+/// The class a query's answers are held to ("which *cities* …"), and how strictly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassFilter<'a> {
+    pub iri: &'a str,
+    /// The graph types some of the path's values as something else: the class selects among
+    /// them, and only its instances answer. Otherwise every typed value the path reaches is of
+    /// the class, and a value of no class at all stays (the graph does not say it is not one).
+    pub strict: bool,
+}
+
+/// `inner` with `?answer` held to the class: an instance of it (or of a subclass), or, unless
+/// strict, a vertex of no class at all. A graph's types are seldom complete (a film without
+/// `rdf:type`), so a missing type is no evidence against a value where the class is all the
+/// path reaches; where the path also reaches other kinds of things ("all swimmers born in
+/// Moscow" among the people born there), only the instances answer.
+/// `FILTER(EXISTS { ?answer is an instance of <class> } [|| !EXISTS { ?answer rdf:type ?t }])`.
+fn of_class(inner: GraphPattern, answer: &Variable, class: ClassFilter<'_>) -> Result<GraphPattern, GraphError> {
+    let member = Expression::Exists(Box::new(instance_of(answer.clone(), class.iri)?));
+    let expr = if class.strict {
+        member
+    } else {
+        let typed = GraphPattern::Bgp {
+            patterns: vec![triple(answer.clone(), named_node(RDF_TYPE)?, var("answer_type"))],
+        };
+        Expression::Or(
+            Box::new(member),
+            Box::new(Expression::Not(Box::new(Expression::Exists(Box::new(typed))))),
+        )
     };
     Ok(GraphPattern::Filter {
-        expr: Expression::Or(
-            Box::new(Expression::Exists(Box::new(instance_of(answer.clone(), class)?))),
-            Box::new(Expression::Not(Box::new(Expression::Exists(Box::new(typed))))),
-        ),
+        expr,
         inner: Box::new(inner),
     })
 }
@@ -627,6 +645,85 @@ pub fn class_reach(anchor: &str, path: &RelationPath, class: &str, cap: usize) -
             )],
         }),
         variables: vec![var(COUNT_VARIABLE)],
+    })
+}
+
+/// The variable [`class_neighbours`] binds to each predicate.
+pub const PREDICATE_VARIABLE: &str = "predicate";
+
+/// `SELECT ?predicate (COUNT(DISTINCT ?answer) AS ?count) WHERE { <anchor> ?predicate ?answer .
+/// ?answer is an instance of <class> } GROUP BY ?predicate` (or `?answer ?predicate <anchor>`
+/// when `forward` is false): every relation by which one hop from the anchor reaches instances of
+/// the class, with how many, in one query ("the highest *mountain* in Italy": the relations from
+/// Italy that reach mountains, however the path search's ranking ordered them).
+///
+/// With `others`, the values counted are those the graph types as something else than the class
+/// instead (`?answer rdf:type ?t FILTER NOT EXISTS { ?answer is an instance of <class> }`): where
+/// there are any, the class selects among the relation's values.
+pub fn class_neighbours(anchor: &str, class: &str, forward: bool, others: bool) -> Result<ReadQuery, GraphError> {
+    let (answer, predicate) = (var(ANSWER_VARIABLE), var(PREDICATE_VARIABLE));
+    let anchor = named_node(anchor)?;
+    let edge = if forward {
+        triple(anchor, predicate.clone(), answer.clone())
+    } else {
+        triple(answer.clone(), predicate.clone(), anchor)
+    };
+    let reached = if others {
+        outside_class(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
+    } else {
+        join(
+            GraphPattern::Bgp { patterns: vec![edge] },
+            instance_of(answer.clone(), class)?,
+        )
+    };
+    ReadQuery::select(GraphPattern::Project {
+        inner: Box::new(GraphPattern::Group {
+            inner: Box::new(reached),
+            variables: vec![predicate.clone()],
+            aggregates: vec![(
+                var(COUNT_VARIABLE),
+                AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Count,
+                    expr: Expression::Variable(answer),
+                    distinct: true,
+                },
+            )],
+        }),
+        variables: vec![predicate, var(COUNT_VARIABLE)],
+    })
+}
+
+/// `inner` joined with `?answer rdf:type ?t`, where `?answer` is no instance of `class`.
+fn outside_class(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
+    let typed = triple(answer.clone(), named_node(RDF_TYPE)?, var("other_type"));
+    Ok(GraphPattern::Filter {
+        expr: Expression::Not(Box::new(Expression::Exists(Box::new(instance_of(
+            answer.clone(),
+            class,
+        )?)))),
+        inner: Box::new(join(inner, GraphPattern::Bgp { patterns: vec![typed] })),
+    })
+}
+
+/// `SELECT ?answer WHERE { anchor path ?answer . ?answer rdf:type ?t . FILTER NOT EXISTS {
+/// ?answer is an instance of <class> } } LIMIT 1`: whether the path reaches something the graph
+/// types as another kind of thing ([`ClassFilter::strict`]).
+pub fn class_outsiders(anchor: &str, path: &RelationPath, class: &str) -> Result<ReadQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
+    let reached = differing(
+        GraphPattern::Bgp {
+            patterns: chain.patterns,
+        },
+        &chain.distinct,
+    );
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(outside_class(reached, &answer, class)?),
+            variables: vec![answer],
+        }),
+        start: 0,
+        length: Some(1),
     })
 }
 

@@ -25,13 +25,14 @@
 //! Score = (support + coverage) / 2 + order + kind + sharing − hop prior. The weights are stated below; the
 //! margin that decides whether the model is asked is `AgentParameters::path_margin`.
 
-use crate::candidates::paths::{EndKind, RelationPath};
+use crate::candidates::paths::{EndKind, Hop, RelationPath};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::linking::spotting::is_function_word;
 use crate::understanding::form::{Expectation, QuestionForm, Word, words, words as words_of};
 use crate::understanding::qir::QuestionKind;
 use chatty_kg_embed::cosine;
+use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -68,6 +69,15 @@ const NOT_RELATIONS: &[&str] = &[
     "who", "whom", "when", "where", "why", "how", "s",
 ];
 
+/// A hop of a longer path justifies itself by a word of its own that it resembles at least this
+/// much ("depends on" is no saying of "installed").
+const JUSTIFIES: f32 = 0.35;
+/// Each hop that does not.
+pub(crate) const UNJUSTIFIED_HOP: f32 = 0.15;
+/// A relation named after a preposition ("canonized by") read the way its object stands in the
+/// question.
+const AGENT_DIRECTION: f32 = 0.05;
+
 /// A "where" question's path whose last hop is named after a place.
 const PLACE_MATCH: f32 = 0.06;
 
@@ -84,6 +94,18 @@ pub struct ScoredPath {
     /// *cities*"): such paths go first, and their answers are held to the class.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reaches_class: bool,
+    /// It also reaches things the graph types as another kind: the class selects among its
+    /// values, and only the class's instances answer (else untyped values stay).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub class_selects: bool,
+    /// Hops that say nothing of the question no other hop says (each costs the score
+    /// [`UNJUSTIFIED_HOP`]), unless the graph needs them to reach the question's other anchor.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unjustified: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 struct Unit {
@@ -95,11 +117,25 @@ struct Unit {
     /// type, a relation only when some predicate is named after it ("what *languages*" / "in
     /// language").
     asked_type: bool,
+    /// The asked-for noun names a class of the graph ("which *languages* …" with a class
+    /// Language): a kind of answer, never a relation, whatever predicate shares its name.
+    class_word: bool,
+    /// What is embedded for it, when not `text`: "where … die" is a place of death, "when …
+    /// die" its date, where "die" alone is as much its cause.
+    phrase: Option<String>,
 }
 
 /// An asked-for type noun counts as a relation word only when a predicate is this similar to it
 /// (a shared stem is 0.9; "films" / "starred actors" is 0.54, "books" / "author" 0.50).
 const TYPE_IS_RELATION: f32 = 0.7;
+
+/// What [`PathRanker::score`] finds of one path.
+pub(crate) struct Scores {
+    pub score: f32,
+    pub support: f32,
+    pub coverage: f32,
+    pub unjustified: usize,
+}
 
 /// Ranks the paths of one question.
 pub(crate) struct PathRanker {
@@ -120,12 +156,16 @@ pub(crate) struct PathRanker {
     form: QuestionForm,
     /// The unit "place" of a "where" question.
     place: Option<usize>,
+    /// Some path reaches instances of the class the question asks for: its words are a kind of
+    /// answer, not a relation ([`PathRanker::confirm_class`]).
+    class_confirmed: bool,
 }
 
 impl PathRanker {
     /// `mentions[i]` is anchor i's mention as written in the question and `labels[i]` its
     /// vertex's label (looked for when a model's mention is not written verbatim); `phrases` the
-    /// QIR's relation phrases when a model wrote them.
+    /// QIR's relation phrases when a model wrote them; `class` the words that name the class the
+    /// answers must be, when the question names one.
     pub(crate) async fn new(
         ctx: &AgentContext,
         question: &str,
@@ -133,8 +173,11 @@ impl PathRanker {
         labels: &[String],
         phrases: &[String],
         form: &QuestionForm,
+        class: Option<&str>,
     ) -> Result<Self, AgentError> {
         let words = words(question);
+        let class_span = class.and_then(|c| find_span(&words, c));
+        let in_class = |i: usize| class_span.is_some_and(|(s, e)| i >= s && i < e);
         let spans: Vec<Option<(usize, usize)>> = mentions
             .iter()
             .enumerate()
@@ -185,7 +228,9 @@ impl PathRanker {
                 text: w.to_owned(),
                 position: Some(i),
                 weight: 1.0,
-                asked_type: asked == Some(i),
+                asked_type: asked == Some(i) || in_class(i),
+                class_word: in_class(i) && !governs(i),
+                phrase: None,
             });
         }
         // "Where" asks for a place: a last hop named after one ("birth place", "foundation
@@ -198,6 +243,8 @@ impl PathRanker {
                 position: None,
                 weight: 0.0,
                 asked_type: false,
+                class_word: false,
+                phrase: None,
             });
             units.len() - 1
         });
@@ -215,6 +262,8 @@ impl PathRanker {
                     position: None,
                     weight: QIR_PHRASE_WEIGHT,
                     asked_type: false,
+                    class_word: false,
+                    phrase: None,
                 });
             }
         }
@@ -233,7 +282,27 @@ impl PathRanker {
             })
             .map(|a| a.text.clone())
             .collect();
-        let texts: Vec<String> = units.iter().map(|u| u.text.clone()).collect();
+        // "Where did X die?", "When was X founded?": the question word says which side of the verb
+        // is asked for, so the verb that ends the question is read with it.
+        if let Some(wh) = words
+            .iter()
+            .take(3)
+            .find(|w| matches!(w.text.as_str(), "where" | "when"))
+            && let Some(last) = units
+                .iter_mut()
+                .filter(|u| u.position.is_some() && !u.asked_type)
+                .max_by_key(|u| u.position)
+            && last.position
+                == (0..words.len())
+                    .rev()
+                    .find(|&i| !is_function_word(&words[i].text) && !in_mention(i))
+        {
+            last.phrase = Some(format!("{} {}", wh.text, last.text));
+        }
+        let texts: Vec<String> = units
+            .iter()
+            .map(|u| u.phrase.clone().unwrap_or_else(|| u.text.clone()))
+            .collect();
         let unit_vectors = embed(ctx, texts).await?;
         Ok(Self {
             relevance: vec![0.0; units.len()],
@@ -247,6 +316,7 @@ impl PathRanker {
             repeated,
             form: form.clone(),
             place,
+            class_confirmed: false,
         })
     }
 
@@ -258,13 +328,34 @@ impl PathRanker {
             && self.units.iter().enumerate().any(|(u, unit)| {
                 unit.asked_type
                     && crate::understanding::classes::singular(&unit.text) != unit.text
-                    && self.relevance[u] < TYPE_IS_RELATION
+                    && ((unit.class_word && self.class_confirmed) || self.relevance[u] < TYPE_IS_RELATION)
             })
     }
 
-    /// Whether any word of the question is left to compare paths with.
+    /// The graph shows answers of the class the question asks for: from now on the words that
+    /// name it are a kind of answer, never a relation ("which *programming languages*
+    /// influenced X" is no hop named "programming language").
+    pub(crate) fn confirm_class(&mut self, confirmed: bool) {
+        self.class_confirmed = confirmed;
+    }
+
+    /// `scored` ranked again (after [`Self::confirm_class`]), best first.
+    pub(crate) fn rescore(&self, scored: &mut [ScoredPath]) {
+        for s in scored.iter_mut() {
+            let Scores {
+                score,
+                support,
+                coverage,
+                unjustified,
+            } = self.score(&s.path);
+            (s.score, s.support, s.coverage, s.unjustified) = (score, support, coverage, unjustified);
+        }
+    }
+
+    /// Whether any word of the question is left to compare paths with (the "place" a "where"
+    /// asks for is compared with the last hop only: "Where is X?" has no relation word).
     pub(crate) fn has_units(&self) -> bool {
-        (0..self.units.len()).any(|u| self.counts(u, None))
+        (0..self.units.len()).any(|u| self.units[u].weight > 0.0 && self.counts(u, None))
     }
 
     /// Embeds the labels not seen before (one batch).
@@ -313,8 +404,10 @@ impl PathRanker {
     /// when a predicate is named after it, or when "how many" asks for a number the graph stores
     /// ("how many people live in X" / population).
     fn counts(&self, u: usize, end: Option<EndKind>) -> bool {
-        !self.units[u].asked_type
-            || self.relevance[u] >= TYPE_IS_RELATION
+        let unit = &self.units[u];
+        let a_type = unit.class_word && self.class_confirmed;
+        !unit.asked_type
+            || (!a_type && self.relevance[u] >= TYPE_IS_RELATION)
             || (self.form.kind == QuestionKind::Count && end == Some(EndKind::Number))
     }
 
@@ -337,29 +430,70 @@ impl PathRanker {
                 .and_then(|i| self.distance(path.anchor, i))
                 .unwrap_or(f32::MAX)
         };
+        // A hop whose name says more of the question's words goes first among equals: "birth
+        // place" claims "birth place" before "death place" can take its "place".
+        let said: Vec<usize> = path
+            .hops
+            .iter()
+            .map(|hop| {
+                self.units
+                    .iter()
+                    .filter(|u| u.position.is_some() && shares_stem(&hop.label, &u.text))
+                    .count()
+            })
+            .collect();
         pairs.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
+                .then(said[b.1].cmp(&said[a.1]))
                 .then(a.1.cmp(&b.1))
                 .then(near(a.2).total_cmp(&near(b.2)))
                 .then(a.2.cmp(&b.2))
         });
-        // A word written twice ("the director of X is also the director of …") is one word.
-        let capacity = if self.sharing { 2 } else { 1 };
-        let mut left: HashMap<&str, usize> = self.units.iter().map(|u| (u.text.as_str(), capacity)).collect();
+        // A word is said as often as the question writes it ("X's award nominations's award
+        // nominations"); one written twice where two hops share a relation ("the director of X
+        // is also the director of …") may be said by both.
+        let mut left: HashMap<&str, usize> = HashMap::new();
+        for unit in &self.units {
+            *left.entry(unit.text.as_str()).or_insert(0) += 1;
+        }
+        if self.sharing {
+            for room in left.values_mut() {
+                *room = (*room).max(2);
+            }
+        }
         let mut support = vec![0.0; path.hops.len()];
         let mut unit_of = vec![None; path.hops.len()];
         for (s, h, u) in pairs {
-            let room = left.get_mut(self.units[u].text.as_str());
-            if unit_of[h].is_none()
-                && let Some(room) = room
-                && *room > 0
-            {
-                unit_of[h] = Some(u);
-                support[h] = s.max(0.0);
-                *room -= 1;
+            if unit_of[h].is_some() || left.get(self.units[u].text.as_str()).is_none_or(|room| *room == 0) {
+                continue;
+            }
+            unit_of[h] = Some(u);
+            support[h] = s.max(0.0);
+            // The hop says the whole phrase its name holds ("distributing label", "birth place"):
+            // the phrase's other words are said with it.
+            for (o, other) in self.units.iter().enumerate() {
+                if (o == u || self.one_phrase(u, o))
+                    && (o == u || shares_stem(&path.hops[h].label, &other.text))
+                    && let Some(room) = left.get_mut(other.text.as_str())
+                {
+                    *room = room.saturating_sub(1);
+                }
             }
         }
         (support, unit_of)
+    }
+
+    /// Units `a` and `b` are words of one phrase: nothing but function words stand between them
+    /// ("state *of* origin", "distributing label").
+    fn one_phrase(&self, a: usize, b: usize) -> bool {
+        let (Some(x), Some(y)) = (self.units[a].position, self.units[b].position) else {
+            return false;
+        };
+        let (from, to) = (x.min(y), x.max(y));
+        from != to
+            && (from + 1..to).all(|i| {
+                is_function_word(&self.words[i].text) && !self.spans.iter().flatten().any(|(s, e)| i >= *s && i < *e)
+            })
     }
 
     /// Support plus coverage, without order and kind: how the search picks the paths it expands
@@ -486,33 +620,86 @@ impl PathRanker {
                 (Expectation::Number, EndKind::Number) => KIND_MATCH,
                 (Expectation::Number, EndKind::Entity) => 0.0,
                 (Expectation::Number, _) => KIND_MISMATCH,
+                // "Where did X die": a place or an address, not the date.
+                (Expectation::Place, EndKind::Temporal | EndKind::Number) => KIND_MISMATCH,
+                (Expectation::Place, _) => 0.0,
                 (Expectation::Any, _) => 0.0,
             }
     }
 
-    /// The path's score, its mean raw support (what `min_relation_score` is compared with) and
-    /// its coverage.
-    pub(crate) fn score(&self, path: &RelationPath) -> (f32, f32, f32) {
+    /// The path's score, its mean raw support (what `min_relation_score` is compared with), its
+    /// coverage and its unjustified hops.
+    pub(crate) fn score(&self, path: &RelationPath) -> Scores {
         let (support, unit_of) = self.align(path);
         let evidence = evidence_mean(&support);
         let coverage = self.coverage(path);
         let hops = path.hops.len().saturating_sub(1) as f32;
-        let returns: Vec<&str> = path
-            .hops
-            .windows(2)
-            .filter(|w| w[0].predicate == w[1].predicate && w[0].forward != w[1].forward)
-            .map(|w| w[0].label.as_str())
+        // A return through one relation, or through its near-duplicate ("battle" out, "battles"
+        // back: a graph's raw and mapped predicates).
+        let returns: Vec<usize> = (1..path.hops.len())
+            .filter(|&h| {
+                same_relation(&path.hops[h - 1], &path.hops[h]) && path.hops[h - 1].forward != path.hops[h].forward
+            })
             .collect();
         // Named twice, the return must go through the relation so named.
         let said = |label: &str| self.sharing_word || self.repeated.iter().any(|r| shares_stem(label, r));
+        let shared = |h: usize| returns.contains(&h) && said(&path.hops[h].label);
         let shape = match returns.first() {
             None => 0.0,
-            Some(label) if said(label) => SHARED_RELATION,
+            Some(&h) if shared(h) => SHARED_RELATION,
             Some(_) => NEEDLESS_RETURN,
         };
+        // Each hop must say a word of the question of its own: the one-to-one matching above
+        // gives it one it resembles well enough ("death place" has no word of its own once "birth
+        // place" has said "birth place"), and its own name is not part of another hop's
+        // ("distributor" after "distributing label"). A return the question asks for ("share",
+        // the relation named twice) says it by going back.
+        let unjustified = if path.hops.len() > 1 && self.has_units() {
+            (0..path.hops.len())
+                .filter(|&h| !shared(h) && (support[h] < JUSTIFIES || subsumed(&path.hops, h)))
+                .count()
+        } else {
+            0
+        };
         let score =
-            (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + shape - HOP_PENALTY * hops;
-        (score, mean(&support), coverage)
+            (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + self.direction(path) + shape
+                - HOP_PENALTY * hops
+                - UNJUSTIFIED_HOP * unjustified as f32;
+        Scores {
+            score,
+            support: mean(&support),
+            coverage,
+            unjustified,
+        }
+    }
+
+    /// "Canonized *by X*", "packages that depend *on X*", "built *from* the X source": a
+    /// relation named after a preposition ("canonized by", "depends on") whose object the mention
+    /// is in the question runs towards the anchor (the answer depends on X), not away from it
+    /// (what X depends on).
+    fn direction(&self, path: &RelationPath) -> f32 {
+        let Some(first) = path.hops.first() else { return 0.0 };
+        let Some(last) = normalize_tokens(&first.label)
+            .pop()
+            .filter(|w| PREPOSITIONS.contains(&w.as_str()))
+        else {
+            return 0.0;
+        };
+        let Some((start, _)) = self.spans.get(path.anchor).copied().flatten() else {
+            return 0.0;
+        };
+        let mut before = start;
+        if before > 0 && matches!(self.words[before - 1].text.as_str(), "the" | "a" | "an") {
+            before -= 1;
+        }
+        if before == 0 || self.words[before - 1].text != last {
+            return 0.0;
+        }
+        if first.forward {
+            -AGENT_DIRECTION
+        } else {
+            AGENT_DIRECTION
+        }
     }
 
     /// Best first, each with its verbalization (`anchors[i]` names anchor i); ties go to the
@@ -521,7 +708,12 @@ impl PathRanker {
         let mut scored: Vec<ScoredPath> = paths
             .into_iter()
             .map(|path| {
-                let (score, support, coverage) = self.score(&path);
+                let Scores {
+                    score,
+                    support,
+                    coverage,
+                    unjustified,
+                } = self.score(&path);
                 let anchor = anchors.get(path.anchor).map_or("?", String::as_str);
                 ScoredPath {
                     text: path.verbalize(anchor),
@@ -530,6 +722,8 @@ impl PathRanker {
                     support,
                     coverage,
                     reaches_class: false,
+                    class_selects: false,
+                    unjustified,
                 }
             })
             .collect();
@@ -624,6 +818,44 @@ fn mean(values: &[f32]) -> f32 {
     }
 }
 
+/// Hop `h`'s name is part of another hop's that names another relation: every word stem of
+/// "distributor" is in "distributing label".
+fn subsumed(hops: &[Hop], h: usize) -> bool {
+    let stems = |label: &str| -> Vec<String> {
+        normalize_tokens(label)
+            .into_iter()
+            .filter(|w| w.len() >= 3 && !is_function_word(w))
+            .map(|w| w.chars().take(4).collect())
+            .collect()
+    };
+    let own = stems(&hops[h].label);
+    !own.is_empty()
+        && hops.iter().enumerate().any(|(o, other)| {
+            o != h && !same_relation(other, &hops[h]) && {
+                let theirs = stems(&other.label);
+                own.len() < theirs.len() && own.iter().all(|s| theirs.contains(s))
+            }
+        })
+}
+
+/// Two hops name one relation: the same predicate, or predicates whose labels differ only in
+/// case, spacing or a plural ("battle" / "battles", "debut team" / "debutteam"): a graph's raw
+/// and mapped versions of one property.
+fn same_relation(a: &Hop, b: &Hop) -> bool {
+    let key = |label: &str| {
+        let mut k: String = label
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        if k.ends_with('s') {
+            k.pop();
+        }
+        k
+    };
+    a.predicate == b.predicate || key(&a.label) == key(&b.label)
+}
+
 /// A word of `label` and `word` share their first four letters (or are equal when shorter), or
 /// one ends a compound made of the other ("screenwriter" / "written by", "birthplace" / "place").
 fn shares_stem(label: &str, word: &str) -> bool {
@@ -678,6 +910,27 @@ mod tests {
         assert!(shares_stem("birthplace", "place"));
         assert!(!shares_stem("has genre", "generous"));
         assert!(!shares_stem("in language", "inch"), "short words must be equal");
+        let hop = |predicate: &str, label: &str| Hop {
+            predicate: predicate.to_owned(),
+            label: label.to_owned(),
+            forward: true,
+        };
+        assert!(same_relation(
+            &hop("dbo:battle", "battle"),
+            &hop("dbp:battles", "battles")
+        ));
+        assert!(same_relation(
+            &hop("dbo:debutTeam", "debut team"),
+            &hop("dbp:debutteam", "debutteam")
+        ));
+        assert!(!same_relation(
+            &hop("dbo:child", "child"),
+            &hop("dbp:children", "children")
+        ));
+        assert!(!same_relation(
+            &hop("p:lowercase", "lowercase"),
+            &hop("p:uppercase", "uppercase")
+        ));
         let w = words("who acted in the movies directed by the director of Some Mother's Son");
         assert_eq!(find_span(&w, "Some Mother's Son"), Some((10, 13)));
         assert_eq!(find_span(&w, "Nobody"), None);

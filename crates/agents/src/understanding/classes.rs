@@ -125,9 +125,15 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     {
         back += 1;
     }
+    // "the events *which* took place": "which" after a noun opens a relative clause; it asks
+    // for nothing.
+    let relative = |back: usize| {
+        matches!(before(back), Some("which" | "what"))
+            && before(back + 1).is_some_and(|w| !crate::linking::spotting::is_function_word(w) && !ASKING.contains(&w))
+    };
     for back in [1, back] {
         if let Some(word) = before(back) {
-            if ASKING.contains(&word) {
+            if ASKING.contains(&word) && !relative(back) {
                 return Some(ClassRole::Answer);
             }
             if word == "the" && before(back + 1).is_some_and(|w| LISTING.contains(&w)) {
@@ -245,6 +251,12 @@ mod tests {
         // A class word as a relation word is no constraint.
         assert_eq!(spot("What is the capital of Peru?"), None);
         assert_eq!(spot("Who was born in that city?"), None);
+        // "which" after a noun opens a relative clause; after a preposition it still asks.
+        let classes = [class("http://e/Place", "place", 30)];
+        let form = QuestionForm::detect("Who led the battles which took place in Ohio?", None);
+        assert!(spot_class("Who led the battles which took place in Ohio?", &form, &classes).is_none());
+        let form = QuestionForm::detect("In which place was Ada born?", None);
+        assert!(spot_class("In which place was Ada born?", &form, &classes).is_some());
     }
 
     #[test]

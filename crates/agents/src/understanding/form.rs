@@ -70,6 +70,8 @@ pub enum Expectation {
     Temporal,
     /// "how many", "how much": a count over a path, or a number stored in the graph.
     Number,
+    /// "where": a place, a vertex or an address as written, never a date or a number.
+    Place,
 }
 
 /// The form of a question.
@@ -323,11 +325,16 @@ impl QuestionForm {
         let text: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let has_pair = |a: &str, b: &str| text.windows(2).any(|w| w[0] == a && w[1] == b);
         let opener = text.first().copied().unwrap_or("");
-        // "the number of X" counts; "the phone number of X" does not.
+        // "the number of X" counts; "the phone number of X" does not. "Count the …", "give me
+        // a count of …" ask for a count as a verb or a noun.
         let counting = has_pair("how", "many")
             || has_pair("how", "much")
-            || text.windows(3).any(|w| w == ["the", "number", "of"])
-            || text.starts_with(&["number", "of"]);
+            || text
+                .windows(3)
+                .any(|w| matches!(w[0], "the" | "total") && w[1] == "number" && w[2] == "of")
+            || text.starts_with(&["number", "of"])
+            || opener == "count"
+            || has_pair("a", "count");
         let yes_no = YES_NO_OPENERS.contains(&opener);
         let mut order = None;
         let mut superlative_words = Vec::new();
@@ -365,6 +372,8 @@ impl QuestionForm {
             Expectation::Temporal
         } else if matches!(opener, "who" | "whom") || text.iter().take(3).any(|w| *w == "who" || *w == "whom") {
             Expectation::Entity
+        } else if text.iter().take(3).any(|w| *w == "where") {
+            Expectation::Place
         } else {
             Expectation::Any
         };
@@ -506,6 +515,14 @@ mod tests {
         assert_eq!(f("what is the first name of Ada Lovelace").order, None);
         assert_eq!(f("What is the phone number of the embassy?").kind, QuestionKind::List);
         assert_eq!(f("What is the number of moons of Mars?").kind, QuestionKind::Count);
+        assert_eq!(
+            f("What is the total number of moons of Mars?").kind,
+            QuestionKind::Count
+        );
+        assert_eq!(f("Count the moons of Mars.").kind, QuestionKind::Count);
+        assert_eq!(f("Give me a count of the moons of Mars.").kind, QuestionKind::Count);
+        assert_eq!(f("Which count ruled Flanders?").kind, QuestionKind::List);
+        assert_eq!(f("Where did Ada Lovelace die?").expects, Expectation::Place);
         // Silent words keep the model's yes/no or count.
         let silent = QuestionForm::detect("Ada Lovelace and Babbage", Some(QuestionKind::Boolean));
         assert_eq!(

@@ -4,7 +4,7 @@
 // Not every test crate uses every helper; helpers unwrap: a failed setup is a failed test.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use chatty_kg_agents::{AgentContext, AgentParameters};
+use chatty_kg_agents::{AgentContext, AgentParameters, Explanation, Mode, Pipeline};
 use chatty_kg_embed::{Embedder, MiniLmEmbedder};
 use chatty_kg_graph::{EmbeddedStore, GraphSettings, RdfFile};
 use chatty_kg_llm::accounting::{AccountedModel, CallLedger};
@@ -111,4 +111,28 @@ pub fn virtuoso() -> Option<Arc<dyn chatty_kg_graph::KnowledgeGraph>> {
         }
         _ => None,
     }
+}
+
+/// A pipeline over `fixture` whose scripted model has no rule: every question must be answered
+/// without a model call.
+pub fn silent_pipeline(fixture: &Fixture) -> Pipeline {
+    let (ctx, _) = context(fixture, ScriptedChatModel::new());
+    Pipeline::new(ctx)
+}
+
+/// Asks one question on its own, and checks that the model was not asked.
+pub async fn ask_silently(pipeline: &Pipeline, question: &str) -> Explanation {
+    let e = pipeline
+        .ask(question, Mode::SingleTurn, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{question}: {e}"));
+    assert_eq!(e.llm.calls, 0, "{question}: no model call is needed");
+    e
+}
+
+/// The answers as shown, sorted.
+pub fn sorted(e: &Explanation) -> Vec<String> {
+    let mut answers = e.display_answers();
+    answers.sort();
+    answers
 }
