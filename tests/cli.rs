@@ -5,6 +5,8 @@
 // Helpers outside #[test] functions unwrap too: a failed setup is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use chatty_kg_models::{catalog, model_for_tests};
 use std::io::Write;
 
@@ -122,6 +124,19 @@ fn errors_are_one_clear_line() {
     assert!(!output.status.success());
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("only SELECT and ASK"), "{err}");
+
+    // A 936-byte query that would grow one string to 4 GiB, under an 8 GB address-space limit:
+    // refused while it runs, with exit code 1, not an abort.
+    let bounded = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 8000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_chatty-kg"))
+        .args(["sparql", "--store", store, &common::doubling_query(28)])
+        .output()
+        .unwrap();
+    assert_eq!(bounded.status.code(), Some(1), "{bounded:?}");
+    let err = String::from_utf8_lossy(&bounded.stderr);
+    assert!(err.contains("builds a value longer than"), "{err}");
 
     let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-store");
     let output = chatty(&["entities", "--store", missing.to_str().unwrap(), "tom"]);

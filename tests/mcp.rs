@@ -167,6 +167,11 @@ async fn an_mcp_client_lists_the_tools_and_asks_the_bundled_kb() {
         .await,
         "refused"
     );
+    // A query that grows one string to 4 GiB is refused while it runs; the server goes on.
+    assert_eq!(
+        error_kind(&client, "sparql", json!({"query": common::doubling_query(28)})).await,
+        "refused"
+    );
     assert!(client.call_tool(call("no_such_tool", json!({}))).await.is_err());
     // Arguments that do not fit the tool's schema: an error, whichever way the SDK reports it.
     match client.call_tool(call("ask", json!({"no_question": 1}))).await {

@@ -1416,6 +1416,12 @@ async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
             json!({"rating": "down", "correction": {"sparql": "SELECT ?x WHERE { ?x <http://example.org/none> ?y }"}}),
             "invalid_correction",
         ),
+        (
+            "alice-key",
+            1,
+            json!({"rating": "down", "correction": {"sparql": common::doubling_query(28)}}),
+            "invalid_correction",
+        ),
         ("alice-key", 9, json!({"rating": "up"}), "no_such_turn"),
         ("alice-key", 0, json!({"rating": "great"}), "malformed_message"),
         ("bob-key", 0, json!({"rating": "down"}), "no_such_session"),

@@ -112,6 +112,16 @@ pub enum GraphError {
 
     #[error("invalid endpoint configuration: {message}")]
     Config { message: String },
+
+    #[error(
+        "refused: the query builds a value longer than {value_limit} bytes, or more than {query_limit} bytes of values in all (CONCAT, REPLACE, GROUP_CONCAT, …); nothing was kept"
+    )]
+    ValueTooLarge { value_limit: usize, query_limit: usize },
+
+    #[error(
+        "the query's results are larger than {max} bytes: ask for fewer or shorter rows, or raise max_result_bytes"
+    )]
+    SolutionsTooLarge { max: usize },
 }
 
 fn too_large(bytes: Option<u64>, max: usize) -> String {

@@ -17,7 +17,8 @@ use crate::label_source::{LabelFeed, index_store_labels};
 use crate::load::{LoadReport, RdfFile};
 use crate::lock::{StoreLock, sync_dir};
 use crate::profile::SchemaProfile;
-use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
+use crate::query::bounded;
+use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions, Term};
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oxigraph::io::{RdfParseError, RdfParser};
@@ -453,41 +454,82 @@ fn evaluate(
     query: &ReadQuery,
     token: CancellationToken,
     max_rows: usize,
+    max_bytes: usize,
 ) -> Result<QueryResults, GraphError> {
-    let evaluation_error = |e: QueryEvaluationError| match e {
-        QueryEvaluationError::Cancelled => GraphError::Evaluation {
-            message: "cancelled".into(),
-        },
-        other => GraphError::Evaluation {
-            message: other.to_string(),
-        },
+    // Values the query builds are bounded while it runs (query/bounded.rs): past a bound the
+    // evaluation is cancelled, and the cancellation is reported as what it is.
+    let budget = bounded::Budget::new(token.clone());
+    let evaluation_error = |e: QueryEvaluationError| {
+        if budget.exceeded() {
+            return GraphError::ValueTooLarge {
+                value_limit: bounded::MAX_VALUE_BYTES,
+                query_limit: bounded::MAX_COMPUTED_BYTES,
+            };
+        }
+        match e {
+            QueryEvaluationError::Cancelled => GraphError::Evaluation {
+                message: "cancelled".into(),
+            },
+            other => GraphError::Evaluation {
+                message: other.to_string(),
+            },
+        }
     };
-    let results = SparqlEvaluator::new()
-        .with_cancellation_token(token)
-        .for_query(query.as_query().clone())
-        .on_store(store)
-        .execute()
-        .map_err(evaluation_error)?;
-    match results {
-        oxigraph::sparql::QueryResults::Boolean(b) => Ok(QueryResults::Boolean(b)),
+    let (rewritten, separators) = bounded::rewrite(query.as_query());
+    let results = bounded::evaluator(
+        SparqlEvaluator::new().with_cancellation_token(token),
+        &budget,
+        &separators,
+    )
+    .for_query(rewritten)
+    .on_store(store)
+    .execute()
+    .map_err(evaluation_error)?;
+    let results = match results {
+        oxigraph::sparql::QueryResults::Boolean(b) => QueryResults::Boolean(b),
         oxigraph::sparql::QueryResults::Solutions(solutions) => {
             let variables: Vec<_> = solutions.variables().to_vec();
             let mut out = Solutions {
                 variables: variables.iter().map(|v| v.as_str().to_owned()).collect(),
                 ..Solutions::default()
             };
+            let mut bytes = 0usize;
             for solution in solutions {
                 if out.rows.len() == max_rows {
                     out.truncated = true;
                     break;
                 }
                 let solution = solution.map_err(evaluation_error)?;
-                out.rows
-                    .push(variables.iter().map(|v| solution.get(v).cloned()).collect());
+                let row: Vec<Option<Term>> = variables.iter().map(|v| solution.get(v).cloned()).collect();
+                bytes = row.iter().flatten().map(term_bytes).fold(bytes, usize::saturating_add);
+                if bytes > max_bytes {
+                    return Err(GraphError::SolutionsTooLarge { max: max_bytes });
+                }
+                out.rows.push(row);
             }
-            Ok(QueryResults::Solutions(out))
+            QueryResults::Solutions(out)
         }
-        oxigraph::sparql::QueryResults::Graph(_) => Err(GraphError::NotReadOnly { kind: "CONSTRUCT" }),
+        oxigraph::sparql::QueryResults::Graph(_) => return Err(GraphError::NotReadOnly { kind: "CONSTRUCT" }),
+    };
+    // A value that went past a bound became an unbound variable or an error of its expression;
+    // the query still failed.
+    if budget.exceeded() {
+        return Err(GraphError::ValueTooLarge {
+            value_limit: bounded::MAX_VALUE_BYTES,
+            query_limit: bounded::MAX_COMPUTED_BYTES,
+        });
+    }
+    Ok(results)
+}
+
+/// What a term weighs in a result: its text, and a literal's datatype or language.
+fn term_bytes(term: &Term) -> usize {
+    match term {
+        Term::NamedNode(n) => n.as_str().len(),
+        Term::BlankNode(b) => b.as_str().len(),
+        Term::Literal(l) => l.value().len() + l.language().map_or(l.datatype().as_str().len(), str::len),
+        #[allow(unreachable_patterns)]
+        _ => 0,
     }
 }
 
@@ -537,7 +579,7 @@ impl KnowledgeGraph for EmbeddedStore {
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
         let timeout = self.settings.query_timeout();
         let token = CancellationToken::new();
-        let max_rows = self.settings.max_rows;
+        let (max_rows, max_bytes) = (self.settings.max_rows, self.settings.max_result_bytes);
         // The LIMIT lets the evaluator stop early (a top-k ORDER BY instead of a full sort).
         let (store, query) = (self.store.clone(), query.capped(max_rows));
         // A cancelled evaluation may outlive this store handle: it keeps the lock until it ends.
@@ -548,7 +590,7 @@ impl KnowledgeGraph for EmbeddedStore {
         let running = Running::new(&self.running);
         let task = tokio::task::spawn_blocking(move || {
             let (_running, _lock) = (running, lock);
-            evaluate(&store, &query, worker_token, max_rows)
+            evaluate(&store, &query, worker_token, max_rows, max_bytes)
         });
         match tokio::time::timeout(timeout, task).await {
             Ok(joined) => joined.map_err(|e| GraphError::Evaluation {

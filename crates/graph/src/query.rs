@@ -31,6 +31,7 @@ use std::fmt;
 
 #[cfg(test)]
 pub(crate) mod arbitrary;
+pub(crate) mod bounded;
 
 /// A query that is known to be read-only: SELECT or ASK, without SERVICE, dataset clause or
 /// extension functions outside the allow-list (see the module docs).

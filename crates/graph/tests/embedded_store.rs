@@ -197,6 +197,68 @@ fn slow_store(tmp: &Path, query_timeout_secs: f64) -> EmbeddedStore {
     EmbeddedStore::open(&store, settings).unwrap()
 }
 
+/// 28 doublings of a 16-byte string: 4 GiB in one solution, from a 936-byte query.
+fn doubling_query(doublings: usize) -> String {
+    let mut query = String::from("SELECT (STRLEN(?a) AS ?n) WHERE { BIND(\"0123456789abcdef\" AS ?a0)");
+    for i in 1..=doublings {
+        query.push_str(&format!(" BIND(CONCAT(?a{p}, ?a{p}) AS ?a{i})", p = i - 1));
+    }
+    query.push_str(&format!(" BIND(?a{doublings} AS ?a) }}"));
+    query
+}
+
+#[tokio::test]
+async fn values_a_query_builds_are_bounded() {
+    let (_tmp, dir) = store_with_alpha();
+    let kg = EmbeddedStore::open(&dir, GraphSettings::default()).unwrap();
+    // Within the bounds the functions answer as SPARQL says.
+    let QueryResults::Solutions(s) = kg.query_text(&doubling_query(10)).await.unwrap() else {
+        panic!("a SELECT")
+    };
+    assert_eq!(
+        s.column("n").next().map(|t| t.to_string()),
+        Some("\"16384\"^^<http://www.w3.org/2001/XMLSchema#integer>".to_owned())
+    );
+    // Past them: a typed error, and the store keeps serving.
+    for query in [
+        doubling_query(28),
+        // A short text, a long replacement: REPLACE multiplies them.
+        format!(
+            "SELECT (STRLEN(?r) AS ?n) WHERE {{ BIND(\"{}\" AS ?t) BIND(CONCAT({}) AS ?long) BIND(REPLACE(?t, \"a\", ?long) AS ?r) }}",
+            "a".repeat(4000),
+            vec!["\"xxxxxxxxxxxxxxxx\""; 1000].join(", ")
+        ),
+        // GROUP_CONCAT of a 10 KB value over a million rows: no CONCAT at all.
+        format!(
+            "SELECT (STRLEN(GROUP_CONCAT(?v)) AS ?n) WHERE {{ VALUES ?i {{ {n} }} VALUES ?j {{ {n} }} VALUES ?k {{ {n} }} BIND(\"{}\" AS ?v) }}",
+            "x".repeat(10_000),
+            n = (0..100).map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
+        ),
+    ] {
+        let result = kg.query_text(&query).await;
+        assert!(matches!(result, Err(GraphError::ValueTooLarge { .. })), "{result:?}");
+    }
+    assert!(kg.query_text("ASK { ?s ?p ?o }").await.is_ok());
+}
+
+#[tokio::test]
+async fn results_are_bounded_in_bytes() {
+    let (_tmp, dir) = store_with_alpha();
+    let settings = GraphSettings {
+        max_result_bytes: 4096,
+        ..GraphSettings::default()
+    };
+    let kg = EmbeddedStore::open(&dir, settings).unwrap();
+    let rows = (0..200).map(|i| format!("\"{i:040}\"")).collect::<Vec<_>>().join(" ");
+    let result = kg
+        .query_text(&format!("SELECT ?v WHERE {{ VALUES ?v {{ {rows} }} }}"))
+        .await;
+    assert!(
+        matches!(result, Err(GraphError::SolutionsTooLarge { max: 4096 })),
+        "{result:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_queries_time_out() {
     let tmp = tempfile::tempdir().unwrap();

@@ -104,7 +104,9 @@ async fn correction(
             GraphError::QueryParse { .. }
             | GraphError::InvalidIri { .. }
             | GraphError::NotReadOnly { .. }
-            | GraphError::FunctionNotAllowed { .. } => invalid(e.to_string()),
+            | GraphError::FunctionNotAllowed { .. }
+            | GraphError::ValueTooLarge { .. }
+            | GraphError::SolutionsTooLarge { .. } => invalid(e.to_string()),
             other => ServerError::Agent(other.into()),
         })?;
         match results {

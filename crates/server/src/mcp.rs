@@ -121,7 +121,10 @@ fn error(kind: &str, message: impl std::fmt::Display) -> ErrorData {
 fn graph_error(e: GraphError) -> ErrorData {
     let kind = match &e {
         GraphError::QueryParse { .. } | GraphError::InvalidIri { .. } => "invalid_query",
-        GraphError::NotReadOnly { .. } | GraphError::FunctionNotAllowed { .. } => "refused",
+        GraphError::NotReadOnly { .. }
+        | GraphError::FunctionNotAllowed { .. }
+        | GraphError::ValueTooLarge { .. }
+        | GraphError::SolutionsTooLarge { .. } => "refused",
         _ => "graph",
     };
     error(kind, e)

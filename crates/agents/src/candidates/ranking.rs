@@ -642,7 +642,17 @@ impl PathRanker {
             })
             .collect();
         // Named twice, the return must go through the relation so named.
-        let said = |label: &str| self.sharing_word || self.repeated.iter().any(|r| shares_stem(label, r));
+        // A sharing word ("also", "same") says that some relation is shared, not which: the
+        // return must go through one the question names.
+        let named = |label: &str| {
+            self.similarities.get(label).is_some_and(|sims| {
+                sims.iter()
+                    .zip(&self.units)
+                    .any(|(s, u)| u.position.is_some() && u.weight > 0.0 && *s >= JUSTIFIES)
+            })
+        };
+        let said =
+            |label: &str| (self.sharing_word && named(label)) || self.repeated.iter().any(|r| shares_stem(label, r));
         let shared = |h: usize| returns.contains(&h) && said(&path.hops[h].label);
         let shape = match returns.first() {
             None => 0.0,

@@ -1,0 +1,496 @@
+//! What a query may compute on the embedded store. Rows and time were bounded, but not the size of
+//! the values a query builds: 28 `BIND(CONCAT(?a, ?a) AS ?b)` grow a 16-byte string to 4 GiB in
+//! one solution, and the process aborts when the allocation fails. The functions that can make a
+//! string longer than their arguments (`CONCAT`, `REPLACE`, `UCASE`, `LCASE`, `ENCODE_FOR_URI`)
+//! and the `GROUP_CONCAT` aggregate are evaluated here instead of by Oxigraph, with the same
+//! results, under a [`Budget`]: no value longer than [`MAX_VALUE_BYTES`], and no more than
+//! [`MAX_COMPUTED_BYTES`] built by one query in all. Past either, the evaluation is cancelled and
+//! the query ends with [`GraphError::ValueTooLarge`](crate::GraphError::ValueTooLarge).
+//!
+//! The query is rewritten just before evaluation (each such call becomes a call of a function
+//! named under `urn:chatty-kg:bounded:`, which only this evaluation defines); what was checked, shown and
+//! logged is the query as written.
+
+use oxigraph::model::{Literal, NamedNode, Term};
+use oxigraph::sparql::{AggregateFunctionAccumulator, CancellationToken, SparqlEvaluator};
+use regex::{Regex, RegexBuilder};
+use spargebra::Query;
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The longest string one function call may build.
+pub const MAX_VALUE_BYTES: usize = 4 << 20;
+/// The most bytes the functions may build in one query's evaluation, all calls together.
+pub const MAX_COMPUTED_BYTES: usize = 256 << 20;
+/// Compiled size allowed for a `REPLACE` pattern (Oxigraph's own limit for regexes).
+const REGEX_SIZE_LIMIT: usize = 1_000_000;
+
+// The bounded functions are named under `urn:chatty-kg:bounded:`. Nothing outside this evaluation
+// can call them: the guard refuses every function outside its allow-list in the queries it admits.
+const CONCAT: &str = "urn:chatty-kg:bounded:concat";
+const REPLACE: &str = "urn:chatty-kg:bounded:replace";
+const UCASE: &str = "urn:chatty-kg:bounded:ucase";
+const LCASE: &str = "urn:chatty-kg:bounded:lcase";
+const ENCODE_FOR_URI: &str = "urn:chatty-kg:bounded:encode-for-uri";
+/// Followed by the separator, percent-encoded.
+const GROUP_CONCAT: &str = "urn:chatty-kg:bounded:group-concat:";
+
+const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
+
+/// What one query's evaluation has built so far, and whether it went past a bound.
+pub struct Budget {
+    built: AtomicUsize,
+    exceeded: AtomicBool,
+    token: CancellationToken,
+}
+
+impl Budget {
+    pub fn new(token: CancellationToken) -> Arc<Self> {
+        Arc::new(Self {
+            built: AtomicUsize::new(0),
+            exceeded: AtomicBool::new(false),
+            token,
+        })
+    }
+
+    /// Whether a value went past [`MAX_VALUE_BYTES`] or the query past [`MAX_COMPUTED_BYTES`].
+    pub fn exceeded(&self) -> bool {
+        self.exceeded.load(Ordering::SeqCst)
+    }
+
+    /// Takes `bytes` more from the budget before they are built, for a value that will then be
+    /// `value` bytes long; false (and the evaluation cancelled) when that goes past a bound.
+    fn take(&self, bytes: usize, value: usize) -> bool {
+        let total = self.built.fetch_add(bytes, Ordering::SeqCst).saturating_add(bytes);
+        if value > MAX_VALUE_BYTES || total > MAX_COMPUTED_BYTES {
+            self.exceeded.store(true, Ordering::SeqCst);
+            self.token.cancel();
+            return false;
+        }
+        true
+    }
+}
+
+/// `query` with its string-growing calls replaced by the bounded ones, and the separators of its
+/// `GROUP_CONCAT`s (each one needs a function of its own: [`evaluator`]).
+pub fn rewrite(query: &Query) -> (Query, Vec<String>) {
+    let mut query = query.clone();
+    let mut separators = Vec::new();
+    match &mut query {
+        Query::Select { pattern, .. }
+        | Query::Ask { pattern, .. }
+        | Query::Construct { pattern, .. }
+        | Query::Describe { pattern, .. } => rewrite_pattern(pattern, &mut separators),
+    }
+    (query, separators)
+}
+
+/// An evaluator that knows the bounded functions, all charged to `budget`.
+pub fn evaluator(mut evaluator: SparqlEvaluator, budget: &Arc<Budget>, separators: &[String]) -> SparqlEvaluator {
+    let functions: [(&str, fn(&Budget, &[Term]) -> Option<Term>); 5] = [
+        (CONCAT, concat),
+        (REPLACE, replace),
+        (UCASE, |b, a| recase(b, a, str::to_uppercase)),
+        (LCASE, |b, a| recase(b, a, str::to_lowercase)),
+        (ENCODE_FOR_URI, encode_for_uri),
+    ];
+    for (name, function) in functions {
+        let budget = Arc::clone(budget);
+        evaluator = evaluator.with_custom_function(NamedNode::new_unchecked(name), move |args| function(&budget, args));
+    }
+    for separator in separators {
+        let (budget, separator) = (Arc::clone(budget), Arc::<str>::from(separator.as_str()));
+        evaluator = evaluator.with_custom_aggregate_function(group_concat_name(&separator), move || {
+            Box::new(GroupConcat {
+                budget: Arc::clone(&budget),
+                separator: Arc::clone(&separator),
+                concat: Some(String::new()),
+                language: None,
+            })
+        });
+    }
+    evaluator
+}
+
+fn group_concat_name(separator: &str) -> NamedNode {
+    let encoded = percent_encoding::utf8_percent_encode(separator, percent_encoding::NON_ALPHANUMERIC);
+    NamedNode::new_unchecked(format!("{GROUP_CONCAT}{encoded}"))
+}
+
+fn custom(name: &str) -> Function {
+    Function::Custom(NamedNode::new_unchecked(name))
+}
+
+// The walk: every expression position of every pattern. No `_` arm: a variant spargebra adds
+// later must be looked at here.
+fn rewrite_pattern(pattern: &mut GraphPattern, separators: &mut Vec<String>) {
+    match pattern {
+        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => {}
+        GraphPattern::Join { left, right }
+        | GraphPattern::Lateral { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => {
+            rewrite_pattern(left, separators);
+            rewrite_pattern(right, separators);
+        }
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => {
+            rewrite_pattern(left, separators);
+            rewrite_pattern(right, separators);
+            if let Some(e) = expression {
+                rewrite_expression(e, separators);
+            }
+        }
+        GraphPattern::Filter { expr, inner } => {
+            rewrite_pattern(inner, separators);
+            rewrite_expression(expr, separators);
+        }
+        GraphPattern::Extend { inner, expression, .. } => {
+            rewrite_pattern(inner, separators);
+            rewrite_expression(expression, separators);
+        }
+        GraphPattern::OrderBy { inner, expression } => {
+            rewrite_pattern(inner, separators);
+            for order in expression {
+                let (OrderExpression::Asc(e) | OrderExpression::Desc(e)) = order;
+                rewrite_expression(e, separators);
+            }
+        }
+        GraphPattern::Group { inner, aggregates, .. } => {
+            rewrite_pattern(inner, separators);
+            for (_, aggregate) in aggregates {
+                if let AggregateExpression::FunctionCall { name, expr, .. } = aggregate {
+                    rewrite_expression(expr, separators);
+                    if let AggregateFunction::GroupConcat { separator } = name {
+                        let separator = separator.clone().unwrap_or_else(|| " ".to_owned());
+                        *name = AggregateFunction::Custom(group_concat_name(&separator));
+                        if !separators.contains(&separator) {
+                            separators.push(separator);
+                        }
+                    }
+                }
+            }
+        }
+        GraphPattern::Graph { inner, .. }
+        | GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::Service { inner, .. } => rewrite_pattern(inner, separators),
+    }
+}
+
+fn rewrite_expression(expression: &mut Expression, separators: &mut Vec<String>) {
+    match expression {
+        Expression::Exists(pattern) => rewrite_pattern(pattern, separators),
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => {
+            rewrite_expression(a, separators);
+            rewrite_expression(b, separators);
+        }
+        Expression::In(a, list) => {
+            rewrite_expression(a, separators);
+            list.iter_mut().for_each(|e| rewrite_expression(e, separators));
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => rewrite_expression(a, separators),
+        Expression::If(a, b, c) => {
+            rewrite_expression(a, separators);
+            rewrite_expression(b, separators);
+            rewrite_expression(c, separators);
+        }
+        Expression::Coalesce(list) => list.iter_mut().for_each(|e| rewrite_expression(e, separators)),
+        Expression::FunctionCall(function, arguments) => {
+            arguments.iter_mut().for_each(|e| rewrite_expression(e, separators));
+            let bounded = match function {
+                Function::Concat => Some(CONCAT),
+                Function::Replace => Some(REPLACE),
+                Function::UCase => Some(UCASE),
+                Function::LCase => Some(LCASE),
+                Function::EncodeForUri => Some(ENCODE_FOR_URI),
+                _ => None,
+            };
+            if let Some(name) = bounded {
+                *function = custom(name);
+            }
+        }
+        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => {}
+    }
+}
+
+// ----- the functions, with Oxigraph's semantics -----
+
+/// A string literal's value and language tag (None: a plain or `xsd:string` literal); None for any
+/// other term, which these functions refuse (an error, as in Oxigraph).
+fn string_of(term: &Term) -> Option<(&str, Option<&str>)> {
+    let Term::Literal(literal) = term else { return None };
+    match literal.language() {
+        Some(language) => Some((literal.value(), Some(language))),
+        None if literal.datatype().as_str() == XSD_STRING => Some((literal.value(), None)),
+        None => None,
+    }
+}
+
+fn plain(value: String, language: Option<&str>) -> Option<Term> {
+    Some(match language {
+        Some(language) => Literal::new_language_tagged_literal_unchecked(value, language).into(),
+        None => Literal::new_simple_literal(value).into(),
+    })
+}
+
+/// The language tag shared by all, if they share one.
+fn common_language<'a>(languages: impl Iterator<Item = Option<&'a str>>) -> Option<&'a str> {
+    let mut common: Option<Option<&str>> = None;
+    for language in languages {
+        match common {
+            None => common = Some(language),
+            Some(c) if c != language => return None,
+            Some(_) => {}
+        }
+    }
+    common.flatten()
+}
+
+fn concat(budget: &Budget, args: &[Term]) -> Option<Term> {
+    let parts: Vec<(&str, Option<&str>)> = args.iter().map(string_of).collect::<Option<_>>()?;
+    let length = parts.iter().map(|(v, _)| v.len()).fold(0usize, usize::saturating_add);
+    if !budget.take(length, length) {
+        return None;
+    }
+    let mut result = String::with_capacity(length);
+    for (value, _) in &parts {
+        result.push_str(value);
+    }
+    plain(result, common_language(parts.iter().map(|(_, l)| *l)))
+}
+
+fn compile(pattern: &str, flags: Option<&str>) -> Option<Regex> {
+    let flags = flags.unwrap_or_default();
+    let pattern = if flags.contains('q') {
+        regex::escape(pattern)
+    } else {
+        pattern.to_owned()
+    };
+    let mut builder = RegexBuilder::new(&pattern);
+    builder.size_limit(REGEX_SIZE_LIMIT);
+    for flag in flags.chars() {
+        match flag {
+            's' => builder.dot_matches_new_line(true),
+            'm' => builder.multi_line(true),
+            'i' => builder.case_insensitive(true),
+            'x' => builder.ignore_whitespace(true),
+            'q' => &mut builder,
+            _ => return None,
+        };
+    }
+    builder.build().ok()
+}
+
+/// `REPLACE(text, pattern, replacement[, flags])`, built match by match so that a short text and a
+/// long replacement cannot multiply past the budget before it is checked.
+fn replace(budget: &Budget, args: &[Term]) -> Option<Term> {
+    let (text, language) = string_of(args.first()?)?;
+    fn simple(t: Option<&Term>) -> Option<&str> {
+        match t {
+            Some(Term::Literal(l)) if l.language().is_none() && l.datatype().as_str() == XSD_STRING => Some(l.value()),
+            _ => None,
+        }
+    }
+    let pattern = simple(args.get(1))?;
+    let replacement = simple(args.get(2))?;
+    let flags = match args.get(3) {
+        Some(_) => Some(simple(args.get(3))?),
+        None => None,
+    };
+    let regex = compile(pattern, flags)?;
+    let mut result = String::new();
+    let mut last = 0;
+    for captures in regex.captures_iter(text) {
+        let whole = captures.get(0)?;
+        let before = result.len();
+        result.push_str(&text[last..whole.start()]);
+        captures.expand(replacement, &mut result);
+        last = whole.end();
+        if !budget.take(result.len() - before, result.len()) {
+            return None;
+        }
+    }
+    if !budget.take(text.len() - last, result.len() + text.len() - last) {
+        return None;
+    }
+    result.push_str(&text[last..]);
+    plain(result, language)
+}
+
+fn recase(budget: &Budget, args: &[Term], case: fn(&str) -> String) -> Option<Term> {
+    let [arg] = args else { return None };
+    let (value, language) = string_of(arg)?;
+    // A case mapping turns one character into at most three.
+    let most = value.len().saturating_mul(3);
+    if !budget.take(most, most) {
+        return None;
+    }
+    plain(case(value), language)
+}
+
+fn encode_for_uri(budget: &Budget, args: &[Term]) -> Option<Term> {
+    let [arg] = args else { return None };
+    let (value, _) = string_of(arg)?;
+    let most = value.len().saturating_mul(3);
+    if !budget.take(most, most) {
+        return None;
+    }
+    let mut result = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => result.push(char::from(byte)),
+            _ => result.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    plain(result, None)
+}
+
+/// `GROUP_CONCAT(…; SEPARATOR = s)`, stopped (the group's value an error) past the budget.
+struct GroupConcat {
+    budget: Arc<Budget>,
+    separator: Arc<str>,
+    concat: Option<String>,
+    /// None before the first value; then the language tag all values so far share, if any.
+    language: Option<Option<String>>,
+}
+
+impl AggregateFunctionAccumulator for GroupConcat {
+    fn accumulate(&mut self, element: Term) {
+        let Some(concat) = self.concat.as_mut() else { return };
+        let Some((value, language)) = string_of(&element) else {
+            self.concat = None;
+            return;
+        };
+        let separator = if self.language.is_some() {
+            self.separator.len()
+        } else {
+            0
+        };
+        let more = separator.saturating_add(value.len());
+        if !self.budget.take(more, concat.len().saturating_add(more)) {
+            self.concat = None;
+            return;
+        }
+        match &self.language {
+            Some(common) => {
+                if common.as_deref() != language {
+                    self.language = Some(None);
+                }
+                concat.push_str(&self.separator);
+            }
+            None => self.language = Some(language.map(str::to_owned)),
+        }
+        concat.push_str(value);
+    }
+
+    fn finish(&mut self) -> Option<Term> {
+        let language = self.language.take().flatten();
+        plain(self.concat.take()?, language.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn budget() -> Arc<Budget> {
+        Budget::new(CancellationToken::new())
+    }
+
+    fn lit(s: &str) -> Term {
+        Literal::new_simple_literal(s).into()
+    }
+
+    #[test]
+    fn the_functions_give_oxigraphs_results() {
+        let b = budget();
+        let fr = Term::from(Literal::new_language_tagged_literal_unchecked("chat", "fr"));
+        assert_eq!(concat(&b, &[lit("a"), lit("b")]), Some(lit("ab")));
+        assert_eq!(
+            concat(&b, &[fr.clone(), fr.clone()]),
+            plain("chatchat".into(), Some("fr"))
+        );
+        assert_eq!(concat(&b, &[fr, lit("x")]), Some(lit("chatx")));
+        assert_eq!(concat(&b, &[NamedNode::new_unchecked("http://e/x").into()]), None);
+        assert_eq!(
+            replace(&b, &[lit("abcb"), lit("b"), lit("[$0]")]),
+            Some(lit("a[b]c[b]"))
+        );
+        assert_eq!(
+            replace(&b, &[lit("AbC"), lit("b"), lit("x"), lit("i")]),
+            Some(lit("AxC"))
+        );
+        assert_eq!(recase(&b, &[lit("straße")], str::to_uppercase), Some(lit("STRASSE")));
+        assert_eq!(encode_for_uri(&b, &[lit("a b/é")]), Some(lit("a%20b%2F%C3%A9")));
+        assert!(!b.exceeded());
+    }
+
+    #[test]
+    fn growth_past_the_bounds_cancels() {
+        let b = budget();
+        let big = lit(&"x".repeat(MAX_VALUE_BYTES / 2 + 1));
+        assert_eq!(concat(&b, &[big.clone(), big]), None);
+        assert!(b.exceeded() && b.token.is_cancelled());
+        // A short text and a long replacement: stopped as the result grows, not after.
+        let b = budget();
+        let long = lit(&"y".repeat(1 << 20));
+        assert_eq!(replace(&b, &[lit(&"a".repeat(64)), lit("a"), long]), None);
+        assert!(b.exceeded());
+        // The whole query's budget: many values each below the value bound.
+        let b = budget();
+        let chunk = lit(&"z".repeat(MAX_VALUE_BYTES / 2));
+        let mut answered = 0;
+        while concat(&b, &[chunk.clone()]).is_some() {
+            answered += 1;
+        }
+        assert_eq!(answered, MAX_COMPUTED_BYTES / (MAX_VALUE_BYTES / 2));
+        assert!(b.exceeded());
+    }
+
+    #[test]
+    fn every_growing_call_is_rewritten() {
+        let query = spargebra::SparqlParser::new()
+            .parse_query(
+                "SELECT (GROUP_CONCAT(?u; SEPARATOR='|') AS ?g) WHERE { ?s ?p ?o \
+                 BIND(UCASE(CONCAT(?o, ?o)) AS ?u) FILTER(EXISTS { BIND(REPLACE(?o, 'a', 'b') AS ?r) }) } \
+                 GROUP BY ?s ORDER BY DESC(LCASE(ENCODE_FOR_URI(?s)))",
+            )
+            .unwrap();
+        let (rewritten, separators) = rewrite(&query);
+        let text = rewritten.to_string();
+        for name in [CONCAT, REPLACE, UCASE, LCASE, ENCODE_FOR_URI] {
+            assert!(text.contains(name), "{name} in {text}");
+        }
+        assert!(text.contains("group-concat:%7C"), "{text}");
+        assert_eq!(separators, ["|"]);
+        for builtin in [
+            "CONCAT(",
+            "REPLACE(",
+            "UCASE(",
+            "LCASE(",
+            "ENCODE_FOR_URI(",
+            "GROUP_CONCAT(",
+        ] {
+            assert!(!text.contains(builtin), "{builtin} left in {text}");
+        }
+    }
+}
