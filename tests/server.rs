@@ -1691,3 +1691,50 @@ async fn two_servers_on_one_postgres_continue_one_dialogue() {
         "{gone}"
     );
 }
+
+/// A remote KG configured with credentials everywhere a user puts them: none of them comes back
+/// from the KG list, the health check, the metrics, a suggestion request or a question's error.
+#[tokio::test]
+async fn endpoint_secrets_never_come_back() {
+    const SECRETS: [&str; 4] = ["s3cret-pw", "basic-pw", "hdr-value", "qkey-123"];
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[kgs.remote.endpoint]\n\
+                 url = \"http://alice:s3cret-pw@127.0.0.1:9/sparql?apikey=qkey-123\"\n\
+                 timeout_secs = 2.0\n\
+                 [kgs.remote.endpoint.auth]\ntype = \"basic\"\nusername = \"bob\"\npassword = \"basic-pw\"\n\
+                 [kgs.remote.endpoint.headers]\nX-Api-Key = \"hdr-value\"\n";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let mut seen = Vec::new();
+    for path in ["/api/kgs", "/health", "/metrics", "/api/kgs/remote/suggestions"] {
+        let response = http().get(api(path)).send().await.unwrap();
+        seen.push(format!("{path}: {}", response.text().await.unwrap()));
+    }
+    let (status, session) = json_of(
+        http()
+            .post(api("/api/sessions"))
+            .json(&json!({"kg": "remote"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap();
+    let response = http()
+        .post(api(&format!("/api/sessions/{id}/ask")))
+        .json(&json!({"question": "Who directed Big?"}))
+        .send()
+        .await
+        .unwrap();
+    seen.push(format!("ask: {}", response.text().await.unwrap()));
+    let kgs = seen[0].clone();
+    assert!(kgs.contains("127.0.0.1:9/sparql"), "the endpoint is still named: {kgs}");
+    for text in &seen {
+        for secret in SECRETS {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+}

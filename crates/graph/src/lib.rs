@@ -38,7 +38,8 @@ pub use crate::query::{
 };
 use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{
-    EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, RDFS_LABEL, ResultsFormat, SearchStrategy,
+    EndpointAuth, EndpointSettings, GraphSettings, HttpMethod, RDFS_LABEL, REDACTED, ResultsFormat, SearchStrategy,
+    redact_url,
 };
 pub use crate::sparql_endpoint::SparqlEndpoint;
 pub use ::oxigraph::model::{Literal, NamedNode, Term};

@@ -145,16 +145,75 @@ pub enum ResultsFormat {
     Xml,
 }
 
-/// Authentication sent with every request.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Authentication sent with every request. Its `Debug` shows no secret.
+#[derive(Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum EndpointAuth {
     Basic { username: String, password: String },
     Bearer { token: String },
 }
 
-/// A remote SPARQL 1.1 endpoint.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+impl std::fmt::Debug for EndpointAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Basic { username, .. } => write!(f, "Basic {{ username: {username:?}, password: \"{REDACTED}\" }}"),
+            Self::Bearer { .. } => write!(f, "Bearer {{ token: \"{REDACTED}\" }}"),
+        }
+    }
+}
+
+/// What stands where a secret was.
+pub const REDACTED: &str = "***";
+
+/// `url` as it may be shown (answers, explanations, errors, logs): no user name or password, and
+/// no query parameter whose name says it carries a secret (`key`, `token`, `password`, …).
+/// Text that is no URL is shown as "a URL that cannot be parsed", since it may hold anything.
+pub fn redact_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return "(a URL that cannot be parsed)".to_owned();
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        // Cannot fail on a URL with a host, which one with userinfo has.
+        let _ = parsed.set_username(REDACTED);
+        let _ = parsed.set_password(None);
+    }
+    let secret = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        [
+            "key",
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "pwd",
+            "auth",
+            "signature",
+            "sig",
+            "credential",
+        ]
+        .iter()
+        .any(|s| name.contains(s))
+    };
+    if parsed.query_pairs().any(|(name, _)| secret(&name)) {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(n, v)| {
+                let v = if secret(&n) {
+                    REDACTED.to_owned()
+                } else {
+                    v.into_owned()
+                };
+                (n.into_owned(), v)
+            })
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
+}
+
+/// A remote SPARQL 1.1 endpoint. Its `Debug` shows no secret (see [`redact_url`]; header values
+/// are not shown).
+#[derive(Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointSettings {
     /// The query URL, e.g. `http://localhost:8890/sparql`.
@@ -179,7 +238,27 @@ fn default_request_timeout() -> f64 {
     30.0
 }
 
+impl std::fmt::Debug for EndpointSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&String> = self.headers.keys().collect();
+        f.debug_struct("EndpointSettings")
+            .field("url", &redact_url(&self.url))
+            .field("method", &self.method)
+            .field("results_format", &self.results_format)
+            .field("search", &self.search)
+            .field("timeout_secs", &self.timeout_secs)
+            .field("auth", &self.auth)
+            .field("headers (values not shown)", &headers)
+            .finish()
+    }
+}
+
 impl EndpointSettings {
+    /// The URL as it may be shown ([`redact_url`]).
+    pub fn shown_url(&self) -> String {
+        redact_url(&self.url)
+    }
+
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),

@@ -27,6 +27,8 @@ const PROFILE_RETRY: Duration = Duration::from_secs(300);
 
 pub struct SparqlEndpoint {
     endpoint: EndpointSettings,
+    /// The URL as answers, errors and logs show it: no credentials (`redact_url`).
+    shown: String,
     settings: GraphSettings,
     client: reqwest::Client,
     timeout: Duration,
@@ -41,12 +43,13 @@ pub struct SparqlEndpoint {
 
 impl SparqlEndpoint {
     pub fn new(endpoint: EndpointSettings, settings: GraphSettings) -> Result<Self, GraphError> {
+        let shown = endpoint.shown_url();
         let url = url::Url::parse(&endpoint.url).map_err(|e| GraphError::Config {
-            message: format!("endpoint URL {:?}: {e}", endpoint.url),
+            message: format!("endpoint URL {shown:?}: {e}"),
         })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(GraphError::Config {
-                message: format!("endpoint URL {:?} must be http or https", endpoint.url),
+                message: format!("endpoint URL {shown:?} must be http or https"),
             });
         }
         let mut headers = reqwest::header::HeaderMap::new();
@@ -71,6 +74,7 @@ impl SparqlEndpoint {
             })?;
         Ok(Self {
             endpoint,
+            shown,
             settings,
             client,
             timeout,
@@ -80,8 +84,9 @@ impl SparqlEndpoint {
         })
     }
 
-    pub fn url(&self) -> &str {
-        &self.endpoint.url
+    /// The URL as it may be shown: without credentials.
+    pub fn shown_url(&self) -> &str {
+        &self.shown
     }
 
     fn request(&self, text: &str) -> reqwest::RequestBuilder {
@@ -113,14 +118,16 @@ impl SparqlEndpoint {
     }
 
     fn transport_error(&self, error: reqwest::Error) -> GraphError {
+        // reqwest names the URL in its errors, credentials and all.
+        let error = error.without_url();
         if error.is_timeout() {
             GraphError::EndpointTimeout {
-                endpoint: self.endpoint.url.clone(),
+                endpoint: self.shown.clone(),
                 after: self.timeout,
             }
         } else {
             GraphError::Unreachable {
-                endpoint: self.endpoint.url.clone(),
+                endpoint: self.shown.clone(),
                 message: error_chain(&error),
             }
         }
@@ -144,7 +151,7 @@ impl SparqlEndpoint {
                 excerpt.push('…');
             }
             return Err(GraphError::Http {
-                endpoint: self.endpoint.url.clone(),
+                endpoint: self.shown.clone(),
                 status: status.as_u16(),
                 body: excerpt,
             });
@@ -153,14 +160,14 @@ impl SparqlEndpoint {
         if let Some(bytes) = response.content_length().filter(|n| *n > max as u64) {
             // Announced larger than allowed: refused before reading any of it.
             return Err(GraphError::ResultTooLarge {
-                endpoint: self.endpoint.url.clone(),
+                endpoint: self.shown.clone(),
                 bytes: Some(bytes),
                 max,
             });
         }
         let (body, cut) = self.read_body(response, max).await?;
         if cut {
-            tracing::warn!(endpoint = %self.endpoint.url, max, "SPARQL results cut at max_result_bytes");
+            tracing::warn!(endpoint = %self.shown, max, "SPARQL results cut at max_result_bytes");
         }
         self.parse_results(&content_type, &body, cut)
     }
@@ -196,12 +203,12 @@ impl SparqlEndpoint {
                 ResultsFormat::Xml => QueryResultsFormat::Xml,
             });
         let bad = |message: String| GraphError::BadResults {
-            endpoint: self.endpoint.url.clone(),
+            endpoint: self.shown.clone(),
             content_type: content_type.to_owned(),
             message,
         };
         let too_large = || GraphError::ResultTooLarge {
-            endpoint: self.endpoint.url.clone(),
+            endpoint: self.shown.clone(),
             bytes: None,
             max: self.settings.max_result_bytes,
         };
@@ -268,7 +275,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 #[async_trait]
 impl KnowledgeGraph for SparqlEndpoint {
     fn describe(&self) -> String {
-        format!("SPARQL endpoint {}", self.endpoint.url)
+        format!("SPARQL endpoint {}", self.shown)
     }
 
     fn settings(&self) -> &GraphSettings {
@@ -333,7 +340,7 @@ impl KnowledgeGraph for SparqlEndpoint {
                 body,
                 ..
             }) if capped != *query && body.contains("SR353") => {
-                tracing::warn!(endpoint = %self.endpoint.url, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
+                tracing::warn!(endpoint = %self.shown, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
                 self.run(&query.to_string()).await
             }
             other => other,

@@ -172,6 +172,61 @@ async fn closed_port_is_unreachable() {
     assert!(error.to_string().contains(&port.to_string()));
 }
 
+/// Credentials in the URL, a password, a bearer token, a header: none of them in an error, a
+/// description, a log line or a debug print; the URL is still named without them.
+#[tokio::test]
+async fn secrets_never_come_back() {
+    const SECRETS: [&str; 5] = ["s3cret-pw", "basic-pw", "bearer-tok", "hdr-value", "qkey-123"];
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let server = serve_get(ResponseTemplate::new(500).set_body_string("no")).await;
+    let address = server.address();
+    for url in [
+        format!("http://alice:s3cret-pw@127.0.0.1:{port}/sparql?apikey=qkey-123"),
+        format!("http://alice:s3cret-pw@{address}/sparql?apikey=qkey-123"),
+    ] {
+        let settings = |auth: EndpointAuth| {
+            let mut e = EndpointSettings::new(url.clone());
+            e.auth = Some(auth);
+            e.headers.insert("X-Api-Key".into(), "hdr-value".into());
+            e
+        };
+        for auth in [
+            EndpointAuth::Basic {
+                username: "bob".into(),
+                password: "basic-pw".into(),
+            },
+            EndpointAuth::Bearer {
+                token: "bearer-tok".into(),
+            },
+        ] {
+            let settings = settings(auth);
+            let kg = SparqlEndpoint::new(settings.clone(), GraphSettings::default()).unwrap();
+            let error = kg.query_text("ASK { ?s ?p ?o }").await.unwrap_err();
+            let shown = [
+                error.to_string(),
+                format!("{error:?}"),
+                kg.describe(),
+                kg.shown_url().to_owned(),
+                format!("{settings:?}"),
+            ];
+            for text in &shown {
+                for secret in SECRETS {
+                    assert!(!text.contains(secret), "{secret} in {text}");
+                }
+            }
+            assert!(kg.describe().contains("/sparql"), "{}", kg.describe());
+        }
+    }
+    // A URL that cannot be parsed is not shown at all: it could be anything.
+    let error = SparqlEndpoint::new(EndpointSettings::new("ht!tp://u:s3cret-pw@x"), GraphSettings::default())
+        .err()
+        .unwrap();
+    assert!(!error.to_string().contains("s3cret-pw"), "{error}");
+}
+
 #[test]
 fn bad_configuration_is_refused() {
     for url in ["not a url", "ftp://example.org/sparql"] {
