@@ -42,8 +42,10 @@ use tokio::sync::Mutex;
 
 /// Rows a `sparql` call returns unless it asks for fewer.
 const DEFAULT_ROWS: usize = 100;
-/// Dialogues kept by `ask` with a session (the oldest is dropped beyond).
-const MAX_SESSIONS: usize = 1000;
+/// Dialogues kept by `ask` with a session, per API key (the key's oldest is dropped beyond): one
+/// key's sessions never push out another's, and the keys are the configuration's, so the whole
+/// is bounded too.
+const MAX_SESSIONS_PER_KEY: usize = 1000;
 /// Answers per turn kept for later questions (L).
 const CONTEXT_ANSWERS: usize = 100;
 /// Turns kept per named session (follow-ups refer to the last few).
@@ -105,6 +107,23 @@ pub struct DescribeArgs {
     /// Triples per direction (default 50).
     #[serde(default)]
     pub limit: Option<usize>,
+}
+
+/// Keeps a new named dialogue of `owner`, dropping that owner's oldest beyond `cap`.
+fn remember(
+    sessions: &mut Vec<(Option<Owner>, String, Dialogue)>,
+    owner: &Option<Owner>,
+    name: &str,
+    dialogue: Dialogue,
+    cap: usize,
+) {
+    sessions.push((owner.clone(), name.to_owned(), dialogue));
+    let own = |(o, _, _): &(Option<Owner>, String, Dialogue)| o == owner;
+    if sessions.iter().filter(|s| own(s)).count() > cap
+        && let Some(oldest) = sessions.iter().position(own)
+    {
+        sessions.remove(oldest);
+    }
 }
 
 /// An MCP error carrying the REST API's stable kind.
@@ -226,7 +245,7 @@ impl McpServer {
             }
             Answers::Service { service, .. } => {
                 let answered = service
-                    .ask_once(&caller, Some(&self.name), &args.question, history, None)
+                    .ask_once(&caller, Some(&self.name), &args.question, history, None, false)
                     .await;
                 answered.map_err(|e| error(e.kind(), e))?.1
             }
@@ -243,10 +262,7 @@ impl McpServer {
                 None => {
                     let mut dialogue = Dialogue::default();
                     dialogue.record(&e, CONTEXT_ANSWERS);
-                    sessions.push((caller.owner.clone(), id.clone(), dialogue));
-                    if sessions.len() > MAX_SESSIONS {
-                        sessions.remove(0);
-                    }
+                    remember(&mut sessions, &caller.owner, id, dialogue, MAX_SESSIONS_PER_KEY);
                 }
             }
         }
@@ -496,4 +512,29 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), std::io::Error> {
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_keys_sessions_never_push_out_anothers() {
+        let (alice, mallory) = (Some(Owner::of_api_key("alice")), Some(Owner::of_api_key("mallory")));
+        let mut sessions = Vec::new();
+        remember(&mut sessions, &alice, "a1", Dialogue::default(), 2);
+        for i in 0..50 {
+            remember(&mut sessions, &mallory, &format!("m{i}"), Dialogue::default(), 2);
+        }
+        let names: Vec<&str> = sessions.iter().map(|(_, n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a1", "m48", "m49"]);
+        remember(&mut sessions, &alice, "a2", Dialogue::default(), 2);
+        remember(&mut sessions, &alice, "a3", Dialogue::default(), 2);
+        let alices: Vec<&str> = sessions
+            .iter()
+            .filter(|(o, _, _)| *o == alice)
+            .map(|(_, n, _)| n.as_str())
+            .collect();
+        assert_eq!(alices, ["a2", "a3"]);
+    }
 }

@@ -172,39 +172,6 @@ fn listed(line: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Answers per earlier turn looked up in the graph.
-const GROUNDED_ANSWERS: usize = 20;
-
-/// An earlier turn known only by its text gets back what a follow-up can refer to: each answer
-/// line that is exactly the label of a vertex becomes that vertex (the best connected of its
-/// homonyms), any other a literal value. (A stored session keeps these from the answer itself.)
-async fn ground(graph: &dyn chatty_kg_graph::KnowledgeGraph, turn: &mut Turn) -> Result<(), ServerError> {
-    use chatty_kg_agents::referents::Member;
-    use chatty_kg_graph::text::EXACT_MATCH_SCORE;
-    for answer in turn.answers.iter().take(GROUNDED_ANSWERS) {
-        let found = graph
-            .search_entities(answer, 5)
-            .await
-            .map_err(chatty_kg_agents::AgentError::from)?;
-        turn.values
-            .push(match found.into_iter().find(|c| c.score >= EXACT_MATCH_SCORE) {
-                Some(vertex) => Member {
-                    value: vertex.iri,
-                    label: vertex.label,
-                    iri: true,
-                    datatype: None,
-                },
-                None => Member {
-                    value: answer.clone(),
-                    label: answer.clone(),
-                    iri: false,
-                    datatype: None,
-                },
-            });
-    }
-    Ok(())
-}
-
 /// The knowledge graph the `model` names: `None` (the default) for no name or [`DEFAULT_MODEL`].
 fn kg_of(model: Option<&str>) -> Option<&str> {
     model.filter(|m| !m.is_empty() && *m != DEFAULT_MODEL)
@@ -263,11 +230,7 @@ async fn chat_completions(
             if history.len() > keep {
                 history.drain(..history.len() - keep);
             }
-            if let Some(graph) = service.graph(kg.as_deref()) {
-                for turn in &mut history {
-                    ground(graph.as_ref(), turn).await?;
-                }
-            }
+            // Grounded once the question is admitted (its rate, a permit): see `ask_once`.
             Mode::Stateless {
                 kg: kg.clone(),
                 history,
@@ -301,7 +264,7 @@ async fn chat_completions(
         match mode {
             Mode::Stateless { kg, history } => {
                 let (model, explanation) = service
-                    .ask_once(&caller, kg.as_deref(), &question, history, events)
+                    .ask_once(&caller, kg.as_deref(), &question, history, events, true)
                     .await?;
                 let explanation = serde_json::to_value(&explanation)
                     .map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;

@@ -370,8 +370,9 @@ impl ChatService {
         question: &str,
         history: Vec<Turn>,
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
+        ground: bool,
     ) -> Result<(String, Explanation), ServerError> {
-        self.counted(self.start_once(caller, kg, question, history, events).await)
+        self.counted(self.start_once(caller, kg, question, history, events, ground).await)
     }
 
     async fn start_once(
@@ -379,8 +380,9 @@ impl ChatService {
         caller: &Caller,
         kg: Option<&str>,
         question: &str,
-        history: Vec<Turn>,
+        mut history: Vec<Turn>,
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
+        ground: bool,
     ) -> Result<(String, Explanation), ServerError> {
         self.check_question(question)?;
         let kg = kg.unwrap_or(&self.default_kg).to_owned();
@@ -390,6 +392,13 @@ impl ChatService {
         let question = question.trim().to_owned();
         self.spawn_answer(caller, move |service, deadline, abandoned| async move {
             let (_, _permit) = service.wait_turn(None, deadline, &abandoned).await?;
+            // Earlier turns known only by their text are looked up in the graph once the
+            // question is admitted (its rate, a permit): a refused request searches nothing.
+            if ground && let Some(graph) = service.graph(Some(&kg)) {
+                for turn in &mut history {
+                    ground_turn(graph.as_ref(), turn).await?;
+                }
+            }
             let explanation = service.run(&kg, &question, &history, events, deadline).await?;
             Ok((kg, explanation))
         })
@@ -630,4 +639,40 @@ fn context_from_turn(turn: Turn) -> TurnContext {
         total: turn.total,
         clarification: turn.clarification.and_then(|c| serde_json::to_value(c).ok()),
     }
+}
+
+/// Answers per earlier turn looked up in the graph.
+const GROUNDED_ANSWERS: usize = 20;
+
+/// An earlier turn known only by its text gets back what a follow-up can refer to: each answer
+/// line that is exactly the label of a vertex becomes that vertex (the best connected of its
+/// homonyms), any other a literal value. (A stored session keeps these from the answer itself.)
+pub(crate) async fn ground_turn(
+    graph: &dyn chatty_kg_graph::KnowledgeGraph,
+    turn: &mut Turn,
+) -> Result<(), ServerError> {
+    use chatty_kg_agents::referents::Member;
+    use chatty_kg_graph::text::EXACT_MATCH_SCORE;
+    for answer in turn.answers.iter().take(GROUNDED_ANSWERS) {
+        let found = graph
+            .search_entities(answer, 5)
+            .await
+            .map_err(chatty_kg_agents::AgentError::from)?;
+        turn.values
+            .push(match found.into_iter().find(|c| c.score >= EXACT_MATCH_SCORE) {
+                Some(vertex) => Member {
+                    value: vertex.iri,
+                    label: vertex.label,
+                    iri: true,
+                    datatype: None,
+                },
+                None => Member {
+                    value: answer.clone(),
+                    label: answer.clone(),
+                    iri: false,
+                    datatype: None,
+                },
+            });
+    }
+    Ok(())
 }

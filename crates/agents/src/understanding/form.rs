@@ -329,6 +329,7 @@ impl QuestionForm {
         // a count of …" ask for a count as a verb or a noun.
         let counting = has_pair("how", "many")
             || has_pair("how", "much")
+            || has_pair("how", "often")
             || text
                 .windows(3)
                 .any(|w| matches!(w[0], "the" | "total") && w[1] == "number" && w[2] == "of")
@@ -522,6 +523,7 @@ mod tests {
         assert_eq!(f("Count the moons of Mars.").kind, QuestionKind::Count);
         assert_eq!(f("Give me a count of the moons of Mars.").kind, QuestionKind::Count);
         assert_eq!(f("Which count ruled Flanders?").kind, QuestionKind::List);
+        assert_eq!(f("How often did Ada Lovelace marry?").kind, QuestionKind::Count);
         assert_eq!(f("Where did Ada Lovelace die?").expects, Expectation::Place);
         // Silent words keep the model's yes/no or count.
         let silent = QuestionForm::detect("Ada Lovelace and Babbage", Some(QuestionKind::Boolean));
