@@ -70,12 +70,12 @@ mod real_vectors {
             // The key comes from the named variable (one cargo sets for every test run).
             .and(header(
                 "authorization",
-                format!("Bearer {}", env!("CARGO_MANIFEST_DIR")).as_str(),
+                format!("Bearer {}", env!("CARGO_PKG_NAME")).as_str(),
             ))
             .respond_with(MiniLm(local.clone()))
             .mount(&server)
             .await;
-        let remote = Arc::new(OpenAiEmbedder::new(settings(&server, "CARGO_MANIFEST_DIR")).unwrap());
+        let remote = Arc::new(OpenAiEmbedder::new(settings(&server, "CARGO_PKG_NAME")).unwrap());
         assert_eq!(remote.dimension(), 0, "unknown before the first answer");
         let phrases = [
             "directed by",
