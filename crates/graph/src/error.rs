@@ -122,6 +122,11 @@ pub enum GraphError {
         "the query's results are larger than {max} bytes: ask for fewer or shorter rows, or raise max_result_bytes"
     )]
     SolutionsTooLarge { max: usize },
+
+    /// A regular expression a remote endpoint's backtracking engine could spend hours on: the
+    /// query is refused before it is sent.
+    #[error("the regular expression {pattern:?} is refused for a remote endpoint: {why}")]
+    RiskyPattern { pattern: String, why: &'static str },
 }
 
 fn too_large(bytes: Option<u64>, max: usize) -> String {

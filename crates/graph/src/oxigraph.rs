@@ -588,11 +588,13 @@ impl KnowledgeGraph for EmbeddedStore {
         // Dropping this future (an answer timeout above us) stops the evaluation too.
         let _cancel_on_drop = CancelOnDrop(token.clone());
         let running = Running::new(&self.running);
+        let started = Instant::now();
+        let shown = tracing::enabled!(tracing::Level::DEBUG).then(|| query.to_string());
         let task = tokio::task::spawn_blocking(move || {
             let (_running, _lock) = (running, lock);
             evaluate(&store, &query, worker_token, max_rows, max_bytes)
         });
-        match tokio::time::timeout(timeout, task).await {
+        let result = match tokio::time::timeout(timeout, task).await {
             Ok(joined) => joined.map_err(|e| GraphError::Evaluation {
                 message: format!("query task failed: {e}"),
             })?,
@@ -601,7 +603,17 @@ impl KnowledgeGraph for EmbeddedStore {
                 token.cancel();
                 Err(GraphError::Timeout { after: timeout })
             }
+        };
+        // Every query with its time, for finding the slow ones (`CHATTY_KG_LOG=debug`).
+        if let Some(sparql) = shown {
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            match &result {
+                Ok(QueryResults::Solutions(s)) => tracing::debug!(ms, rows = s.rows.len(), %sparql, "SPARQL"),
+                Ok(QueryResults::Boolean(b)) => tracing::debug!(ms, boolean = b, %sparql, "SPARQL"),
+                Err(error) => tracing::debug!(ms, %error, %sparql, "SPARQL failed"),
+            }
         }
+        result
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {

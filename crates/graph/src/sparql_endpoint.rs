@@ -117,6 +117,25 @@ impl SparqlEndpoint {
         }
     }
 
+    async fn run_capped(&self, query: &ReadQuery, capped: &ReadQuery) -> Result<QueryResults, GraphError> {
+        match self.run(&capped.to_string()).await {
+            // Some endpoints refuse the LIMIT itself: Virtuoso sorts at most MaxSortedTopRows
+            // (10000 by default) for ORDER BY … LIMIT, yet answers the same query without a
+            // LIMIT (cut to its ResultSetMaxRows). Ask once more as written: the byte cap still
+            // bounds what comes back. Only for that refusal (SR353): another 5xx (an overloaded or
+            // timed-out endpoint) must not be answered with a heavier query.
+            Err(GraphError::Http {
+                status: 500..=599,
+                body,
+                ..
+            }) if *capped != *query && body.contains("SR353") => {
+                tracing::warn!(endpoint = %self.shown, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
+                self.run(&query.to_string()).await
+            }
+            other => other,
+        }
+    }
+
     fn transport_error(&self, error: reqwest::Error) -> GraphError {
         // reqwest names the URL in its errors, credentials and all.
         let error = error.without_url();
@@ -327,28 +346,28 @@ impl KnowledgeGraph for SparqlEndpoint {
     }
 
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
+        // A pattern the endpoint's backtracking regex engine could spend hours on never leaves.
+        if let Some((pattern, why)) = crate::query::bounded::risky_pattern(query.as_query()) {
+            return Err(GraphError::RiskyPattern { pattern, why });
+        }
         // One row more than kept tells that there were more.
         let capped = query.capped(self.settings.max_rows);
-        match self.run(&capped.to_string()).await {
-            // Some endpoints refuse the LIMIT itself: Virtuoso sorts at most MaxSortedTopRows
-            // (10000 by default) for ORDER BY … LIMIT, yet answers the same query without a
-            // LIMIT (cut to its ResultSetMaxRows). Ask once more as written: the byte cap still
-            // bounds what comes back. Only for that refusal (SR353): another 5xx (an overloaded or
-            // timed-out endpoint) must not be answered with a heavier query.
-            Err(GraphError::Http {
-                status: 500..=599,
-                body,
-                ..
-            }) if capped != *query && body.contains("SR353") => {
-                tracing::warn!(endpoint = %self.shown, %body, "endpoint refused the pushed-down LIMIT; retrying without it");
-                self.run(&query.to_string()).await
+        let started = std::time::Instant::now();
+        let result = self.run_capped(query, &capped).await;
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            match &result {
+                Ok(_) => tracing::debug!(ms, endpoint = %self.shown, sparql = %capped, "SPARQL"),
+                Err(error) => tracing::debug!(ms, endpoint = %self.shown, %error, sparql = %capped, "SPARQL failed"),
             }
-            other => other,
         }
+        result
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
         let mut words = search_words(text);
+        // As the embedded index does: a long text keeps its first words (each one is a filter).
+        words.truncate(crate::label_index::MAX_SEARCH_WORDS);
         if self.endpoint.search == SearchStrategy::BifContains && words.iter().any(|w| w.chars().count() > 1) {
             // Single letters are noise words for Virtuoso's free-text index.
             words.retain(|w| w.chars().count() > 1);

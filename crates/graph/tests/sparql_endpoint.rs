@@ -587,3 +587,25 @@ async fn a_failed_profile_is_not_computed_again_at_once() {
     }
     assert_eq!(server.received_requests().await.unwrap().len(), asked, "no new request");
 }
+
+/// A regular expression a backtracking engine could spend hours on is refused before it leaves
+/// (Virtuoso's REGEX is PCRE); a plain one is sent.
+#[tokio::test]
+async fn risky_regular_expressions_never_leave() {
+    let server = serve_get(one_row()).await;
+    let kg = endpoint(server.uri(), |_| {});
+    for query in [
+        r#"SELECT ?x WHERE { ?x ?p ?o FILTER(REGEX(STR(?o), "(a+)+$")) }"#,
+        r#"SELECT ?x WHERE { ?x ?p ?o FILTER(REGEX(STR(?o), STR(?x))) }"#,
+        r#"SELECT ?x WHERE { ?x ?p ?o FILTER(REGEX(STR(?o), "(x)\\1")) }"#,
+        r#"SELECT (REPLACE(STR(?o), "(.*)*", "") AS ?r) WHERE { ?x ?p ?o }"#,
+    ] {
+        let error = kg.query_text(query).await.unwrap_err();
+        assert!(matches!(error, GraphError::RiskyPattern { .. }), "{query}: {error}");
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 0, "nothing was sent");
+    kg.query_text(r#"SELECT ?x WHERE { ?x ?p ?o FILTER(REGEX(STR(?o), "^tom h[aä]nks$", "i")) }"#)
+        .await
+        .unwrap();
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}

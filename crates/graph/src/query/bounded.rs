@@ -77,13 +77,47 @@ impl Budget {
 pub fn rewrite(query: &Query) -> (Query, Vec<String>) {
     let mut query = query.clone();
     let mut separators = Vec::new();
-    match &mut query {
+    walk(&mut query, &mut |call| match call {
+        Call::Function(function, _) => {
+            let bounded = match function {
+                Function::Concat => Some(CONCAT),
+                Function::Replace => Some(REPLACE),
+                Function::UCase => Some(UCASE),
+                Function::LCase => Some(LCASE),
+                Function::EncodeForUri => Some(ENCODE_FOR_URI),
+                _ => None,
+            };
+            if let Some(name) = bounded {
+                *function = custom(name);
+            }
+        }
+        Call::Aggregate(name) => {
+            if let AggregateFunction::GroupConcat { separator } = name {
+                let separator = separator.clone().unwrap_or_else(|| " ".to_owned());
+                *name = AggregateFunction::Custom(group_concat_name(&separator));
+                if !separators.contains(&separator) {
+                    separators.push(separator);
+                }
+            }
+        }
+    });
+    (query, separators)
+}
+
+/// A call met by [`walk`]: a function with its arguments, or an aggregate.
+pub enum Call<'a> {
+    Function(&'a mut Function, &'a mut Vec<Expression>),
+    Aggregate(&'a mut AggregateFunction),
+}
+
+/// Calls `visit` on every function call and aggregate of `query`, inner ones first.
+pub fn walk(query: &mut Query, visit: &mut dyn FnMut(Call<'_>)) {
+    match query {
         Query::Select { pattern, .. }
         | Query::Ask { pattern, .. }
         | Query::Construct { pattern, .. }
-        | Query::Describe { pattern, .. } => rewrite_pattern(pattern, &mut separators),
+        | Query::Describe { pattern, .. } => walk_pattern(pattern, visit),
     }
-    (query, separators)
 }
 
 /// An evaluator that knows the bounded functions, all charged to `budget`.
@@ -124,54 +158,121 @@ fn custom(name: &str) -> Function {
 
 // The walk: every expression position of every pattern. No `_` arm: a variant spargebra adds
 // later must be looked at here.
-fn rewrite_pattern(pattern: &mut GraphPattern, separators: &mut Vec<String>) {
+
+/// Longest regular expression sent to a remote endpoint.
+pub const MAX_REMOTE_PATTERN: usize = 1024;
+
+/// The first `REGEX`/`REPLACE` pattern of `query` that a remote endpoint's backtracking regex
+/// engine (PCRE, Virtuoso's) could take exponential time on, with why: one that is not written
+/// as a literal (it cannot be checked), longer than [`MAX_REMOTE_PATTERN`], with a
+/// back-reference, or with a repeated group that itself repeats ("(a+)+", "(a|a)*").
+pub fn risky_pattern(query: &Query) -> Option<(String, &'static str)> {
+    let mut query = query.clone();
+    let mut found = None;
+    walk(&mut query, &mut |call| {
+        if found.is_some() {
+            return;
+        }
+        if let Call::Function(Function::Regex | Function::Replace, arguments) = call {
+            found = match arguments.get(1) {
+                Some(Expression::Literal(l)) => pattern_risk(l.value()).map(|why| (l.value().to_owned(), why)),
+                Some(other) => Some((
+                    other.to_string(),
+                    "it is not written in the query, so it cannot be checked",
+                )),
+                None => None,
+            };
+        }
+    });
+    found
+}
+
+fn pattern_risk(pattern: &str) -> Option<&'static str> {
+    if pattern.len() > MAX_REMOTE_PATTERN {
+        return Some("it is too long");
+    }
+    let chars: Vec<char> = pattern.chars().collect();
+    // Per open group: whether a quantifier or an alternation appeared inside it.
+    let mut groups: Vec<bool> = Vec::new();
+    let mut class = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                if chars.get(i + 1).is_some_and(char::is_ascii_digit) && !class {
+                    return Some("it has a back-reference");
+                }
+                i += 1;
+            }
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            _ if class => {}
+            '(' => groups.push(false),
+            ')' => {
+                let inner = groups.pop().unwrap_or(false);
+                let repeated = matches!(chars.get(i + 1), Some('*' | '+' | '{'));
+                if inner && repeated {
+                    return Some("a repeated group repeats inside");
+                }
+                if let Some(outer) = groups.last_mut() {
+                    *outer |= inner || repeated;
+                }
+            }
+            '*' | '+' | '{' | '|' => {
+                if let Some(group) = groups.last_mut() {
+                    *group = true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn walk_pattern(pattern: &mut GraphPattern, visit: &mut dyn FnMut(Call<'_>)) {
     match pattern {
         GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => {}
         GraphPattern::Join { left, right }
         | GraphPattern::Lateral { left, right }
         | GraphPattern::Union { left, right }
         | GraphPattern::Minus { left, right } => {
-            rewrite_pattern(left, separators);
-            rewrite_pattern(right, separators);
+            walk_pattern(left, visit);
+            walk_pattern(right, visit);
         }
         GraphPattern::LeftJoin {
             left,
             right,
             expression,
         } => {
-            rewrite_pattern(left, separators);
-            rewrite_pattern(right, separators);
+            walk_pattern(left, visit);
+            walk_pattern(right, visit);
             if let Some(e) = expression {
-                rewrite_expression(e, separators);
+                walk_expression(e, visit);
             }
         }
         GraphPattern::Filter { expr, inner } => {
-            rewrite_pattern(inner, separators);
-            rewrite_expression(expr, separators);
+            walk_pattern(inner, visit);
+            walk_expression(expr, visit);
         }
         GraphPattern::Extend { inner, expression, .. } => {
-            rewrite_pattern(inner, separators);
-            rewrite_expression(expression, separators);
+            walk_pattern(inner, visit);
+            walk_expression(expression, visit);
         }
         GraphPattern::OrderBy { inner, expression } => {
-            rewrite_pattern(inner, separators);
+            walk_pattern(inner, visit);
             for order in expression {
                 let (OrderExpression::Asc(e) | OrderExpression::Desc(e)) = order;
-                rewrite_expression(e, separators);
+                walk_expression(e, visit);
             }
         }
         GraphPattern::Group { inner, aggregates, .. } => {
-            rewrite_pattern(inner, separators);
+            walk_pattern(inner, visit);
             for (_, aggregate) in aggregates {
                 if let AggregateExpression::FunctionCall { name, expr, .. } = aggregate {
-                    rewrite_expression(expr, separators);
-                    if let AggregateFunction::GroupConcat { separator } = name {
-                        let separator = separator.clone().unwrap_or_else(|| " ".to_owned());
-                        *name = AggregateFunction::Custom(group_concat_name(&separator));
-                        if !separators.contains(&separator) {
-                            separators.push(separator);
-                        }
-                    }
+                    walk_expression(expr, visit);
+                    visit(Call::Aggregate(name));
                 }
             }
         }
@@ -180,13 +281,13 @@ fn rewrite_pattern(pattern: &mut GraphPattern, separators: &mut Vec<String>) {
         | GraphPattern::Distinct { inner }
         | GraphPattern::Reduced { inner }
         | GraphPattern::Slice { inner, .. }
-        | GraphPattern::Service { inner, .. } => rewrite_pattern(inner, separators),
+        | GraphPattern::Service { inner, .. } => walk_pattern(inner, visit),
     }
 }
 
-fn rewrite_expression(expression: &mut Expression, separators: &mut Vec<String>) {
+fn walk_expression(expression: &mut Expression, visit: &mut dyn FnMut(Call<'_>)) {
     match expression {
-        Expression::Exists(pattern) => rewrite_pattern(pattern, separators),
+        Expression::Exists(pattern) => walk_pattern(pattern, visit),
         Expression::Or(a, b)
         | Expression::And(a, b)
         | Expression::Equal(a, b)
@@ -199,33 +300,23 @@ fn rewrite_expression(expression: &mut Expression, separators: &mut Vec<String>)
         | Expression::Subtract(a, b)
         | Expression::Multiply(a, b)
         | Expression::Divide(a, b) => {
-            rewrite_expression(a, separators);
-            rewrite_expression(b, separators);
+            walk_expression(a, visit);
+            walk_expression(b, visit);
         }
         Expression::In(a, list) => {
-            rewrite_expression(a, separators);
-            list.iter_mut().for_each(|e| rewrite_expression(e, separators));
+            walk_expression(a, visit);
+            list.iter_mut().for_each(|e| walk_expression(e, visit));
         }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => rewrite_expression(a, separators),
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => walk_expression(a, visit),
         Expression::If(a, b, c) => {
-            rewrite_expression(a, separators);
-            rewrite_expression(b, separators);
-            rewrite_expression(c, separators);
+            walk_expression(a, visit);
+            walk_expression(b, visit);
+            walk_expression(c, visit);
         }
-        Expression::Coalesce(list) => list.iter_mut().for_each(|e| rewrite_expression(e, separators)),
+        Expression::Coalesce(list) => list.iter_mut().for_each(|e| walk_expression(e, visit)),
         Expression::FunctionCall(function, arguments) => {
-            arguments.iter_mut().for_each(|e| rewrite_expression(e, separators));
-            let bounded = match function {
-                Function::Concat => Some(CONCAT),
-                Function::Replace => Some(REPLACE),
-                Function::UCase => Some(UCASE),
-                Function::LCase => Some(LCASE),
-                Function::EncodeForUri => Some(ENCODE_FOR_URI),
-                _ => None,
-            };
-            if let Some(name) = bounded {
-                *function = custom(name);
-            }
+            arguments.iter_mut().for_each(|e| walk_expression(e, visit));
+            visit(Call::Function(function, arguments));
         }
         Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => {}
     }
@@ -464,6 +555,31 @@ mod tests {
         }
         assert_eq!(answered, MAX_COMPUTED_BYTES / (MAX_VALUE_BYTES / 2));
         assert!(b.exceeded());
+    }
+
+    #[test]
+    fn patterns_a_backtracking_engine_could_blow_up_on_are_found() {
+        let risky = |p: &str| pattern_risk(p).is_some();
+        for safe in [
+            "tom",
+            "^m[aàáâ]lm[oö]$",
+            "a+b*",
+            "(abc)+",
+            "(a|b)",
+            "[(+)]*",
+            "colou?r",
+            "\\.txt$",
+        ] {
+            assert!(!risky(safe), "{safe}");
+        }
+        for bad in ["(a+)+", "(a|a)*", "((ab)*c)+", "(x+x+)+y", "(a)\\1", &"a".repeat(2000)] {
+            assert!(risky(bad), "{bad}");
+        }
+        let parse = |q: &str| spargebra::SparqlParser::new().parse_query(q).unwrap();
+        assert!(risky_pattern(&parse("SELECT * WHERE { ?s ?p ?o FILTER(REGEX(?o, \"^tom\")) }")).is_none());
+        assert!(risky_pattern(&parse("SELECT * WHERE { ?s ?p ?o FILTER(REGEX(?o, \"(a+)+$\")) }")).is_some());
+        assert!(risky_pattern(&parse("SELECT * WHERE { ?s ?p ?o FILTER(REGEX(?o, ?s)) }")).is_some());
+        assert!(risky_pattern(&parse("SELECT (REPLACE(?o, \"(.*)*\", \"\") AS ?r) WHERE { ?s ?p ?o }")).is_some());
     }
 
     #[test]
