@@ -617,12 +617,13 @@ pub fn class_reach(anchor: &str, path: &RelationPath, class: &str, cap: usize) -
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let reached = differing(
-        join(
+        member_of(
             GraphPattern::Bgp {
                 patterns: chain.patterns,
             },
-            instance_of(answer.clone(), class)?,
-        ),
+            &answer,
+            class,
+        )?,
         &chain.distinct,
     );
     let capped = GraphPattern::Slice {
@@ -671,10 +672,7 @@ pub fn class_neighbours(anchor: &str, class: &str, forward: bool, others: bool) 
     let reached = if others {
         outside_class(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
     } else {
-        join(
-            GraphPattern::Bgp { patterns: vec![edge] },
-            instance_of(answer.clone(), class)?,
-        )
+        member_of(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
     };
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
@@ -690,6 +688,17 @@ pub fn class_neighbours(anchor: &str, class: &str, forward: bool, others: bool) 
             )],
         }),
         variables: vec![predicate, var(COUNT_VARIABLE)],
+    })
+}
+
+/// `inner` where `?answer` is an instance of `class`, as a filter on what `inner` binds
+/// (`FILTER EXISTS`), never a join with every instance of the class: a class of 34 000
+/// members joined with a path's few answers is a cross product on an engine that evaluates the
+/// two sides apart.
+fn member_of(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
+    Ok(GraphPattern::Filter {
+        expr: Expression::Exists(Box::new(instance_of(answer.clone(), class)?)),
+        inner: Box::new(inner),
     })
 }
 
