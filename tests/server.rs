@@ -1422,6 +1422,17 @@ async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
             json!({"rating": "down", "correction": {"sparql": common::doubling_query(28)}}),
             "invalid_correction",
         ),
+        // 40 values of 4 KB: more than a stored correction keeps.
+        (
+            "alice-key",
+            1,
+            json!({"rating": "down", "correction": {"sparql": format!(
+                "SELECT ?v WHERE {{ VALUES ?i {{ {} }} BIND(\"{}\" AS ?k) BIND(CONCAT(STR(?i), ?k, ?k, ?k, ?k) AS ?v) }}",
+                (0..40).map(|i| i.to_string()).collect::<Vec<_>>().join(" "),
+                "x".repeat(1024)
+            )}}),
+            "invalid_correction",
+        ),
         ("alice-key", 9, json!({"rating": "up"}), "no_such_turn"),
         ("alice-key", 0, json!({"rating": "great"}), "malformed_message"),
         ("bob-key", 0, json!({"rating": "down"}), "no_such_session"),
@@ -1737,4 +1748,82 @@ async fn endpoint_secrets_never_come_back() {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
     }
+}
+
+/// A correction's query takes an answer permit like a question (one permit, no queue: a
+/// correction sent while a slow question holds it is refused), and descriptions, suggestions and
+/// ratings count in the key's rate.
+#[tokio::test(flavor = "multi_thread")]
+async fn lookups_take_permits_and_count_in_the_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = "api_keys = [\"alice-key\"]\nmax_concurrent_answers = 1\nmax_queued_answers = 0\n\
+                  max_questions_per_minute_per_key = 6";
+    let Some(server) = TestServer::start(dir.path(), limits) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let post =
+        |path: String, body: serde_json::Value| http().post(api(&path)).bearer_auth("alice-key").json(&body).send();
+    let (status, session) = json_of(post("/api/sessions".into(), json!({})).await.unwrap()).await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap().to_owned();
+    let (status, slow_session) = json_of(post("/api/sessions".into(), json!({})).await.unwrap()).await;
+    assert_eq!(status, 201, "{slow_session}");
+    let slow_id = slow_session["session"].as_str().unwrap().to_owned();
+    // 1: a quick question, answered (turn 0).
+    let (status, answered) = json_of(
+        post(
+            format!("/api/sessions/{id}/ask"),
+            json!({"question": "When was Big released?"}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answered}");
+    // 2: a slow question holds the one permit for 2.5 s …
+    let slow = tokio::spawn(post(
+        format!("/api/sessions/{slow_id}/ask"),
+        json!({"question": "When was Cast Awy released?"}),
+    ));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // 3: … so a correction, whose query must run, finds no permit and no room to wait.
+    let year = "SELECT ?y WHERE { <http://example.org/entity/Big> <http://example.org/relation/release_year> ?y }";
+    let (status, refused) = json_of(
+        post(
+            format!("/api/sessions/{id}/turns/0/feedback"),
+            json!({"rating": "down", "correction": {"sparql": year}}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, refused["error"]["kind"].as_str()),
+        (429, Some("overloaded")),
+        "{refused}"
+    );
+    let (status, slow) = json_of(slow.await.unwrap().unwrap()).await;
+    assert_eq!(status, 200, "{slow}");
+    // 4, 5, 6: a rating, a description and suggestions; the 7th request is over the rate.
+    let get = |path: &str| http().get(api(path)).bearer_auth("alice-key").send();
+    let (status, rated) = json_of(
+        post(format!("/api/sessions/{id}/turns/0/feedback"), json!({"rating": "up"}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{rated}");
+    let status = get("/api/kgs/default/describe?iri=http%3A%2F%2Fexample.org%2Fentity%2FBig")
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
+    assert_eq!(get("/api/kgs/default/suggestions").await.unwrap().status(), 200);
+    let (status, limited) = json_of(get("/api/feedback").await.unwrap()).await;
+    assert_eq!(
+        (status, limited["error"]["kind"].as_str()),
+        (429, Some("rate_limited")),
+        "{limited}"
+    );
 }

@@ -48,6 +48,10 @@ fn invalid(message: impl Into<String>) -> ServerError {
     ServerError::InvalidCorrection(message.into())
 }
 
+/// The most a correction's answers weigh (values and labels): it is stored with the turn and comes
+/// back with every page of the history.
+pub const MAX_CORRECTION_BYTES: usize = 64 << 10;
+
 /// Checks `request` against the rated turn and the graph and makes the stored feedback.
 /// `max_chars` bounds the correction's words and query; `max_answers` its values.
 pub async fn checked(
@@ -106,7 +110,8 @@ async fn correction(
             | GraphError::NotReadOnly { .. }
             | GraphError::FunctionNotAllowed { .. }
             | GraphError::ValueTooLarge { .. }
-            | GraphError::SolutionsTooLarge { .. } => invalid(e.to_string()),
+            | GraphError::SolutionsTooLarge { .. }
+            | GraphError::RiskyPattern { .. } => invalid(e.to_string()),
             other => ServerError::Agent(other.into()),
         })?;
         match results {
@@ -125,6 +130,13 @@ async fn correction(
         }
     } else {
         return Err(invalid("the correction is empty: give \"answer\" or \"sparql\""));
+    }
+    let weight: usize = correction.answers.iter().map(|a| a.value.len() + a.label.len()).sum();
+    if weight > MAX_CORRECTION_BYTES {
+        return Err(invalid(format!(
+            "the correction's answers take {weight} bytes, more than the {MAX_CORRECTION_BYTES} a correction keeps: \
+             ask for fewer or shorter values"
+        )));
     }
     if correction.answers.is_empty() && correction.boolean.is_none() {
         return Err(invalid(

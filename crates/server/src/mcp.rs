@@ -143,7 +143,8 @@ fn graph_error(e: GraphError) -> ErrorData {
         GraphError::NotReadOnly { .. }
         | GraphError::FunctionNotAllowed { .. }
         | GraphError::ValueTooLarge { .. }
-        | GraphError::SolutionsTooLarge { .. } => "refused",
+        | GraphError::SolutionsTooLarge { .. }
+        | GraphError::RiskyPattern { .. } => "refused",
         _ => "graph",
     };
     error(kind, e)
@@ -181,12 +182,20 @@ impl McpServer {
         }
     }
 
-    /// Over HTTP, a graph lookup counts in the caller's question rate like a question (the
-    /// queries are theirs to choose); over stdio there is one user and no rate.
-    fn charge(&self, extensions: &rmcp::model::Extensions) -> Result<(), ErrorData> {
+    /// Over HTTP, a graph lookup is admitted like a question (the queries are the caller's to
+    /// choose): their rate, the queue and an answer permit, held while the guard lives; over
+    /// stdio there is one user, and no rate or permit.
+    async fn admit(
+        &self,
+        extensions: &rmcp::model::Extensions,
+    ) -> Result<Option<tokio::sync::SemaphorePermit<'_>>, ErrorData> {
         match &self.answers {
-            Answers::Service { service, .. } => service.charge(&caller_of(extensions)).map_err(|e| error(e.kind(), e)),
-            Answers::Pipeline(_) => Ok(()),
+            Answers::Service { service, .. } => service
+                .admit_lookup(&caller_of(extensions))
+                .await
+                .map(Some)
+                .map_err(|e| error(e.kind(), e)),
+            Answers::Pipeline(_) => Ok(None),
         }
     }
 
@@ -275,7 +284,7 @@ impl McpServer {
         Parameters(args): Parameters<EntitiesArgs>,
         extensions: rmcp::model::Extensions,
     ) -> Result<String, ErrorData> {
-        self.charge(&extensions)?;
+        let _permit = self.admit(&extensions).await?;
         let limit = args.limit.unwrap_or(10).clamp(1, 1000);
         let found = self
             .kg()
@@ -295,7 +304,7 @@ impl McpServer {
         Parameters(args): Parameters<SparqlArgs>,
         extensions: rmcp::model::Extensions,
     ) -> Result<String, ErrorData> {
-        self.charge(&extensions)?;
+        let _permit = self.admit(&extensions).await?;
         let kg = self.kg();
         let results = kg.query_text(&args.query).await.map_err(graph_error)?;
         let max = args
@@ -334,7 +343,7 @@ impl McpServer {
         Parameters(args): Parameters<DescribeArgs>,
         extensions: rmcp::model::Extensions,
     ) -> Result<String, ErrorData> {
-        self.charge(&extensions)?;
+        let _permit = self.admit(&extensions).await?;
         let kg = self.kg();
         let limit = args.limit.unwrap_or(crate::explore::DEFAULT_TRIPLES);
         text(

@@ -108,10 +108,11 @@ async fn list_kgs(_: Caller, service: web::Data<ChatService>) -> HttpResponse {
 const SUGGESTIONS: usize = 4;
 
 async fn suggestions(
-    _: Caller,
+    caller: Caller,
     service: web::Data<ChatService>,
     kg: web::Path<String>,
 ) -> Result<HttpResponse, ServerError> {
+    service.charge(&caller)?;
     let graph = service.graph_named(&kg)?;
     let found = crate::explore::suggestions(graph.as_ref(), SUGGESTIONS)
         .await
@@ -127,11 +128,12 @@ struct Describe {
 }
 
 async fn describe(
-    _: Caller,
+    caller: Caller,
     service: web::Data<ChatService>,
     kg: web::Path<String>,
     query: web::Query<Describe>,
 ) -> Result<HttpResponse, ServerError> {
+    service.charge(&caller)?;
     let graph = service.graph_named(&kg)?;
     let limit = query.limit.unwrap_or(crate::explore::DEFAULT_TRIPLES);
     let described = crate::explore::describe(graph.as_ref(), &query.iri, limit)
@@ -317,6 +319,8 @@ async fn export_feedback(
     service: web::Data<ChatService>,
     query: web::Query<ExportQuery>,
 ) -> Result<HttpResponse, ServerError> {
+    // Reads every rated turn of the caller's sessions: counted like a question.
+    service.charge(&caller)?;
     Ok(HttpResponse::Ok().json(service.feedback_export(&caller, query.kg.as_deref()).await?))
 }
 

@@ -35,6 +35,12 @@ pub const HISTORY_PAGE: usize = 100;
 
 /// The longest correction accepted (words or a query).
 const MAX_CORRECTION_CHARS: usize = 10_000;
+/// The most a stored turn's explanation weighs (its JSON). Beyond it the answers lose their
+/// provenance, then the last answers go (the turn says it was truncated).
+pub(crate) const MAX_TURN_BYTES: usize = 1 << 20;
+/// The most a page of history weighs: it ends early (at least one turn) past this, and the next
+/// page starts where it ended.
+const HISTORY_PAGE_BYTES: usize = 4 << 20;
 /// The longest a correction may take to check (its query, its label searches).
 const MAX_CORRECTION_TIME: Duration = Duration::from_secs(30);
 
@@ -180,7 +186,9 @@ impl ChatService {
     ) -> Result<(u32, Vec<TurnRecord>), ServerError> {
         let limit = limit.unwrap_or(HISTORY_PAGE).min(HISTORY_PAGE);
         let from = from.unwrap_or_else(|| session.turns.saturating_sub(limit as u32));
-        Ok((from, self.store.turns_page(&session.id, from, limit).await?))
+        let mut turns = self.store.turns_page(&session.id, from, limit).await?;
+        turns.truncate(fitting_turns(&turns, HISTORY_PAGE_BYTES));
+        Ok((from, turns))
     }
 
     /// Rates turn `turn` of session `id` (`None` withdraws the rating), after checking a
@@ -220,9 +228,15 @@ impl ChatService {
                     .into_iter()
                     .find(|t| t.index == turn)
                     .ok_or(ServerError::NoSuchTurn(turn))?;
-                if request.correction.is_some() {
-                    self.rate.ask(caller.owner.as_ref())?;
-                }
+                // A correction's query or words are looked up in the graph: admitted like a
+                // question (rate, queue, permit).
+                let _permit = match &request.correction {
+                    Some(_) => Some(self.admitted(caller).await?),
+                    None => {
+                        self.rate.ask(caller.owner.as_ref())?;
+                        None
+                    }
+                };
                 let kg = self.graph_named(&info.kg)?;
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -280,10 +294,28 @@ impl ChatService {
         self.counted(self.start_answer(caller, id, question, events).await)
     }
 
-    /// Counts one request of `caller` in their question rate (graph lookups chosen by the
-    /// caller, as MCP's `sparql`, count like questions).
+    /// Counts one request of `caller` in their question rate (work that is theirs to ask for: a
+    /// description, suggestions, a rating, an export).
     pub fn charge(&self, caller: &Caller) -> Result<(), ServerError> {
         self.counted(self.rate.ask(caller.owner.as_ref()))
+    }
+
+    /// Admits a graph lookup the caller chose (MCP's `entities`, `sparql` and `describe`): it
+    /// counts in their question rate and waits for an answer permit in the queue's bounds, as a
+    /// question does; the permit is held while the returned guard lives.
+    pub async fn admit_lookup(&self, caller: &Caller) -> Result<tokio::sync::SemaphorePermit<'_>, ServerError> {
+        self.counted(self.admitted(caller).await)
+    }
+
+    async fn admitted(&self, caller: &Caller) -> Result<tokio::sync::SemaphorePermit<'_>, ServerError> {
+        self.rate.ask(caller.owner.as_ref())?;
+        if self.tasks.is_closed() {
+            return Err(ServerError::ShuttingDown);
+        }
+        let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
+        // The caller's own future holds the permit: dropping it gives the permit back.
+        let (_, permit) = self.wait_turn(None, deadline, &CancellationToken::new()).await?;
+        Ok(permit)
     }
 
     /// The error for a knowledge graph `name` that is not configured, naming those that are.
@@ -450,6 +482,7 @@ impl ChatService {
             explanation.answers.truncate(self.limits.max_stored_answers);
             explanation.truncated = true;
         }
+        fit_turn(&mut explanation, MAX_TURN_BYTES);
         self.metrics.answered(kg, &explanation);
         Ok(explanation)
     }
@@ -675,4 +708,115 @@ pub(crate) async fn ground_turn(
             });
     }
     Ok(())
+}
+
+/// Bounds what a turn stores (see [`MAX_TURN_BYTES`]).
+pub(crate) fn fit_turn(explanation: &mut Explanation, max: usize) {
+    let weight = |e: &Explanation| serde_json::to_vec(e).map_or(0, |v| v.len());
+    if weight(explanation) <= max {
+        return;
+    }
+    for answer in &mut explanation.answers {
+        answer.provenance.clear();
+    }
+    // The reply's text names the answers: it is cut with them.
+    const TEXT_CHARS: usize = 4096;
+    if explanation.text.chars().count() > TEXT_CHARS {
+        explanation.text = explanation.text.chars().take(TEXT_CHARS).chain(['…']).collect();
+    }
+    let mut total = weight(explanation);
+    while total > max {
+        let Some(last) = explanation.answers.pop() else { break };
+        // The answer and the comma before it.
+        total = total.saturating_sub(serde_json::to_vec(&last).map_or(0, |v| v.len()) + 1);
+        explanation.truncated = true;
+    }
+}
+
+/// How many of `turns` (from the first) fit in `max` bytes of JSON; at least one.
+fn fitting_turns(turns: &[TurnRecord], max: usize) -> usize {
+    let mut total = 0usize;
+    for (i, turn) in turns.iter().enumerate() {
+        total = total.saturating_add(serde_json::to_vec(turn).map_or(0, |v| v.len()));
+        if total > max {
+            return i.max(1);
+        }
+    }
+    turns.len()
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    fn explanation() -> Explanation {
+        Explanation {
+            question: "q".into(),
+            text: String::new(),
+            outcome: chatty_kg_agents::Outcome::Answered,
+            answers: Vec::new(),
+            answer_kind: None,
+            truncated: false,
+            resolved_question: "q".into(),
+            classification: None,
+            resolution: None,
+            clarified: None,
+            answer_set: None,
+            language: None,
+            qir: None,
+            entities: Vec::new(),
+            relations: Vec::new(),
+            form: None,
+            class: None,
+            paths: Vec::new(),
+            path_choice: None,
+            path_search: None,
+            sparql: Vec::new(),
+            timings: Default::default(),
+            llm: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_stored_turn_and_a_history_page_are_bounded_in_bytes() {
+        let mut e = explanation();
+        for i in 0..200 {
+            let mut value = chatty_kg_agents::AnswerValue::boolean(true);
+            value.value = format!("{i}{}", "x".repeat(10_000));
+            value.provenance = vec![[value.value.clone(), "p".into(), "o".into()]];
+            e.answers.push(value);
+        }
+        e.text = "y".repeat(100_000);
+        fit_turn(&mut e, 100_000);
+        let weight = serde_json::to_vec(&e).unwrap().len();
+        assert!(weight <= 100_000, "{weight}");
+        assert!(e.truncated && !e.answers.is_empty() && e.answers.iter().all(|a| a.provenance.is_empty()));
+        // Small enough: untouched.
+        let mut small = explanation();
+        small.answers.push(chatty_kg_agents::AnswerValue::boolean(true));
+        let before = serde_json::to_vec(&small).unwrap();
+        fit_turn(&mut small, 100_000);
+        assert_eq!(serde_json::to_vec(&small).unwrap(), before);
+
+        // A page of history ends early past its bytes, keeping at least one turn.
+        let turn = |index: u32, bytes: usize| chatty_kg_dialogue::TurnRecord {
+            format: 1,
+            index,
+            asked_at: 0,
+            context: chatty_kg_dialogue::TurnContext {
+                question: "q".into(),
+                answers: Vec::new(),
+                entities: Vec::new(),
+                values: Vec::new(),
+                total: 0,
+                clarification: None,
+            },
+            explanation: serde_json::json!({ "text": "z".repeat(bytes) }),
+            feedback: None,
+        };
+        let turns: Vec<_> = (0..10).map(|i| turn(i, 1000)).collect();
+        assert_eq!(fitting_turns(&turns, 1_000_000), 10);
+        assert_eq!(fitting_turns(&turns, 3_500), 3);
+        assert_eq!(fitting_turns(&[turn(0, 10_000), turn(1, 1)], 100), 1);
+    }
 }
