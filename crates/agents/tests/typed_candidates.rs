@@ -12,7 +12,7 @@ use chatty_kg_agents::{Explanation, LinkMethod, Mode, Outcome, Pipeline, QirSour
 use chatty_kg_llm::scripted::{ScriptRule, ScriptedChatModel};
 
 mod common;
-use common::{context, fixture_file, sorted};
+use common::{ask_silently, context, fixture_file, from_turtle, silent_pipeline, sorted};
 
 fn graph() -> Option<&'static common::Fixture> {
     static FIXTURE: std::sync::OnceLock<Option<common::Fixture>> = std::sync::OnceLock::new();
@@ -280,4 +280,30 @@ async fn constraint_queries_run_on_virtuoso_too() {
         .await
         .unwrap();
     assert_eq!(e.display_answers(), ["Cast Away"], "{:#?}", e.sparql);
+}
+
+/// A vertex with one relation (a homepage whose only edge is its owner's, named like the owner)
+/// is left through that relation by every path: the hop is forced, and the path after it is
+/// judged by the words alone ("primary affiliation", though "primary homepage" says "primary" too).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forced_first_hop_needs_no_word_of_its_own() {
+    let Some(fixture) = from_turtle(
+        "@prefix ex: <http://example.org/> .\n\
+         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         ex:primaryHomepage rdfs:label \"primary homepage\" .\n\
+         ex:primaryAffiliation rdfs:label \"primary affiliation\" .\n\
+         ex:otherAffiliation rdfs:label \"other affiliation\" .\n\
+         ex:hp1 rdfs:label \"walter-brenner\" .\n\
+         ex:p1 ex:primaryHomepage ex:hp1 ; ex:primaryAffiliation \"University of St. Gallen\" ;\n\
+             ex:otherAffiliation \"ETH Zurich\" .\n\
+         ex:hp2 rdfs:label \"ada-lovelace\" .\n\
+         ex:p2 ex:primaryHomepage ex:hp2 ; ex:primaryAffiliation \"University of London\" .\n",
+    ) else {
+        return;
+    };
+    let pipeline = silent_pipeline(&fixture);
+    let e = ask_silently(&pipeline, "What is the primary affiliation of Walter Brenner?").await;
+    assert_eq!(sorted(&e), vec!["University of St. Gallen"], "{:?}", e.paths.first());
+    let e = ask_silently(&pipeline, "What is the other affiliation of Walter Brenner?").await;
+    assert_eq!(sorted(&e), vec!["ETH Zurich"], "{:?}", e.paths.first());
 }

@@ -330,10 +330,11 @@ async fn find_paths(
     class: Option<&ClassMention>,
 ) -> Result<Found, AgentError> {
     let p = &ctx.params;
-    let (paths, report) = search(ctx, anchors, ranker, budget).await?;
+    let (paths, mut report) = search(ctx, anchors, ranker, budget).await?;
     // Every path found stays available to the planner (a superlative's attribute is a path
     // one hop longer than the chosen one, whatever its rank).
     let pool = paths.clone();
+    ranker.forced_first_hops(&paths);
     let mut ranked = ranker.rank(paths, labels);
     if form.kind == QuestionKind::Boolean && anchors.len() >= 2 {
         // Yes/no about two entities: the path between them; one that reached the other in
@@ -374,7 +375,7 @@ async fn find_paths(
     let mut class_applied = false;
     ranker.confirm_class(false);
     if let Some(c) = class.filter(|c| c.role == ClassRole::Answer)
-        && let Some((reach, mixed)) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind).await?
+        && let Some((reach, mixed)) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report.cut).await?
     {
         // Paths that reach instances of the class go first (before the cut to `query_num`, so
         // that a relation the words do not rank still counts), and the words that name the
@@ -512,6 +513,7 @@ async fn class_reach(
     anchors: &[Anchor],
     class: &str,
     kind: QuestionKind,
+    cut: &mut Option<String>,
 ) -> Result<Option<(Vec<u64>, Vec<bool>)>, AgentError> {
     // A count whose best path is a number the anchor itself stores ("how many people live in
     // X" is its population, though "people" names a class): the class does not apply. A value
@@ -532,7 +534,7 @@ async fn class_reach(
         for forward in [true, false] {
             for others in [false, true] {
                 let query = crate::candidates::queries::class_neighbours(&anchor.iri, class, forward, others)?;
-                let chatty_kg_graph::QueryResults::Solutions(s) = ctx.kg.query(&query).await? else {
+                let Some(chatty_kg_graph::QueryResults::Solutions(s)) = unless_slow(ctx, &query, cut).await? else {
                     continue;
                 };
                 let at = |name: &str| s.variables.iter().position(|v| v == name);
@@ -579,13 +581,37 @@ async fn class_reach(
             continue;
         };
         let query = crate::candidates::queries::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
-        reach[i] = crate::candidates::queries::count_of(&ctx.kg.query(&query).await?).unwrap_or(0);
+        reach[i] = unless_slow(ctx, &query, cut)
+            .await?
+            .and_then(|r| crate::candidates::queries::count_of(&r))
+            .unwrap_or(0);
         if reach[i] > 0 {
             let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
-            mixed[i] = matches!(ctx.kg.query(&query).await?, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty());
+            mixed[i] = matches!(unless_slow(ctx, &query, cut).await?, Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty());
         }
     }
     Ok(reach.iter().any(|&n| n > 0).then_some((reach, mixed)))
+}
+
+/// A class query's results, or `None` when it ran out of the store's query time: a slow count
+/// leaves the order to the words (and says so in the search's `cut`), it does not fail the
+/// question.
+async fn unless_slow(
+    ctx: &AgentContext,
+    query: &chatty_kg_graph::ReadQuery,
+    cut: &mut Option<String>,
+) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
+    match ctx.kg.query(query).await {
+        Ok(results) => Ok(Some(results)),
+        Err(
+            e @ (chatty_kg_graph::GraphError::Timeout { .. } | chatty_kg_graph::GraphError::EndpointTimeout { .. }),
+        ) => {
+            tracing::warn!(error = %e, "a class query was too slow; the words order the paths");
+            cut.get_or_insert_with(|| format!("a query counting the asked class's instances was cut ({e})"));
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Moves the paths that reach the class (`reach`, per path) first and marks them (and whether the

@@ -159,6 +159,9 @@ pub(crate) struct PathRanker {
     /// Some path reaches instances of the class the question asks for: its words are a kind of
     /// answer, not a relation ([`PathRanker::confirm_class`]).
     class_confirmed: bool,
+    /// Per anchor: the first hop every path found from it takes (the anchor has one relation),
+    /// which the words cannot choose and need not justify ([`PathRanker::forced_first_hops`]).
+    forced: HashMap<usize, (String, bool)>,
 }
 
 impl PathRanker {
@@ -317,6 +320,7 @@ impl PathRanker {
             form: form.clone(),
             place,
             class_confirmed: false,
+            forced: HashMap::new(),
         })
     }
 
@@ -337,6 +341,34 @@ impl PathRanker {
     /// influenced X" is no hop named "programming language").
     pub(crate) fn confirm_class(&mut self, confirmed: bool) {
         self.class_confirmed = confirmed;
+    }
+
+    /// Notes, per anchor, the first hop that every path of `found` from it takes: the anchor has
+    /// that one relation (a homepage whose only edge is its owner's), so every answer is reached
+    /// through it, and it is not held against a path that it says no word of its own.
+    pub(crate) fn forced_first_hops(&mut self, found: &[RelationPath]) {
+        let mut first: HashMap<usize, Option<(String, bool)>> = HashMap::new();
+        for path in found {
+            let Some(hop) = path.hops.first() else { continue };
+            let this = (hop.predicate.clone(), hop.forward);
+            first
+                .entry(path.anchor)
+                .and_modify(|seen| {
+                    if seen.as_ref() != Some(&this) {
+                        *seen = None;
+                    }
+                })
+                .or_insert(Some(this));
+        }
+        self.forced = first.into_iter().filter_map(|(a, hop)| Some((a, hop?))).collect();
+    }
+
+    fn forced(&self, path: &RelationPath, h: usize) -> bool {
+        h == 0
+            && path
+                .hops
+                .first()
+                .is_some_and(|hop| self.forced.get(&path.anchor) == Some(&(hop.predicate.clone(), hop.forward)))
     }
 
     /// `scored` ranked again (after [`Self::confirm_class`]), best first.
@@ -631,7 +663,13 @@ impl PathRanker {
     /// coverage and its unjustified hops.
     pub(crate) fn score(&self, path: &RelationPath) -> Scores {
         let (support, unit_of) = self.align(path);
-        let evidence = evidence_mean(&support);
+        // A forced first hop is no evidence either way: the words judge the hops after it.
+        let judged: Vec<f32> = if path.hops.len() > 1 && self.forced(path, 0) {
+            support[1..].to_vec()
+        } else {
+            support.clone()
+        };
+        let evidence = evidence_mean(&judged);
         let coverage = self.coverage(path);
         let hops = path.hops.len().saturating_sub(1) as f32;
         // A return through one relation, or through its near-duplicate ("battle" out, "battles"
@@ -666,7 +704,7 @@ impl PathRanker {
         // the relation named twice) says it by going back.
         let unjustified = if path.hops.len() > 1 && self.has_units() {
             (0..path.hops.len())
-                .filter(|&h| !shared(h) && (support[h] < JUSTIFIES || subsumed(&path.hops, h)))
+                .filter(|&h| !shared(h) && !self.forced(path, h) && (support[h] < JUSTIFIES || subsumed(&path.hops, h)))
                 .count()
         } else {
             0
@@ -677,7 +715,7 @@ impl PathRanker {
                 - UNJUSTIFIED_HOP * unjustified as f32;
         Scores {
             score,
-            support: mean(&support),
+            support: mean(&judged),
             coverage,
             unjustified,
         }
