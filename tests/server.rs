@@ -1827,3 +1827,62 @@ async fn lookups_take_permits_and_count_in_the_rate() {
         "{limited}"
     );
 }
+
+/// The OpenAI-compatible endpoint looks the earlier answers of a conversation up in the graph
+/// only once the question is admitted: a request the key's rate refuses sends the graph nothing
+/// (the graph here is a remote endpoint on loopback that counts what it is asked).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_request_the_rate_refuses_searches_nothing() {
+    use wiremock::{Mock, MockServer, ResponseTemplate, matchers::any};
+    let endpoint = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            r#"{"head":{"vars":[]},"results":{"bindings":[]}}"#,
+            "application/sparql-results+json",
+        ))
+        .mount(&endpoint)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "api_keys = [\"alice-key\"]\nmax_questions_per_minute_per_key = 1\n\
+         [kgs.remote.endpoint]\nurl = \"{}/sparql\"\ntimeout_secs = 5.0\n",
+        endpoint.uri()
+    );
+    let Some(server) = TestServer::start(dir.path(), &extra) else {
+        return;
+    };
+    // Twenty earlier turns, each answered with a value the graph is searched for.
+    let mut messages = Vec::new();
+    for i in 0..20 {
+        messages.push(json!({"role": "user", "content": format!("Who directed film {i}?")}));
+        messages.push(json!({"role": "assistant", "content": format!("Zqx{}", 4700 + i)}));
+    }
+    messages.push(json!({"role": "user", "content": "When was he born?"}));
+    let body = json!({"model": "remote", "messages": messages});
+    let searched = || async {
+        endpoint
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|r| {
+                let sent = format!("{}{}", r.url.query().unwrap_or(""), String::from_utf8_lossy(&r.body));
+                (4700..4720).any(|n| sent.contains(&n.to_string()))
+            })
+            .count()
+    };
+    let post = || {
+        http()
+            .post(format!("{}/v1/chat/completions", server.url))
+            .bearer_auth("alice-key")
+            .json(&body)
+            .send()
+    };
+    let first = post().await.unwrap();
+    assert_ne!(first.status(), 429, "{:?}", first.text().await);
+    let after_first = searched().await;
+    assert!(after_first > 0, "the admitted request looked its earlier answers up");
+    let second = post().await.unwrap();
+    assert_eq!(second.status(), 429);
+    assert_eq!(searched().await, after_first, "the refused request searched nothing");
+}
