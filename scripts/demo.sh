@@ -7,8 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --quiet --bin chatty-kg
-bin=${CARGO_TARGET_DIR:-target}/debug/chatty-kg
+bin=$(scripts/build.sh)
 "$bin" models fetch
 if ! "$bin" entities --limit 1 "tom hanks" >/dev/null 2>&1; then
   "$bin" load datasets/metaqa-kb.nt.gz

@@ -20,8 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo build --quiet --bin chatty-kg
-bin=${CARGO_TARGET_DIR:-target}/debug/chatty-kg
+bin=$(scripts/build.sh)
 "$bin" models fetch --all
 
 if command -v virtuoso-t >/dev/null; then
