@@ -280,6 +280,7 @@ pub fn render(e: &Explanation) -> String {
             ChoiceReason::Margin => format!("best by a margin of {:.3}", choice.margin.unwrap_or(0.0)),
             ChoiceReason::Model => format!("picked by the model (margin {:.3})", choice.margin.unwrap_or(0.0)),
             ChoiceReason::Class => "the shortest path reaching most of the class named".to_owned(),
+            ChoiceReason::Several => "'how many' wants several: the tied path that reaches several values".to_owned(),
         };
         let _ = writeln!(s, "  chosen: {why}");
     }

@@ -237,6 +237,9 @@ pub enum ChoiceReason {
     Model,
     /// The class the question names decided: the shortest path reaching most of its instances.
     Class,
+    /// "How many" wants several: the path that reaches several values, scored within a tie of
+    /// one that reaches a single value.
+    Several,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

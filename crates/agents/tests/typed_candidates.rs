@@ -307,3 +307,34 @@ async fn a_forced_first_hop_needs_no_word_of_its_own() {
     let e = ask_silently(&pipeline, "What is the other affiliation of Walter Brenner?").await;
     assert_eq!(sorted(&e), vec!["ETH Zurich"], "{:?}", e.paths.first());
 }
+
+/// "How many" presupposes more than one: the club's one current manager is no count of the
+/// managers it had, when a relation the words name as well reaches five.
+#[tokio::test(flavor = "multi_thread")]
+async fn how_many_counts_the_relation_that_reaches_several() {
+    let Some(fixture) = from_turtle(
+        "@prefix ex: <http://example.org/> .\n\
+         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         ex:manager rdfs:label \"manager\" .\n\
+         ex:managerClub rdfs:label \"manager club\" .\n\
+         ex:club rdfs:label \"Riverside Rovers\" ; ex:manager ex:m5 .\n\
+         ex:m1 rdfs:label \"Alan Birch\" ; ex:managerClub ex:club .\n\
+         ex:m2 rdfs:label \"Bruno Cole\" ; ex:managerClub ex:club .\n\
+         ex:m3 rdfs:label \"Carl Dunn\" ; ex:managerClub ex:club .\n\
+         ex:m4 rdfs:label \"Dario Event\" ; ex:managerClub ex:club .\n\
+         ex:m5 rdfs:label \"Emil Frost\" ; ex:managerClub ex:club .\n",
+    ) else {
+        return;
+    };
+    let pipeline = silent_pipeline(&fixture);
+    let e = ask_silently(&pipeline, "How many managers have managed Riverside Rovers?").await;
+    assert_eq!(
+        sorted(&e),
+        vec!["5"],
+        "{:?}",
+        e.paths.iter().take(3).map(|p| &p.text).collect::<Vec<_>>()
+    );
+    // Who the manager is stays the one manager.
+    let e = ask_silently(&pipeline, "Who is the manager of Riverside Rovers?").await;
+    assert_eq!(sorted(&e), vec!["Emil Frost"], "{:?}", e.paths.first());
+}

@@ -497,7 +497,9 @@ function details(e) {
     const chosen = choice ? e.paths[choice.index] : e.paths[0];
     const why = !choice ? "" : choice.reason === "model" ? "picked by the model (small margin)" :
       choice.reason === "margin" ? "best by a margin of " + choice.margin.toFixed(2) :
-      choice.reason === "class" ? "the shortest path reaching most of the class named" : "the only path that fits";
+      choice.reason === "class" ? "the shortest path reaching most of the class named" :
+      choice.reason === "several" ? "'how many' wants several: the tied path that reaches several values" :
+      "the only path that fits";
     box.append(el("p", "path chosen", chosen.text + " (" + why + ")"));
     const list = el("ol", "paths");
     for (const p of e.paths.slice(0, 5)) list.append(el("li", "", p.text + " — " + p.score.toFixed(2)));

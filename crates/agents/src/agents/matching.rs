@@ -305,6 +305,9 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
 /// Every content word of `mention` is a whole word of `label` ("Kerouac" in "Jack Kerouac";
 /// "ISO" is not in "Left-to-right isolate").
 pub(crate) fn holds_every_word(mention: &str, label: &str) -> bool {
+    if same_letters(mention, label) {
+        return true;
+    }
     let label = normalize_tokens(label);
     let words: Vec<String> = normalize_tokens(mention)
         .into_iter()
@@ -313,11 +316,21 @@ pub(crate) fn holds_every_word(mention: &str, label: &str) -> bool {
     !words.is_empty() && words.iter().all(|w| label.contains(w))
 }
 
+/// The mention and the label spell the same words, separators aside: a name taken from an IRI
+/// often runs its words together ("jiaxinpan" for "Jiaxin Pan").
+fn same_letters(mention: &str, label: &str) -> bool {
+    let mention = normalize_tokens(mention).concat();
+    !mention.is_empty() && mention == normalize_tokens(label).concat()
+}
+
 /// The choice that says no candidate names the mention.
 pub const NONE_OF_THESE: &str = "none of these";
 
 /// Every content word of `mention` is a word of `label` (exactly or by prefix).
 pub(crate) fn names_every_word(mention: &str, label: &str) -> bool {
+    if same_letters(mention, label) {
+        return true;
+    }
     let label = normalize_tokens(label);
     normalize_tokens(mention)
         .iter()
@@ -417,6 +430,11 @@ mod tests {
         assert!(holds_every_word("Lake Placid", "Lake Placid, New York"));
         assert!(!holds_every_word("ISO", "Left-to-right isolate"));
         assert!(!holds_every_word("the", "The Matrix"));
+        // A name from an IRI with its words run together.
+        assert!(holds_every_word("Jiaxin Pan", "jiaxinpan"));
+        assert!(names_every_word("Jiaxin Pan", "jiaxinpan"));
+        assert!(!holds_every_word("Jiaxin", "jiaxinpan"));
+        assert!(!names_every_word("Jiaxin Pang", "jiaxinpan"));
     }
 
     #[test]

@@ -372,6 +372,9 @@ async fn find_paths(
     // Paths with the same text (two predicates with one label) are one choice, the best kept.
     let mut seen = std::collections::HashSet::new();
     ranked.retain(|s| seen.insert(s.text.clone()));
+    if form.kind == QuestionKind::Count {
+        prefer_several(&mut ranked);
+    }
     let mut class_applied = false;
     ranker.confirm_class(false);
     if let Some(c) = class.filter(|c| c.role == ClassRole::Answer)
@@ -412,6 +415,13 @@ async fn choose(ctx: &AgentContext, question: &str, ranked: &[ScoredPath]) -> Re
         return Ok(PathChoice {
             index: 0,
             reason: ChoiceReason::Class,
+            margin: None,
+        });
+    }
+    if first.several {
+        return Ok(PathChoice {
+            index: 0,
+            reason: ChoiceReason::Several,
             margin: None,
         });
     }
@@ -611,6 +621,26 @@ async fn unless_slow(
             Ok(None)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// "How many" presupposes more than one: when the best path to vertices reaches a single value
+/// and another path to vertices scored within [`CLASS_REACH_TIE`] of it reaches several, that one
+/// goes first ("how many managers has the club had": the five of "manager club (of)", not the
+/// one current "manager"). A stored number (a population) is not moved.
+fn prefer_several(ranked: &mut Vec<ScoredPath>) {
+    let Some(best) = ranked.first() else { return };
+    if best.path.end != EndKind::Entity || best.path.reached > 1 {
+        return;
+    }
+    let floor = best.score - CLASS_REACH_TIE;
+    if let Some(i) = ranked
+        .iter()
+        .position(|s| s.score >= floor && s.path.end == EndKind::Entity && s.path.reached > 1)
+    {
+        let mut several = ranked.remove(i);
+        several.several = true;
+        ranked.insert(0, several);
     }
 }
 

@@ -102,6 +102,10 @@ pub struct ScoredPath {
     /// [`UNJUSTIFIED_HOP`]), unless the graph needs them to reach the question's other anchor.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unjustified: usize,
+    /// A count ("how many …") whose best path reached a single value: this path, scored within
+    /// a tie of it, reaches several and was put first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub several: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -772,6 +776,7 @@ impl PathRanker {
                     reaches_class: false,
                     class_selects: false,
                     unjustified,
+                    several: false,
                 }
             })
             .collect();
