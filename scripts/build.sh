@@ -7,6 +7,6 @@
 # `cargo build --workspace --benches --profile dev` compile no C++ again.
 # Prints the binary's path.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." >/dev/null
 cargo test --workspace --no-run --quiet >&2
 echo "${CARGO_TARGET_DIR:-target}/debug/chatty-kg"

@@ -819,12 +819,17 @@ const ACCENTED: &[(char, &str)] = &[
     ('z', "zźżž"),
 ];
 
+/// Letters of a search word that its REGEX pattern spells out.
+const FOLDED_PREFIX: usize = 40;
+
 /// A REGEX pattern for one lower-case search word that matches it with or without accents: each
 /// letter (accented or not) becomes the class of its forms ("malmo" and "malmö" both match
-/// "malmö"), everything else is escaped.
-fn accent_folded_regex(word: &str) -> String {
+/// "malmö"), everything else is escaped. A word longer than [`FOLDED_PREFIX`] letters is
+/// matched by its start (each letter's class takes up to 21 bytes; a remote endpoint takes at
+/// most `MAX_REMOTE_PATTERN` of them).
+pub(crate) fn accent_folded_regex(word: &str) -> String {
     let mut out = String::with_capacity(word.len() * 4);
-    for c in word.chars() {
+    for c in word.chars().take(FOLDED_PREFIX) {
         let base = deunicode::deunicode_char(c)
             .and_then(|s| s.chars().next().filter(|b| s.len() == 1 && b.is_ascii_alphabetic()))
             .map(|b| b.to_ascii_lowercase());

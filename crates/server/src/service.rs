@@ -185,10 +185,10 @@ impl ChatService {
         limit: Option<usize>,
     ) -> Result<(u32, Vec<TurnRecord>), ServerError> {
         let limit = limit.unwrap_or(HISTORY_PAGE).min(HISTORY_PAGE);
+        let latest = from.is_none();
         let from = from.unwrap_or_else(|| session.turns.saturating_sub(limit as u32));
-        let mut turns = self.store.turns_page(&session.id, from, limit).await?;
-        turns.truncate(fitting_turns(&turns, HISTORY_PAGE_BYTES));
-        Ok((from, turns))
+        let turns = self.store.turns_page(&session.id, from, limit).await?;
+        Ok(fit_page(turns, from, latest, HISTORY_PAGE_BYTES))
     }
 
     /// Rates turn `turn` of session `id` (`None` withdraws the rating), after checking a
@@ -230,8 +230,10 @@ impl ChatService {
                     .ok_or(ServerError::NoSuchTurn(turn))?;
                 // A correction's query or words are looked up in the graph: admitted like a
                 // question (rate, queue, permit).
+                // Waiting for the permit counts in the correction's own time, so a WebSocket
+                // connection is never held longer than that.
                 let _permit = match &request.correction {
-                    Some(_) => Some(self.admitted(caller).await?),
+                    Some(_) => Some(self.admitted(caller, MAX_CORRECTION_TIME).await?),
                     None => {
                         self.rate.ask(caller.owner.as_ref())?;
                         None
@@ -304,15 +306,16 @@ impl ChatService {
     /// counts in their question rate and waits for an answer permit in the queue's bounds, as a
     /// question does; the permit is held while the returned guard lives.
     pub async fn admit_lookup(&self, caller: &Caller) -> Result<tokio::sync::SemaphorePermit<'_>, ServerError> {
-        self.counted(self.admitted(caller).await)
+        self.counted(self.admitted(caller, self.limits.answer_timeout).await)
     }
 
-    async fn admitted(&self, caller: &Caller) -> Result<tokio::sync::SemaphorePermit<'_>, ServerError> {
+    /// Counts `caller`'s request in their rate and waits at most `wait` for an answer permit.
+    async fn admitted(&self, caller: &Caller, wait: Duration) -> Result<tokio::sync::SemaphorePermit<'_>, ServerError> {
         self.rate.ask(caller.owner.as_ref())?;
         if self.tasks.is_closed() {
             return Err(ServerError::ShuttingDown);
         }
-        let deadline = tokio::time::Instant::now() + self.limits.answer_timeout;
+        let deadline = tokio::time::Instant::now() + wait.min(self.limits.answer_timeout);
         // The caller's own future holds the permit: dropping it gives the permit back.
         let (_, permit) = self.wait_turn(None, deadline, &CancellationToken::new()).await?;
         Ok(permit)
@@ -733,6 +736,20 @@ pub(crate) fn fit_turn(explanation: &mut Explanation, max: usize) {
     }
 }
 
+/// A page of history within `max` bytes: a page of the latest turns keeps the newest that fit
+/// and starts at the first of them; a page asked from a turn keeps the first that fit.
+fn fit_page(mut turns: Vec<TurnRecord>, from: u32, latest: bool, max: usize) -> (u32, Vec<TurnRecord>) {
+    if latest {
+        turns.reverse();
+        turns.truncate(fitting_turns(&turns, max));
+        turns.reverse();
+        (turns.first().map_or(from, |t| t.index), turns)
+    } else {
+        turns.truncate(fitting_turns(&turns, max));
+        (from, turns)
+    }
+}
+
 /// How many of `turns` (from the first) fit in `max` bytes of JSON; at least one.
 fn fitting_turns(turns: &[TurnRecord], max: usize) -> usize {
     let mut total = 0usize;
@@ -818,5 +835,16 @@ mod size_tests {
         assert_eq!(fitting_turns(&turns, 1_000_000), 10);
         assert_eq!(fitting_turns(&turns, 3_500), 3);
         assert_eq!(fitting_turns(&[turn(0, 10_000), turn(1, 1)], 100), 1);
+        // The latest page keeps the newest turns; a page from a turn keeps the first.
+        let (first, page) = fit_page(turns.clone(), 0, true, 3_500);
+        assert_eq!(
+            (first, page.iter().map(|t| t.index).collect::<Vec<_>>()),
+            (7, vec![7, 8, 9])
+        );
+        let (first, page) = fit_page(turns, 0, false, 3_500);
+        assert_eq!(
+            (first, page.iter().map(|t| t.index).collect::<Vec<_>>()),
+            (0, vec![0, 1, 2])
+        );
     }
 }

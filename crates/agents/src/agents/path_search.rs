@@ -540,9 +540,13 @@ async fn class_reach(
     // query per anchor and direction. Longer paths: the best few, one bounded query each.
     // Per one-hop relation: instances of the class reached, and values typed as something else.
     let mut one_hop: HashMap<(usize, String, bool), (u64, u64)> = HashMap::new();
-    for (i, anchor) in anchors.iter().enumerate() {
+    // Once one class query has run out of time, no more are asked: the words order the rest.
+    'anchors: for (i, anchor) in anchors.iter().enumerate() {
         for forward in [true, false] {
             for others in [false, true] {
+                if cut.is_some() {
+                    break 'anchors;
+                }
                 let query = crate::candidates::queries::class_neighbours(&anchor.iri, class, forward, others)?;
                 let Some(chatty_kg_graph::QueryResults::Solutions(s)) = unless_slow(ctx, &query, cut).await? else {
                     continue;
@@ -586,6 +590,9 @@ async fn class_reach(
         .take(CLASS_CHECKS)
         .collect();
     for i in checked {
+        if cut.is_some() {
+            break;
+        }
         let path = &ranked[i].path;
         let Some(anchor) = anchors.get(path.anchor) else {
             continue;
