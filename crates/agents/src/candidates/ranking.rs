@@ -369,10 +369,11 @@ impl PathRanker {
 
     fn forced(&self, path: &RelationPath, h: usize) -> bool {
         h == 0
-            && path
-                .hops
-                .first()
-                .is_some_and(|hop| self.forced.get(&path.anchor) == Some(&(hop.predicate.clone(), hop.forward)))
+            && path.hops.first().is_some_and(|hop| {
+                self.forced
+                    .get(&path.anchor)
+                    .is_some_and(|(predicate, forward)| *predicate == hop.predicate && *forward == hop.forward)
+            })
     }
 
     /// `scored` ranked again (after [`Self::confirm_class`]), best first.
