@@ -237,8 +237,8 @@ pub enum ChoiceReason {
     Model,
     /// The class the question names decided: the shortest path reaching most of its instances.
     Class,
-    /// "How many" wants several: the path that reaches several values, scored within a tie of
-    /// one that reaches a single value.
+    /// "How many" or a plural asked-for noun wants several: the path that reaches several
+    /// values, scored within a tie of one that reaches a single value.
     Several,
 }
 

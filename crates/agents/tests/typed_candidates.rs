@@ -338,3 +338,58 @@ async fn how_many_counts_the_relation_that_reaches_several() {
     let e = ask_silently(&pipeline, "Who is the manager of Riverside Rovers?").await;
     assert_eq!(sorted(&e), vec!["Emil Frost"], "{:?}", e.paths.first());
 }
+
+#[tokio::test]
+async fn the_asked_noun_names_the_last_hop_and_a_plural_wants_several() {
+    let Some(pipeline) = pipeline() else { return };
+    // "hub airport → city served" says "airport" and "serve", but answers a city; "hub airport"
+    // and "target airport" say the same words, and the plural takes the one reaching several.
+    let e = ask(&pipeline, "Which airports does Air Nova serve?").await;
+    assert_eq!(
+        sorted(&e),
+        ["East Bay Airport", "Kings Airport", "Nova Field"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_modifier_of_the_asked_noun_constrains_through_the_graph() {
+    let Some(pipeline) = pipeline() else { return };
+    // "the faces of Smileys": no word says "in block"; the graph relates them in one hop, and
+    // the join with the version holds the answers to both.
+    let e = ask(&pipeline, "Which faces of Smileys came with Version Six?").await;
+    assert_eq!(
+        sorted(&e),
+        ["Grin face"],
+        "{:#?}\n{:#?}",
+        e.paths.iter().take(6).map(|p| (&p.text, p.score)).collect::<Vec<_>>(),
+        e.sparql
+    );
+}
+
+#[tokio::test]
+async fn two_mentions_side_by_side_are_asked_one_relation() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which awards were given to both Ada Smith and Ben Jones?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Gold Medal"],
+        "{:#?}\n{:#?}",
+        e.paths.iter().take(6).map(|p| (&p.text, p.score)).collect::<Vec<_>>(),
+        e.sparql
+    );
+}
+
+#[tokio::test]
+async fn the_subject_of_a_verb_relation_is_where_it_starts() {
+    let Some(pipeline) = pipeline() else { return };
+    // Alpha Tool depends on Core Lib (maintained by Cy Young); Beta Plugin depends on Alpha Tool.
+    let e = ask(&pipeline, "Who maintains the package that Alpha Tool depends on?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Cy Young"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}

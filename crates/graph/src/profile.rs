@@ -18,6 +18,9 @@ pub const PROFILE_LIMIT: usize = 1000;
 const DATATYPE_ROWS: usize = 5000;
 
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+/// `rdfs:subClassOf` statements read for the classes that have no instances of their own.
+const SUBCLASS_ROWS: usize = 5000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct SchemaProfile {
@@ -132,6 +135,52 @@ pub fn class_counts_query(limit: usize) -> Result<ReadQuery, GraphError> {
     ranked(grouped, vec![c, n.clone()], n, limit)
 }
 
+/// `SELECT ?sub ?c WHERE { ?sub rdfs:subClassOf ?c } LIMIT limit`.
+pub fn subclasses_query(limit: usize) -> Result<ReadQuery, GraphError> {
+    let (sub, c) = (var("sub"), var("c"));
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(sub.clone(), named_node(RDFS_SUBCLASS_OF)?, c.clone())],
+            }),
+            variables: vec![sub, c],
+        }),
+        start: 0,
+        length: Some(limit),
+    })
+}
+
+/// Adds the classes that only the schema names, as the superclass of classes with instances
+/// ("character" above "letter" and "symbol"): a question may ask for them ("which characters
+/// …"), and their instances are their subclasses' (counted once per subclass).
+fn add_superclasses(classes: &mut Vec<ClassProfile>, pairs: &[(String, String)]) {
+    // Up the hierarchy a few levels: each round adds the parents of the classes known so far.
+    for _ in 0..4 {
+        let mut added: Vec<ClassProfile> = Vec::new();
+        for (sub, parent) in pairs {
+            if sub == parent || classes.iter().any(|c| &c.iri == parent) {
+                continue;
+            }
+            let Some(instances) = classes.iter().find(|c| &c.iri == sub).map(|c| c.instances) else {
+                continue;
+            };
+            match added.iter_mut().find(|c| &c.iri == parent) {
+                Some(c) => c.instances += instances,
+                None => added.push(ClassProfile {
+                    label: String::new(),
+                    instances,
+                    iri: parent.clone(),
+                }),
+            }
+        }
+        if added.is_empty() {
+            break;
+        }
+        classes.extend(added);
+    }
+    classes.sort_by(|a, b| b.instances.cmp(&a.instances).then(a.iri.cmp(&b.iri)));
+}
+
 fn ranked(
     grouped: GraphPattern,
     variables: Vec<spargebra::term::Variable>,
@@ -185,6 +234,14 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
                 iri: c,
             });
         }
+    }
+    if let QueryResults::Solutions(solutions) = kg.query(&subclasses_query(SUBCLASS_ROWS)?).await? {
+        let pairs: Vec<(String, String)> = solutions
+            .rows
+            .iter()
+            .filter_map(|row| Some((iri(row.first())?, iri(row.get(1))?)))
+            .collect();
+        add_superclasses(&mut profile.classes, &pairs);
     }
     profile.truncated = profile.predicates.len() > PROFILE_LIMIT || profile.classes.len() > PROFILE_LIMIT;
     profile.predicates.truncate(PROFILE_LIMIT);
@@ -246,5 +303,45 @@ impl SchemaProfile {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(iri: &str, instances: u64) -> ClassProfile {
+        ClassProfile {
+            iri: iri.to_owned(),
+            label: String::new(),
+            instances,
+        }
+    }
+
+    #[test]
+    fn superclasses_named_only_by_the_schema_are_classes() {
+        let mut classes = vec![class("ex:Letter", 40), class("ex:Symbol", 20), class("ex:Block", 5)];
+        let pairs: Vec<(String, String)> = [
+            ("ex:Letter", "ex:Character"),
+            ("ex:Symbol", "ex:Character"),
+            ("ex:Character", "ex:Thing"),
+            ("ex:Unused", "ex:Nothing"),
+            ("ex:Block", "ex:Block"),
+        ]
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect();
+        add_superclasses(&mut classes, &pairs);
+        let found: Vec<(&str, u64)> = classes.iter().map(|c| (c.iri.as_str(), c.instances)).collect();
+        assert_eq!(
+            found,
+            [
+                ("ex:Character", 60),
+                ("ex:Thing", 60),
+                ("ex:Letter", 40),
+                ("ex:Symbol", 20),
+                ("ex:Block", 5)
+            ]
+        );
     }
 }

@@ -364,16 +364,26 @@ async fn find_paths(
     // "when" question, is no answer: better "no answer" than a made-up one.
     // With no content word left (every word is a mention or a question word: "Where is X?"),
     // support says nothing, and the kind and the anchors decide.
+    // An anchor that modifies the asked-for noun ("which *Runic* characters were added in …")
+    // relates to the answers as the graph says, in one hop: its one-hop paths stay for the join.
     let judged = ranker.has_units();
+    let attached = |s: &ScoredPath| anchors.len() >= 2 && s.path.hops.len() == 1 && ranker.attached(s.path.anchor);
+    for s in &mut ranked {
+        s.unsaid = judged && s.support < p.min_relation_score && attached(s);
+    }
     ranked.retain(|s| {
-        (!judged || s.support >= p.min_relation_score)
+        (!judged || s.support >= p.min_relation_score || s.unsaid)
             && !(form.expects == Expectation::Temporal && form.order.is_none() && s.path.end != EndKind::Temporal)
     });
     // Paths with the same text (two predicates with one label) are one choice, the best kept.
     let mut seen = std::collections::HashSet::new();
     ranked.retain(|s| seen.insert(s.text.clone()));
     if form.kind == QuestionKind::Count {
-        prefer_several(&mut ranked);
+        prefer_several(&mut ranked, CLASS_REACH_TIE);
+    } else if form.kind == QuestionKind::List && form.order.is_none() && ranker.asks_for_several() {
+        // "Which airports does X serve": a plural asks for several; between paths the words
+        // cannot tell apart ("hub airport", "target airport"), the one that reaches several.
+        prefer_several(&mut ranked, PLURAL_TIE);
     }
     let mut class_applied = false;
     ranker.confirm_class(false);
@@ -511,6 +521,9 @@ const CLASS_CHECKS: usize = 8;
 /// Scores this close to the best path reaching the class say no more than it: the one reaching more
 /// of the class goes first.
 const CLASS_REACH_TIE: f32 = 0.1;
+/// Paths scored this close to the best are ones the words cannot tell apart: a plural asked-for
+/// noun prefers the one among them that reaches several values.
+const PLURAL_TIE: f32 = 0.01;
 /// Instances counted per path at most.
 const CLASS_REACH_CAP: usize = 1000;
 
@@ -632,15 +645,16 @@ async fn unless_slow(
 }
 
 /// "How many" presupposes more than one: when the best path to vertices reaches a single value
-/// and another path to vertices scored within [`CLASS_REACH_TIE`] of it reaches several, that one
-/// goes first ("how many managers has the club had": the five of "manager club (of)", not the
-/// one current "manager"). A stored number (a population) is not moved.
-fn prefer_several(ranked: &mut Vec<ScoredPath>) {
+/// and another path to vertices scored within `tie` of it reaches several, that one goes first
+/// ("how many managers has the club had": the five of "manager club (of)", not the one current
+/// "manager"; "which airports does X serve": "target airport", not the one "hub airport"). A
+/// stored number (a population) is not moved.
+fn prefer_several(ranked: &mut Vec<ScoredPath>, tie: f32) {
     let Some(best) = ranked.first() else { return };
     if best.path.end != EndKind::Entity || best.path.reached > 1 {
         return;
     }
-    let floor = best.score - CLASS_REACH_TIE;
+    let floor = best.score - tie;
     if let Some(i) = ranked
         .iter()
         .position(|s| s.score >= floor && s.path.end == EndKind::Entity && s.path.reached > 1)

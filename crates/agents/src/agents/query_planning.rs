@@ -92,7 +92,9 @@ impl Agent for QueryPlanningAgent {
         // The queries to try, in order.
         let mut attempts: Vec<(CandidateQuery, QueryReason, Option<usize>)> = Vec::new();
         if anchors.len() >= 2 && kind != QuestionKind::Boolean {
-            for (a, b) in join_pairs(&ranked, &order) {
+            let mentions: Vec<&str> = state.anchors.iter().map(|a| a.mention.as_str()).collect();
+            let same = coordinated(state.working_question(), &mentions);
+            for (a, b) in join_pairs(&ranked, &order, same) {
                 let pair = [
                     (anchors[ranked[a].anchor].as_str(), &ranked[a]),
                     (anchors[ranked[b].anchor].as_str(), &ranked[b]),
@@ -128,7 +130,10 @@ impl Agent for QueryPlanningAgent {
                 .zip(form.constraint.as_ref())
                 .filter(|_| path.end == EndKind::Entity)
         };
-        for (n, &i) in order.iter().take(tries).enumerate() {
+        // A path no word says (its anchor modifies the asked noun) joins; alone it answers nothing.
+        let unsaid: Vec<bool> = state.paths.iter().map(|s| s.unsaid).collect();
+        let said = |i: &&usize| !unsaid.get(**i).copied().unwrap_or(false);
+        for (n, &i) in order.iter().filter(said).take(tries).enumerate() {
             let path = &ranked[i];
             let anchor = anchors[path.anchor].as_str();
             let class = class_of(i);
@@ -174,12 +179,20 @@ impl Agent for QueryPlanningAgent {
             .collect::<Result<Vec<_>, GraphError>>()?;
 
         // Two anchors whose paths exist but never meet: the graph links nothing to both, and a
-        // path from one alone would answer another question.
+        // path from one alone would answer another question. Unless one anchor's paths are only
+        // the unsaid ones of a modifier ("the television show Charmed" taken for two things):
+        // then the other anchor's path answers.
         let joins = attempts.iter().filter(|a| a.1 == QueryReason::Join).count();
+        let both_said = (0..anchors.len()).all(|a| state.paths.iter().any(|s| s.path.anchor == a && !s.unsaid));
         let mut last_error = None;
         let mut found: Option<(usize, CandidateQuery, QueryResults, Option<usize>)> = None;
         for (n, (candidate, reason, path)) in attempts.into_iter().enumerate() {
-            if joins > 0 && n == joins && found.is_none() && state.queries.iter().all(|q| q.error.is_none()) {
+            if joins > 0
+                && n == joins
+                && found.is_none()
+                && both_said
+                && state.queries.iter().all(|q| q.error.is_none())
+            {
                 break;
             }
             let (executed, result) = execute(ctx, state, &candidate, reason).await;
@@ -571,8 +584,60 @@ async fn attribute_like(
     )))
 }
 
-/// Pairs of paths from two different anchors that both end at vertices, best pair first.
-fn join_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
+/// The first two mentions stand side by side, joined by "and" or "or" ("given to both *X and
+/// Y*", "*X and Y* played their first match for which team"): one relation is asked of both.
+fn coordinated(question: &str, mentions: &[&str]) -> bool {
+    let words = normalize_tokens(question);
+    let span = |mention: &str| {
+        let tokens = normalize_tokens(mention);
+        (!tokens.is_empty() && tokens.len() <= words.len())
+            .then(|| (0..=words.len() - tokens.len()).find(|&s| words[s..s + tokens.len()] == tokens[..]))
+            .flatten()
+            .map(|s| (s, s + tokens.len()))
+    };
+    let (Some(a), Some(b)) = (
+        mentions.first().and_then(|m| span(m)),
+        mentions.get(1).and_then(|m| span(m)),
+    ) else {
+        return false;
+    };
+    let (first, second) = if a.0 < b.0 { (a, b) } else { (b, a) };
+    first.1 + 1 == second.0 && matches!(words[first.1].as_str(), "and" | "or")
+}
+
+/// Pairs of paths from two different anchors that both end at vertices, best pair first. When
+/// the question asks one relation of both anchors (`same`), the pairs that walk the same hops
+/// from each go first.
+fn join_pairs(ranked: &[RelationPath], order: &[usize], same: bool) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    if same {
+        let from = |anchor: usize| -> Vec<usize> {
+            order
+                .iter()
+                .copied()
+                .filter(|&i| ranked[i].end == EndKind::Entity && ranked[i].anchor == anchor)
+                .collect()
+        };
+        let (a, b) = (from(0), from(1));
+        let mut alike: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for (ra, &i) in a.iter().enumerate() {
+            if let Some((rb, &j)) = b.iter().enumerate().find(|(_, j)| ranked[**j].hops == ranked[i].hops) {
+                alike.push((ranked[i].hops.len(), ra + rb, i, j));
+            }
+        }
+        alike.sort();
+        pairs.extend(alike.into_iter().take(JOIN_PATHS).map(|(_, _, i, j)| (i, j)));
+    }
+    for pair in other_pairs(ranked, order) {
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    pairs
+}
+
+/// Pairs of each anchor's best paths, fewer hops first.
+fn other_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
     let firsts: Vec<usize> = order
         .iter()
         .copied()
@@ -891,6 +956,27 @@ async fn label_values(ctx: &AgentContext, answer: &mut Answer) -> Result<(), Gra
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mentions_joined_by_and() {
+        assert!(coordinated(
+            "Which awards have been given to both Ingmar Bergman and Charles LeMaire?",
+            &["Charles LeMaire", "Ingmar Bergman"]
+        ));
+        assert!(coordinated(
+            "Harry Huston and Dick Spalding played their first match for which team?",
+            &["Harry Huston", "Dick Spalding"]
+        ));
+        assert!(!coordinated(
+            "Which movies starring Tom Hanks were directed by Robert Zemeckis?",
+            &["Tom Hanks", "Robert Zemeckis"]
+        ));
+        assert!(!coordinated(
+            "What is the common affiliation of the Monroe Hospital and alma mater of Duncan Fletcher?",
+            &["Monroe Hospital", "Duncan Fletcher"]
+        ));
+        assert!(!coordinated("Who directed Alien?", &["Alien"]));
+    }
 
     #[test]
     fn questions_about_existence() {

@@ -20,10 +20,18 @@
 //! - **sharing**: "films that *share* a director with X" goes out and back through one relation
 //!   (X → director → ? ← director ← answer); such a path gains when the question says so (a
 //!   sharing word, or the relation named twice: "directed by the director of X"), and loses
-//!   otherwise (it mostly comes back to X).
+//!   otherwise (it mostly comes back to X). With two anchors to list or count, a sharing word
+//!   ("given to *both* X and Y") says the anchors share the answer, which their join does.
+//! - **the asked noun names the answers**: the noun the question asks for ("which *airports*
+//!   does X serve"), where a hop is named after it, is said only by the last hop, which reaches
+//!   the answers; "hub airport → city served" answers cities, and its first hop says nothing.
+//! - **direction**: a relation named after a preposition ("depends on", "directed by") runs the
+//!   way the mention stands: "packages that depend *on X*" towards X, "the package *X depends
+//!   on*" away from it, "the films *X directed*" (a passive name) towards it.
 //!
-//! Score = (support + coverage) / 2 + order + kind + sharing − hop prior. The weights are stated below; the
-//! margin that decides whether the model is asked is `AgentParameters::path_margin`.
+//! Score = (support + coverage) / 2 + order + kind + direction + sharing − hop prior −
+//! unjustified hops. The weights are stated below; the margin that decides whether the
+//! model is asked is `AgentParameters::path_margin`.
 
 use crate::candidates::paths::{EndKind, Hop, RelationPath};
 use crate::context::AgentContext;
@@ -106,6 +114,11 @@ pub struct ScoredPath {
     /// a tie of it, reaches several and was put first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub several: bool,
+    /// Kept though no word of the question says it: its anchor modifies the asked-for noun
+    /// ("which *Runic* characters …"), so the graph's one hop relates them. Evidence for a join,
+    /// not a reason to give up when the join finds nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsaid: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -124,6 +137,9 @@ struct Unit {
     /// The asked-for noun names a class of the graph ("which *languages* …" with a class
     /// Language): a kind of answer, never a relation, whatever predicate shares its name.
     class_word: bool,
+    /// The noun right after the question word ("which *airports*", "give me the *capitals*"):
+    /// it names the answers themselves, so only a path's last hop may say it.
+    asked_noun: bool,
     /// What is embedded for it, when not `text`: "where … die" is a place of death, "when …
     /// die" its date, where "die" alone is as much its cause.
     phrase: Option<String>,
@@ -166,6 +182,10 @@ pub(crate) struct PathRanker {
     /// Per anchor: the first hop every path found from it takes (the anchor has one relation),
     /// which the words cannot choose and need not justify ([`PathRanker::forced_first_hops`]).
     forced: HashMap<usize, (String, bool)>,
+    /// Per anchor: its mention modifies the noun the question asks for ("which *Runic*
+    /// characters", "characters *of the Emoticons block*", "*Jordi Mallach's* packages"), so its
+    /// relation to the answers goes unsaid ([`PathRanker::attached`]).
+    attached: Vec<bool>,
 }
 
 impl PathRanker {
@@ -204,9 +224,13 @@ impl PathRanker {
                 (i + 2 == *s && words[i + 1].text == "of") || (i == *e && *e > 0 && words[e - 1].possessive)
             })
         };
-        let sharing = words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
+        // With two anchors to list or count ("awards given to *both* X and Y"), the sharing word
+        // says the anchors share the answer, which their join does; no path goes out and back.
+        let sharing = (mentions.len() < 2 || form.kind == QuestionKind::Boolean)
+            && words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
         let superlative = |i: usize| form.superlative_words.iter().any(|w| *w == words[i].text);
         let asked = asked_noun(&words, &in_mention, &superlative);
+        let attached = attached_mentions(&words, &spans, asked, class_span);
         // A value constraint's words name an attribute of the answers, not a hop of the path
         // ("films directed by X *released after* 2000"): the planner applies them.
         let constrained: Vec<String> = form.constraint.as_ref().map_or_else(Vec::new, |c| {
@@ -237,6 +261,7 @@ impl PathRanker {
                 weight: 1.0,
                 asked_type: asked == Some(i) || in_class(i),
                 class_word: in_class(i) && !governs(i),
+                asked_noun: asked == Some(i),
                 phrase: None,
             });
         }
@@ -251,6 +276,7 @@ impl PathRanker {
                 weight: 0.0,
                 asked_type: false,
                 class_word: false,
+                asked_noun: false,
                 phrase: None,
             });
             units.len() - 1
@@ -270,6 +296,7 @@ impl PathRanker {
                     weight: QIR_PHRASE_WEIGHT,
                     asked_type: false,
                     class_word: false,
+                    asked_noun: false,
                     phrase: None,
                 });
             }
@@ -325,7 +352,16 @@ impl PathRanker {
             place,
             class_confirmed: false,
             forced: HashMap::new(),
+            attached,
         })
+    }
+
+    /// Whether anchor `anchor`'s mention modifies the noun the question asks for: "which
+    /// *Runic* characters were added in Unicode 7.0" says nothing of how the characters relate to
+    /// Runic, the graph does (one hop, "in block"). Such an anchor's one-hop paths need no word
+    /// of the question to be kept.
+    pub(crate) fn attached(&self, anchor: usize) -> bool {
+        self.attached.get(anchor).copied().unwrap_or(false)
     }
 
     /// The question asks for things of a kind: its asked-for noun is plural and no predicate of
@@ -338,6 +374,13 @@ impl PathRanker {
                     && crate::understanding::classes::singular(&unit.text) != unit.text
                     && ((unit.class_word && self.class_confirmed) || self.relevance[u] < TYPE_IS_RELATION)
             })
+    }
+
+    /// The noun the question asks for is plural ("which *airports* …"): it wants several answers.
+    pub(crate) fn asks_for_several(&self) -> bool {
+        self.units
+            .iter()
+            .any(|unit| unit.asked_noun && crate::understanding::classes::singular(&unit.text) != unit.text)
     }
 
     /// The graph shows answers of the class the question asks for: from now on the words that
@@ -448,13 +491,20 @@ impl PathRanker {
             || (self.form.kind == QuestionKind::Count && end == Some(EndKind::Number))
     }
 
+    /// Whether hop `h` of `path` may say unit `u`. The noun the question asks for ("which
+    /// *airports* does X serve") names the answers, so only the last hop, which reaches them, says
+    /// it: "hub airport → city served" answers cities, and its first hop says nothing.
+    fn may_say(&self, u: usize, h: usize, path: &RelationPath) -> bool {
+        !self.units[u].asked_noun || h + 1 == path.hops.len()
+    }
+
     /// One-to-one matching of hops to units, best pairs first: (support per hop, unit per hop).
     fn align(&self, path: &RelationPath) -> (Vec<f32>, Vec<Option<usize>>) {
         let matrix = self.matrix(path);
         let mut pairs: Vec<(f32, usize, usize)> = Vec::new();
         for (h, sims) in matrix.iter().enumerate() {
             for (u, s) in sims.iter().enumerate() {
-                if self.counts(u, Some(path.end)) {
+                if self.counts(u, Some(path.end)) && self.may_say(u, h, path) {
                     pairs.push((*s * self.units[u].weight, h, u));
                 }
             }
@@ -551,7 +601,9 @@ impl PathRanker {
             let w = unit.weight * attainable;
             let best = matrix
                 .iter()
-                .filter_map(|sims| sims.get(u).copied())
+                .enumerate()
+                .filter(|(h, _)| self.may_say(u, *h, path))
+                .filter_map(|(_, sims)| sims.get(u).copied())
                 .fold(0.0f32, f32::max);
             total += w * ((best - RELEVANCE_FLOOR) / attainable).clamp(0.0, 1.0);
             weight += w;
@@ -738,9 +790,26 @@ impl PathRanker {
         else {
             return 0.0;
         };
-        let Some((start, _)) = self.spans.get(path.anchor).copied().flatten() else {
+        let Some((start, end)) = self.spans.get(path.anchor).copied().flatten() else {
             return 0.0;
         };
+        // "The package that *X depends on*": the mention is the verb's subject. A relation
+        // named in the active ("depends on", "built from") runs away from it; one named in the
+        // passive ("directed by": the films X directed) towards it.
+        let verb = normalize_tokens(&first.label);
+        if verb.len() >= 2
+            && self
+                .words
+                .get(end)
+                .is_some_and(|w| !PREPOSITIONS.contains(&w.text.as_str()) && shares_stem(&verb[0], &w.text))
+        {
+            let away = if last == "by" {
+                -AGENT_DIRECTION
+            } else {
+                AGENT_DIRECTION
+            };
+            return if first.forward { away } else { -away };
+        }
         let mut before = start;
         if before > 0 && matches!(self.words[before - 1].text.as_str(), "the" | "a" | "an") {
             before -= 1;
@@ -778,6 +847,7 @@ impl PathRanker {
                     class_selects: false,
                     unjustified,
                     several: false,
+                    unsaid: false,
                 }
             })
             .collect();
@@ -853,6 +923,51 @@ fn asked_noun(
         })
         .find(|&i| !superlative(i))
         .filter(|&i| !in_mention(i))
+}
+
+/// Per mention span: whether it modifies the asked-for noun (`asked`, or the class's words
+/// `class`): it stands right before it ("*Runic* characters", "*Jordi Mallach's* packages"), or
+/// after it and a preposition ("characters *of the Emoticons block*", "packages *in the shells*
+/// section").
+fn attached_mentions(
+    words: &[Word],
+    spans: &[Option<(usize, usize)>],
+    asked: Option<usize>,
+    class: Option<(usize, usize)>,
+) -> Vec<bool> {
+    let noun = class.or(asked.map(|i| (i, i + 1)));
+    spans
+        .iter()
+        .map(|span| {
+            let (Some((start, end)), Some((from, to))) = (*span, noun) else {
+                return false;
+            };
+            // "Asimov's Foundation series": a possessive before another mention modifies that one.
+            let owns_next =
+                end > 0 && words[end - 1].possessive && spans.iter().flatten().any(|(other, _)| *other == end);
+            if owns_next {
+                return false;
+            }
+            if end == from {
+                return true;
+            }
+            let mut i = to;
+            if !words
+                .get(i)
+                .is_some_and(|w| matches!(w.text.as_str(), "of" | "in" | "from" | "on"))
+            {
+                return false;
+            }
+            i += 1;
+            if words
+                .get(i)
+                .is_some_and(|w| matches!(w.text.as_str(), "the" | "a" | "an"))
+            {
+                i += 1;
+            }
+            i == start
+        })
+        .collect()
 }
 
 /// Mean of the supports as evidence: 0 at the floor, 1 from full support up.
@@ -988,5 +1103,67 @@ mod tests {
         let w = words("who acted in the movies directed by the director of Some Mother's Son");
         assert_eq!(find_span(&w, "Some Mother's Son"), Some((10, 13)));
         assert_eq!(find_span(&w, "Nobody"), None);
+    }
+
+    #[test]
+    fn mentions_that_modify_the_asked_noun() {
+        let attached = |question: &str, mentions: &[&str], class: Option<&str>| {
+            let w = words(question);
+            let spans: Vec<_> = mentions.iter().map(|m| find_span(&w, m)).collect();
+            let asked = asked_noun(&w, &|i| spans.iter().flatten().any(|(s, e)| i >= *s && i < *e), &|_| {
+                false
+            });
+            attached_mentions(&w, &spans, asked, class.and_then(|c| find_span(&w, c)))
+        };
+        assert_eq!(
+            attached(
+                "Which Runic characters were added in Unicode 7.0?",
+                &["Runic", "Unicode 7.0"],
+                None
+            ),
+            [true, false]
+        );
+        assert_eq!(
+            attached(
+                "Which characters of the Emoticons block came with Unicode 6.1?",
+                &["Emoticons", "Unicode 6.1"],
+                Some("characters")
+            ),
+            [true, false]
+        );
+        assert_eq!(
+            attached(
+                "Which of Jordi Mallach's packages use the most disk?",
+                &["Jordi Mallach"],
+                None
+            ),
+            [true]
+        );
+        // The anchor is the verb's subject or object, not a modifier of the noun.
+        assert_eq!(
+            attached(
+                "Which movies starring Tom Hanks were directed by Robert Zemeckis?",
+                &["Tom Hanks", "Robert Zemeckis"],
+                None
+            ),
+            [false, false]
+        );
+        assert_eq!(
+            attached("Which airports does Air China serve?", &["Air China"], None),
+            [false]
+        );
+        // A possessive before another mention modifies that one, not the asked noun.
+        assert_eq!(
+            attached(
+                "Show me all books in Asimov's Foundation series.",
+                &["Foundation series", "Asimov"],
+                None
+            ),
+            [false, false]
+        );
+        assert_eq!(
+            attached("Show me all books in Asimov's series.", &["Asimov"], None),
+            [true]
+        );
     }
 }
