@@ -53,14 +53,29 @@ pub fn pipeline(config: &Config, kg: Arc<dyn KnowledgeGraph>) -> Result<Pipeline
     Ok(Pipeline::new(config.agent_context(kg)?))
 }
 
+/// What `ask` prints per question.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    /// The explanation as one JSON line.
+    pub json: bool,
+    /// How the answer was found, after it.
+    pub explain: bool,
+    /// The query instead of the answer.
+    pub query_only: bool,
+}
+
 /// One question, or one per line of `questions` (`-`: stdin), each on its own (no dialogue).
 pub async fn ask(
     pipeline: &Pipeline,
     question: Option<String>,
     questions: Option<PathBuf>,
-    json: bool,
-    explain: bool,
+    output: Output,
 ) -> Result<()> {
+    let Output {
+        json,
+        explain,
+        query_only,
+    } = output;
     let list: Vec<String> = match (question, questions) {
         (Some(q), _) => vec![q],
         (None, Some(path)) => {
@@ -82,8 +97,22 @@ pub async fn ask(
     for question in &list {
         let result = pipeline.ask(question, Mode::SingleTurn, &[]).await;
         let mut out = std::io::stdout().lock();
+        let result = result.map(|e| if query_only { e.without_answers() } else { e });
         match result {
             Ok(e) if json => writeln!(out, "{}", serde_json::to_string(&e)?)?,
+            Ok(e) if query_only => {
+                if !single {
+                    writeln!(out, "> {question}")?;
+                }
+                match e.generated_query() {
+                    Some(q) if q.answered => writeln!(out, "{}", q.sparql)?,
+                    Some(q) => writeln!(out, "# no answer on this graph; the best query tried:\n{}", q.sparql)?,
+                    None => writeln!(out, "# no query: {}", e.text)?,
+                }
+                if explain {
+                    write!(out, "{}", render(&e))?;
+                }
+            }
             Ok(e) => {
                 if !single {
                     writeln!(out, "> {question}")?;
@@ -280,7 +309,9 @@ pub fn render(e: &Explanation) -> String {
             ChoiceReason::Margin => format!("best by a margin of {:.3}", choice.margin.unwrap_or(0.0)),
             ChoiceReason::Model => format!("picked by the model (margin {:.3})", choice.margin.unwrap_or(0.0)),
             ChoiceReason::Class => "the shortest path reaching most of the class named".to_owned(),
-            ChoiceReason::Several => "'how many' wants several: the tied path that reaches several values".to_owned(),
+            ChoiceReason::Several => {
+                "'how many' or a plural wants several: the tied path that reaches several values".to_owned()
+            }
         };
         let _ = writeln!(s, "  chosen: {why}");
     }

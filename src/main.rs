@@ -96,6 +96,10 @@ enum Command {
         /// Also print how the answer was found (links, SPARQL, timings, model calls).
         #[arg(long, short)]
         explain: bool,
+        /// Print the SPARQL the question comes to instead of its answer (the search still reads
+        /// the graph to ground it; with --json, the explanation without the answer's values).
+        #[arg(long)]
+        query_only: bool,
         /// Read questions from this file, one per line (`-`: standard input).
         #[arg(long, conflicts_with = "question")]
         questions: Option<PathBuf>,
@@ -406,13 +410,19 @@ fn run(cli: Cli) -> Result<()> {
             llm,
             json,
             explain,
+            query_only,
             questions,
             question,
         } => {
             let mut config = config;
             llm.apply(&mut config);
             let pipeline = ask::pipeline(&config, target.open(&config)?)?;
-            runtime.block_on(ask::ask(&pipeline, question, questions, json, explain))?;
+            let output = ask::Output {
+                json,
+                explain,
+                query_only,
+            };
+            runtime.block_on(ask::ask(&pipeline, question, questions, output))?;
         }
         Command::Chat { target, llm } => {
             let mut config = config;

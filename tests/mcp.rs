@@ -83,9 +83,30 @@ async fn an_mcp_client_lists_the_tools_and_asks_the_bundled_kb() {
         .map(|t| t.name.to_string())
         .collect();
     tools.sort();
-    assert_eq!(tools, ["ask", "describe", "entities", "list_kgs", "sparql"]);
+    assert_eq!(
+        tools,
+        ["ask", "describe", "entities", "generate_sparql", "list_kgs", "sparql"]
+    );
     let resources = client.list_all_resources().await.unwrap();
     assert_eq!(resources[0].uri, "chatty-kg://default/profile", "{resources:?}");
+
+    // Generate-only: the query, reduced to its answers, and no answer values.
+    let generated = json_of(
+        &client,
+        "generate_sparql",
+        json!({"question": "Who directed Ratcatcher?"}),
+    )
+    .await;
+    let query = generated["query"].as_str().unwrap();
+    assert!(
+        query.contains("directed_by") && query.contains("?answer"),
+        "{generated}"
+    );
+    assert_eq!(generated["generated"]["answered"], true, "{generated}");
+    assert!(
+        generated["explanation"]["answers"].as_array().unwrap().is_empty(),
+        "{generated}"
+    );
 
     let answer = json_of(&client, "ask", json!({"question": "Who directed Ratcatcher?"})).await;
     assert_eq!(answer["text"], "Lynne Ramsay", "{answer}");
@@ -235,7 +256,7 @@ async fn mcp_over_http_on_serve_keeps_keys_apart_and_their_limits() {
     let alice = connect(Some("alice-key")).await.unwrap();
     assert_eq!(alice.peer_info().unwrap().server_info.name, "chatty-kg");
     let tools = alice.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 6);
     let resources = alice.list_all_resources().await.unwrap();
     assert_eq!(resources.len(), 1, "{resources:?}");
     assert_eq!(resources[0].uri, "chatty-kg://default/profile");
@@ -384,7 +405,10 @@ fn the_official_mcp_inspector_cli_talks_to_mcp_on_serve() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     names.sort_unstable();
-    assert_eq!(names, ["ask", "describe", "entities", "list_kgs", "sparql"]);
+    assert_eq!(
+        names,
+        ["ask", "describe", "entities", "generate_sparql", "list_kgs", "sparql"]
+    );
     let (ok, resources, log) = inspect("alice-key", &["--method", "resources/list"]);
     assert!(ok, "{log}");
     assert_eq!(resources["resources"][0]["uri"], "chatty-kg://default/profile", "{log}");

@@ -83,6 +83,12 @@ pub struct AskArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct GenerateArgs {
+    /// The question, in natural language.
+    pub question: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct EntitiesArgs {
     /// A name or part of one.
     pub text: String,
@@ -276,6 +282,41 @@ impl McpServer {
             }
         }
         text(&answer_json(&e, args.session.as_deref()))
+    }
+
+    #[tool(
+        description = "Generate the SPARQL query a question comes to, without its answer values, to \
+        run elsewhere or review first. The query is grounded in the knowledge graph (entities, \
+        relation paths and candidate queries are read from it); `answered` says whether it has an \
+        answer there. Returns the query and how it was found."
+    )]
+    async fn generate_sparql(
+        &self,
+        Parameters(args): Parameters<GenerateArgs>,
+        extensions: rmcp::model::Extensions,
+    ) -> Result<String, ErrorData> {
+        if !args.question.chars().any(char::is_alphanumeric) {
+            return Err(error("empty_question", "the question is empty"));
+        }
+        let e = match &self.answers {
+            Answers::Pipeline(pipeline) => pipeline
+                .ask(&args.question, Mode::SingleTurn, &[])
+                .await
+                .map_err(agent_error)?,
+            Answers::Service { service, .. } => {
+                let caller = caller_of(&extensions);
+                let answered = service
+                    .ask_once(&caller, Some(&self.name), &args.question, Vec::new(), None, false)
+                    .await;
+                answered.map_err(|e| error(e.kind(), e))?.1
+            }
+        };
+        let generated = e.generated_query();
+        text(&json!({
+            "query": generated.as_ref().map(|q| q.sparql.as_str()),
+            "generated": generated,
+            "explanation": e.without_answers(),
+        }))
     }
 
     #[tool(description = "Search the knowledge graph's entities by name. Returns IRIs and labels, best first.")]

@@ -6,6 +6,7 @@
 //! | `GET /api/kgs`                     | the configured knowledge graphs                 |
 //! | `GET /api/kgs/{kg}/suggestions`    | first questions made from this graph's profile (`explore.rs`) |
 //! | `GET /api/kgs/{kg}/describe?iri=`  | the triples around a vertex, named (`&limit=` per direction) |
+//! | `POST /api/kgs/{kg}/query`         | `{"question"}` → the SPARQL it comes to and its explanation, no answer values (generate-only; `generated.rs`) |
 //! | `POST /api/sessions`               | JSON `{"kg"?}` → 201 a new session              |
 //! | `GET /api/sessions/{id}`           | the session and a page of its turns (`?from&limit`) |
 //! | `POST /api/sessions/{id}/ask`      | `{"question"}` → the turn with its explanation; with `Accept: text/event-stream`, its stage events then the answer (`sse.rs`) |
@@ -30,6 +31,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/api/kgs", web::get().to(list_kgs))
         .route("/api/kgs/{kg}/suggestions", web::get().to(suggestions))
         .route("/api/kgs/{kg}/describe", web::get().to(describe))
+        .route("/api/kgs/{kg}/query", web::post().to(generate))
         .route("/api/sessions", web::post().to(create_session))
         .route("/api/sessions/{id}", web::get().to(get_session))
         .route("/api/sessions/{id}", web::delete().to(delete_session))
@@ -280,6 +282,29 @@ async fn ask(
         "session": id.as_str(),
         "turn": record.index,
         "explanation": record.explanation,
+    })))
+}
+
+/// Generate-only: the question's query without running it for the user. It is grounded as an
+/// answer is (the graph is read, the candidates run to see which has an answer), in the same
+/// bounds as a question (rate, queue, permits, timeout); nothing is stored.
+async fn generate(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    kg: web::Path<String>,
+    body: web::Json<Ask>,
+) -> Result<HttpResponse, ServerError> {
+    let service: Arc<ChatService> = service.into_inner();
+    let (kg, explanation) = service
+        .ask_once(&caller, Some(&kg), &body.question, Vec::new(), None, false)
+        .await?;
+    let generated = explanation.generated_query();
+    Ok(HttpResponse::Ok().json(serde_json::json!({
+        "kg": kg,
+        "question": body.question.trim(),
+        "query": generated.as_ref().map(|q| q.sparql.as_str()),
+        "generated": generated,
+        "explanation": explanation.without_answers(),
     })))
 }
 
