@@ -6,8 +6,9 @@
 #    unless CHATTY_KG_TEST_POSTGRES already names one;
 # 3. starts a real OpenAI-compatible server (llama-cpp-python serving SmolLM2) unless
 #    CHATTY_KG_SKIP_OPENAI_SERVER=1 (building it takes ~10 min the first time);
-# 4. installs the `openai` Python client (pip, a virtualenv) for the OpenAI-compatible endpoint's
-#    test, and Playwright (npm, tests/web) for the web page test in headless Chromium;
+# 4. installs the `openai` Python client and the TEXT2SPARQL evaluation client (pip, a
+#    virtualenv) for the OpenAI-compatible endpoint's and the TEXT2SPARQL route's tests, and
+#    Playwright (npm, tests/web) for the web page test in headless Chromium;
 # 5. runs every test of the workspace, then stops the servers. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +59,20 @@ if ! "$client_venv/bin/python" -c "import openai" 2>/dev/null; then
 fi
 if "$client_venv/bin/python" -c "import openai" 2>/dev/null; then
   export CHATTY_KG_OPENAI_CLIENT_PYTHON="$client_venv/bin/python"
+fi
+# The TEXT2SPARQL challenge's evaluation client, for its route's test. Its pytrec-eval dependency
+# downloads C sources from GitHub when built, which an offline machine cannot: the
+# pytrec-eval-terrier wheel provides the same module, and the client goes in without its pins.
+if ! "$client_venv/bin/text2sparql" --help >/dev/null 2>&1; then
+  { "$client_venv/bin/pip" install --quiet pytrec-eval-terrier "SPARQLWrapper>=2,<3" "click>=8.1.8,<9" \
+      "fastapi>=0.128,<0.129" "loguru>=0.7.3,<0.8" "numpy>=1.15.1,<2" "pydantic-settings>=2.8.1,<3" \
+      "pyyaml>=6.0.2,<7" "requests>=2.32.3,<3" "scipy>=1.1,<2" "setuptools<81" "tqdm>=4.67.1,<5" \
+      "uvicorn>=0.34.1,<0.35" &&
+    "$client_venv/bin/pip" install --quiet --no-deps "text2sparql-client==2.1.0"; } >&2 ||
+    echo "!!! could not install text2sparql-client: its test will SKIP (or fail in CI)" >&2
+fi
+if "$client_venv/bin/text2sparql" --help >/dev/null 2>&1; then
+  export CHATTY_KG_TEXT2SPARQL_CLIENT="$client_venv/bin/text2sparql"
 fi
 
 if command -v npm >/dev/null &&

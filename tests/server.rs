@@ -1301,6 +1301,182 @@ fn the_openai_python_client_talks_to_the_chat_completions_endpoint() {
     assert!(log.contains("openai client test passed"), "{log}");
 }
 
+/// Generate-only over REST: the query a question comes to, reduced to its answers, with the
+/// explanation of how it was grounded but no answer values, and nothing stored.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_query_route_gives_the_sparql_without_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let (status, body) = post_json(
+        api("/api/kgs/default/query"),
+        json!({"question": "Who directed Forrest Gump?"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let query = body["query"].as_str().unwrap();
+    assert!(query.starts_with("SELECT DISTINCT ?answer WHERE"), "{body}");
+    assert!(query.contains("directedBy") && query.contains("Forrest_Gump"), "{body}");
+    assert_eq!(body["generated"]["answered"], true, "{body}");
+    assert_eq!(body["generated"]["reason"], "chosen_path", "{body}");
+    assert!(body["explanation"]["answers"].as_array().unwrap().is_empty(), "{body}");
+    assert!(
+        !body["explanation"]["text"].as_str().unwrap().contains("Zemeckis"),
+        "{body}"
+    );
+    assert_eq!(body["explanation"]["entities"][0]["label"], "Forrest Gump", "{body}");
+    // A question naming nothing of the graph comes to no query, and says why.
+    let (status, body) = post_json(
+        api("/api/kgs/default/query"),
+        json!({"question": "Who directed Titanic 2?"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["query"].is_null() && body["generated"].is_null(), "{body}");
+    assert!(
+        body["explanation"]["text"].as_str().unwrap().contains("could not find"),
+        "{body}"
+    );
+    let (status, body) = post_json(api("/api/kgs/nowhere/query"), json!({"question": "Who directed Big?"})).await;
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (400, Some("unknown_kg")),
+        "{body}"
+    );
+    let (status, body) = post_json(api("/api/kgs/default/query"), json!({"question": " "})).await;
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (400, Some("empty_question")),
+        "{body}"
+    );
+}
+
+/// The TEXT2SPARQL challenge's route, driven by its official evaluation client
+/// (`text2sparql-client` from PyPI, in the virtualenv scripts/test.sh makes: its `ask` command
+/// sends each question of a questions file to the route), with no key while other routes need one;
+/// each returned query is then run on a second store loaded from the same data and must find the
+/// answer. An unknown dataset is 404, and a server whose route is not open wants a key.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_text2sparql_client_gets_queries_that_answer_on_the_graph() {
+    let client = std::env::var("CHATTY_KG_TEXT2SPARQL_CLIENT").unwrap_or_default();
+    if client.is_empty() {
+        assert!(
+            std::env::var_os("CHATTY_KG_REQUIRE_TEXT2SPARQL_CLIENT").is_none(),
+            "CHATTY_KG_REQUIRE_TEXT2SPARQL_CLIENT=1 but CHATTY_KG_TEXT2SPARQL_CLIENT is not set"
+        );
+        eprintln!("skipped: run scripts/test.sh (it installs text2sparql-client)");
+        return;
+    }
+    const DBPEDIA: &str = "https://text2sparql.aksw.org/2026/dbpedia/";
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "api_keys = [\"alice-key\"]\n[server.text2sparql]\nopen = true\n[server.text2sparql.datasets]\n{DBPEDIA:?} = \"default\"\n"
+    );
+    let Some(server) = TestServer::start(dir.path(), &extra) else {
+        return;
+    };
+    let questions = dir.path().join("questions.yaml");
+    std::fs::write(
+        &questions,
+        format!(
+            "dataset:\n  id: {DBPEDIA}\n  prefix: t\nquestions:\n  - id: 1\n    question:\n      en: Who directed Forrest Gump?\n  - id: 2\n    question:\n      en: Which films did Robert Zemeckis direct?\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("answers.json");
+    let output = Command::new(&client)
+        .arg("ask")
+        .arg(&questions)
+        .arg(format!("{}/text2sparql", server.url))
+        .arg("--answers-db")
+        .arg(dir.path().join("responses.db"))
+        .arg("--retries-log")
+        .arg(dir.path().join("retries.log"))
+        .args(["--retries", "0", "--timeout", "120", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{log}");
+    let answers: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let answers = answers.as_array().unwrap_or_else(|| panic!("{answers}"));
+    assert_eq!(answers.len(), 2, "{answers:?}\n{log}");
+
+    // The queries, run on the same data in a store of their own.
+    let check = dir.path().join("check");
+    let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/movies.ttl");
+    let loaded = chatty()
+        .args(["load", "--store", check.to_str().unwrap(), movies.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(loaded.status.success(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    for (answer, expected) in answers.iter().zip(["Robert_Zemeckis", "Cast_Away"]) {
+        assert_eq!(answer["dataset"], DBPEDIA, "{answer}");
+        let query = answer["query"].as_str().unwrap();
+        assert!(query.starts_with("SELECT"), "{answer}");
+        let ran = chatty()
+            .args(["sparql", "--store", check.to_str().unwrap(), query])
+            .output()
+            .unwrap();
+        let rows = String::from_utf8_lossy(&ran.stdout);
+        assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+        assert!(rows.contains(expected), "{query} gave {rows}");
+    }
+
+    // The route answers without a key (it is open); the others still want one.
+    let get = |path: String| async move { http().get(path).send().await.unwrap() };
+    let unknown = get(format!(
+        "{}/text2sparql?dataset=https://example.org/nothing/&question=Who%20directed%20Forrest%20Gump%3F",
+        server.url
+    ))
+    .await;
+    assert_eq!(unknown.status(), 404);
+    let (_, body) = json_of(unknown).await;
+    assert_eq!(body["error"]["kind"], "unknown_dataset", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains(DBPEDIA), "{body}");
+    // A graph's own name is a dataset too.
+    let by_name = get(format!(
+        "{}/text2sparql?dataset=default&question=Who%20directed%20Forrest%20Gump%3F",
+        server.url
+    ))
+    .await;
+    assert_eq!(by_name.status(), 200);
+    assert_eq!(get(format!("{}/api/kgs", server.url)).await.status(), 401);
+    // A wrong key is refused, not taken for no key.
+    let wrong = http()
+        .get(format!(
+            "{}/text2sparql?dataset=default&question=Who%20directed%20Forrest%20Gump%3F",
+            server.url
+        ))
+        .bearer_auth("mallory-key")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    drop(server);
+
+    // Not open: the route wants a key like every other.
+    let closed = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(closed.path(), "api_keys = [\"alice-key\"]\n") else {
+        return;
+    };
+    let url = format!(
+        "{}/text2sparql?dataset=default&question=Who%20directed%20Forrest%20Gump%3F",
+        server.url
+    );
+    assert_eq!(http().get(&url).send().await.unwrap().status(), 401);
+    let keyed = http().get(&url).bearer_auth("alice-key").send().await.unwrap();
+    assert_eq!(keyed.status(), 200);
+    let (_, body) = json_of(keyed).await;
+    assert!(body["query"].as_str().unwrap().contains("directedBy"), "{body}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
     let dir = tempfile::tempdir().unwrap();

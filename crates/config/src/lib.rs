@@ -160,6 +160,22 @@ pub struct ServerConfig {
     pub shutdown_grace_secs: u64,
     /// HTTP worker threads; 0 means one per core.
     pub workers: usize,
+    /// The TEXT2SPARQL challenge's API (`GET /text2sparql?dataset=&question=`).
+    pub text2sparql: Text2SparqlConfig,
+}
+
+/// The TEXT2SPARQL challenge's API: a dataset IRI and a question in, the SPARQL out.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Text2SparqlConfig {
+    /// Answer requests that carry no API key (the challenge's evaluator sends none); they count
+    /// in a rate of their own (`max_questions_per_minute_per_key`) and take answer permits like
+    /// questions. Off, the route needs a key like every other.
+    pub open: bool,
+    /// Dataset IRIs and the configured knowledge graph each names
+    /// (`"https://text2sparql.aksw.org/2026/dbpedia/" = "dbpedia"`); a knowledge graph's own name
+    /// is a dataset too.
+    pub datasets: BTreeMap<String, String>,
 }
 
 impl Default for ServerConfig {
@@ -186,6 +202,7 @@ impl Default for ServerConfig {
             answer_timeout_secs: 300,
             shutdown_grace_secs: 30,
             workers: 0,
+            text2sparql: Text2SparqlConfig::default(),
         }
     }
 }
@@ -387,6 +404,20 @@ impl Config {
             return bad(
                 "server.allowed_origins",
                 format!("has {origin:?}; an origin is scheme://host[:port]"),
+            );
+        }
+        if let Some((dataset, kg)) = server
+            .text2sparql
+            .datasets
+            .iter()
+            .find(|(_, kg)| !self.kgs.contains_key(kg.as_str()))
+        {
+            return bad(
+                "server.text2sparql.datasets",
+                format!(
+                    "maps {dataset:?} to {kg:?}, which is not a configured knowledge graph (configured: {})",
+                    self.kgs.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
             );
         }
         range(
@@ -718,6 +749,10 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
             (
                 "[server]\nallowed_hosts = [\"chat.example.org:8765\"]\n",
                 "server.allowed_hosts",
+            ),
+            (
+                "[server.text2sparql.datasets]\n\"https://text2sparql.aksw.org/2026/dbpedia/\" = \"dbpedia\"\n",
+                "server.text2sparql.datasets",
             ),
             (
                 "[server]\nsession_retention_hours = 9223372036854775807\n",

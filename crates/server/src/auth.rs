@@ -73,6 +73,11 @@ fn presented_key(req: &HttpRequest) -> Option<String> {
     key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty())
 }
 
+/// Whether `req` carries some key, accepted or not.
+pub(crate) fn carries_key(req: &HttpRequest) -> bool {
+    presented_key(req).is_some()
+}
+
 impl FromRequest for Caller {
     type Error = ServerError;
     type Future = Ready<Result<Self, ServerError>>;

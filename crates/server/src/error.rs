@@ -29,6 +29,8 @@ pub enum ServerError {
     NotJson,
     #[error("knowledge graph {name:?} is not configured (configured: {known})")]
     UnknownKg { name: String, known: String },
+    #[error("dataset {dataset:?} is not served here (served: {known})")]
+    UnknownDataset { dataset: String, known: String },
     #[error("the question is empty")]
     EmptyQuestion,
     #[error("the question has {chars} characters; at most {max} are accepted")]
@@ -87,6 +89,7 @@ impl ServerError {
             ServerError::UnknownHost { .. } => "unknown_host",
             ServerError::NotJson => "not_json",
             ServerError::UnknownKg { .. } => "unknown_kg",
+            ServerError::UnknownDataset { .. } => "unknown_dataset",
             ServerError::EmptyQuestion => "empty_question",
             ServerError::QuestionTooLong { .. } => "question_too_long",
             ServerError::Malformed(_) => "malformed_message",
@@ -123,7 +126,9 @@ impl ResponseError for ServerError {
     fn status_code(&self) -> StatusCode {
         match self {
             ServerError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ServerError::NoSuchSession | ServerError::NoSuchTurn(_) => StatusCode::NOT_FOUND,
+            ServerError::NoSuchSession | ServerError::NoSuchTurn(_) | ServerError::UnknownDataset { .. } => {
+                StatusCode::NOT_FOUND
+            }
             ServerError::ForbiddenOrigin { .. } => StatusCode::FORBIDDEN,
             ServerError::UnknownHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             ServerError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -23,6 +23,7 @@ pub mod protocol;
 pub mod rest;
 pub mod service;
 pub mod sse;
+pub mod text2sparql;
 pub mod web;
 pub mod ws;
 
@@ -167,6 +168,10 @@ impl Server {
             actix::Data::new(shutdown.clone()),
             actix::Data::new(health),
         );
+        let text2sparql = actix::Data::new(text2sparql::Text2Sparql {
+            open: settings.text2sparql.open,
+            datasets: settings.text2sparql.datasets.clone(),
+        });
         let json_limit = settings.max_message_bytes;
         let mut http = HttpServer::new(move || {
             App::new()
@@ -178,11 +183,13 @@ impl Server {
                 .app_data(shutdown_data.clone())
                 .app_data(health.clone())
                 .app_data(mcp_endpoints.clone())
+                .app_data(text2sparql.clone())
                 .app_data(rest::json_config(json_limit))
                 .app_data(rest::query_config())
                 .app_data(actix::PayloadConfig::new(json_limit))
                 .configure(rest::routes)
                 .configure(openai_api::routes)
+                .configure(text2sparql::routes)
                 .configure(web::routes)
                 .route("/ws", actix::get().to(ws::websocket))
                 .route("/mcp", actix::route().to(mcp::http_handler))

@@ -1,0 +1,86 @@
+//! The TEXT2SPARQL challenge's API (<https://text2sparql.aksw.org/>), as its evaluation client
+//! (`text2sparql-client`) calls it: `GET /text2sparql?dataset=<IRI>&question=<text>` →
+//! `{"dataset", "question", "query"}`; a dataset not served gets 404.
+//!
+//! Datasets are configured knowledge graphs: `server.text2sparql.datasets` maps the challenge's
+//! IRIs to them, and a graph's own name is a dataset too. The query is the generate-only one
+//! (`generated.rs`): grounded in the graph, reduced to the answers. A question that comes to no
+//! query gets an empty `query` and a `message` saying why.
+//!
+//! The evaluator sends no key: with `server.text2sparql.open` a request without one is
+//! answered, counted in a rate of its own (the per-key rate, for a caller of its own), and it
+//! takes answer permits like any question. Not open, the route needs a key like every other.
+
+use crate::auth::ApiKeys;
+use crate::error::ServerError;
+use crate::service::{Caller, ChatService};
+use actix_web::{HttpRequest, HttpResponse, web};
+use chatty_kg_dialogue::Owner;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The caller that keyless TEXT2SPARQL requests count as (a stored owner is a hex hash, so no
+/// key's owner is this).
+const KEYLESS: &str = "text2sparql";
+
+/// The route's settings.
+#[derive(Debug, Clone, Default)]
+pub struct Text2Sparql {
+    pub open: bool,
+    /// Dataset IRI → knowledge graph name.
+    pub datasets: BTreeMap<String, String>,
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/text2sparql", web::get().to(generate));
+}
+
+#[derive(Debug, Deserialize)]
+struct Request {
+    dataset: String,
+    question: String,
+}
+
+async fn generate(
+    request: HttpRequest,
+    service: web::Data<ChatService>,
+    keys: web::Data<ApiKeys>,
+    settings: web::Data<Text2Sparql>,
+    query: web::Query<Request>,
+) -> Result<HttpResponse, ServerError> {
+    let caller = match keys.caller(&request) {
+        Ok(caller) => caller,
+        Err(ServerError::Unauthorized) if settings.open && !crate::auth::carries_key(&request) => Caller {
+            owner: Some(Owner::from_stored(KEYLESS.to_owned())),
+        },
+        Err(e) => return Err(e),
+    };
+    let Request { dataset, question } = query.into_inner();
+    let service: Arc<ChatService> = service.into_inner();
+    let kg = match settings.datasets.get(&dataset) {
+        Some(kg) => kg.clone(),
+        None if service.kgs().any(|kg| kg.name == dataset) => dataset.clone(),
+        None => {
+            let mut known: Vec<&str> = settings.datasets.keys().map(String::as_str).collect();
+            known.extend(service.kgs().map(|kg| kg.name.as_str()));
+            return Err(ServerError::UnknownDataset {
+                dataset,
+                known: known.join(", "),
+            });
+        }
+    };
+    let (_, explanation) = service
+        .ask_once(&caller, Some(&kg), &question, Vec::new(), None, false)
+        .await?;
+    let generated = explanation.generated_query();
+    let mut body = serde_json::json!({
+        "dataset": dataset,
+        "question": question,
+        "query": generated.as_ref().map_or("", |q| q.sparql.as_str()),
+    });
+    if generated.is_none() {
+        body["message"] = explanation.text.clone().into();
+    }
+    Ok(HttpResponse::Ok().json(body))
+}
