@@ -111,6 +111,55 @@ fn chatty_gen_turns_keep_their_dialogue_and_standalone_version() {
     assert!(second.gold.is_none() && second.gold_sparql.as_deref().unwrap().contains("year"));
 }
 
+/// Gold answers written per turn as SPARQL-JSON results (the QALD form) are read, booleans and
+/// literals included; a gold in neither form is refused with the turn it belongs to.
+#[test]
+fn chatty_gen_gold_in_sparql_json_is_read_and_an_unreadable_gold_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sparql-json.json");
+    let dialogue = |answers: serde_json::Value| {
+        serde_json::json!({"data": [{
+            "id": "d1",
+            "dialogue": ["Who directed Big?", "When was it released?", "Is it a comedy?"],
+            "original": ["Who directed Big?", "When was Big released?", "Is Big a comedy?"],
+            "queries": ["SELECT ?x WHERE { e:Big r:directedBy ?x }", "SELECT ?y WHERE { e:Big r:year ?y }", "ASK { e:Big r:genre e:Comedy }"],
+            "answers": answers,
+        }]})
+        .to_string()
+    };
+    std::fs::write(
+        &file,
+        dialogue(serde_json::json!([
+            {"head": {"vars": ["x"]}, "results": {"bindings": [
+                {"x": {"type": "uri", "value": "http://example.org/entity/Penny_Marshall"}}
+            ]}},
+            {"head": {"vars": ["y"]}, "results": {"bindings": [
+                {"y": {"type": "literal", "value": "1988"}}
+            ]}},
+            {"head": {}, "boolean": true},
+        ])),
+    )
+    .unwrap();
+    let items = loaders::load(Format::ChattyGen, &file, "en").unwrap();
+    let gold: Vec<Vec<String>> = items.iter().map(|i| i.gold.clone().unwrap()).collect();
+    assert_eq!(
+        gold,
+        [
+            vec!["http://example.org/entity/Penny_Marshall".to_owned()],
+            vec!["1988".to_owned()],
+            vec!["true".to_owned()]
+        ]
+    );
+    // The builder's form, a list of values per turn, still reads.
+    std::fs::write(&file, dialogue(serde_json::json!([["a", "b"], [1988], [true]]))).unwrap();
+    let items = loaders::load(Format::ChattyGen, &file, "en").unwrap();
+    assert_eq!(items[1].gold.as_deref(), Some(&["1988".to_owned()][..]));
+    // Neither form: refused, naming the turn.
+    std::fs::write(&file, dialogue(serde_json::json!([["a"], {"results": "?"}, [true]]))).unwrap();
+    let error = loaders::load(Format::ChattyGen, &file, "en").unwrap_err().to_string();
+    assert!(error.contains("dialogue d1, turn 1"), "{error}");
+}
+
 #[test]
 fn unknown_and_malformed_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

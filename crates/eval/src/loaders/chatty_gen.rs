@@ -11,6 +11,32 @@ use std::path::Path;
 
 const FORMAT: &str = "Chatty-Gen dialogue JSON";
 
+/// A turn's gold answers: a list of strings (numbers and booleans as written), or a SPARQL-JSON
+/// result; `None` for anything else.
+fn gold_values(gold: &Value) -> Option<Vec<String>> {
+    match gold {
+        Value::Array(values) => values
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Some(s.trim().to_owned()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            })
+            .collect(),
+        Value::Object(result)
+            if result.get("boolean").is_some_and(Value::is_boolean)
+                || result
+                    .get("results")
+                    .and_then(|r| r.get("bindings"))
+                    .is_some_and(Value::is_array) =>
+        {
+            Some(crate::loaders::qald::sparql_json_values(gold))
+        }
+        _ => None,
+    }
+}
+
 pub fn load(path: &Path) -> Result<Vec<Item>, DatasetError> {
     let json: Value = serde_json::from_str(&read(path)?).map_err(|e| DatasetError::format(path, FORMAT, e))?;
     let dialogues = json["data"]
@@ -45,10 +71,28 @@ pub fn load(path: &Path) -> Result<Vec<Item>, DatasetError> {
                 ),
             ));
         }
-        // Gold answers, when the file has them (the dialogue builder writes them).
+        // Gold answers, when the file has them: a list of values per turn (the dialogue builder
+        // writes them), or a SPARQL-JSON result per turn (the QALD form). Anything else is refused
+        // with the turn's index: scoring against a gold that was not read would be silently 0.
         let answers: Vec<Option<Vec<String>>> = (0..turns.len())
-            .map(|i| dialogue["answers"].get(i).map(strings))
-            .collect();
+            .map(|i| {
+                dialogue["answers"]
+                    .get(i)
+                    .map(|gold| {
+                        gold_values(gold).ok_or_else(|| {
+                            DatasetError::format(
+                                path,
+                                FORMAT,
+                                format!(
+                                    "dialogue {id}, turn {i}: `answers[{i}]` is neither a list of values nor a \
+                                     SPARQL-JSON result (`head` and `results.bindings`, or `boolean`)"
+                                ),
+                            )
+                        })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
         for (turn, question) in turns.iter().enumerate() {
             let mut tags = BTreeMap::new();
             if let Some(seed) = dialogue["seed_label"].as_str() {
