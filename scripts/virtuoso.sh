@@ -2,6 +2,8 @@
 # A private Virtuoso 7.2.5 on loopback for the backend tests (recipe: shared/VIRTUOSO.md).
 #   scripts/virtuoso.sh start DIR FILE...   start in DIR, load FILEs, print the SPARQL URL
 #   scripts/virtuoso.sh stop DIR            shut it down
+# VIRTUOSO_MEMORY_GB=N sizes its buffers for N GB of free memory (Virtuoso's own table: 85 000
+# buffers per GB, 3/4 of them dirty at most); unset, the package's small default (a test graph).
 # Needs the Debian package virtuoso-opensource (virtuoso-t, isql-vt).
 set -euo pipefail
 cmd=${1:?usage: virtuoso.sh start DIR FILE... | stop DIR}
@@ -19,7 +21,12 @@ start)
   sed -i "s#/var/lib/virtuoso-opensource-7/db/#$dir/db/#g; s#^ServerPort.*1111#ServerPort = 127.0.0.1:$sql_port#; \
           s#^ServerPort.*8890#ServerPort = 127.0.0.1:$http_port#; \
           s#^DirsAllowed.*#DirsAllowed = ., $dir, /usr/share/virtuoso-opensource-7/vad#" "$dir/virtuoso.ini"
-  for f in "$@"; do cp "$f" "$dir/data/"; done
+  if [ -n "${VIRTUOSO_MEMORY_GB:-}" ]; then
+    buffers=$((VIRTUOSO_MEMORY_GB * 85000))
+    sed -i "s#^NumberOfBuffers.*#NumberOfBuffers = $buffers#; s#^MaxDirtyBuffers.*#MaxDirtyBuffers = $((buffers * 3 / 4))#" "$dir/virtuoso.ini"
+  fi
+  # Large files are linked, not copied (a DBpedia release is tens of GB).
+  for f in "$@"; do ln "$f" "$dir/data/" 2>/dev/null || cp "$f" "$dir/data/"; done
   (cd "$dir" && virtuoso-t +configfile "$dir/virtuoso.ini" +wait) >"$dir/start.log" 2>&1 \
     || { cat "$dir/start.log" >&2; exit 1; }
   echo "$sql_port" > "$dir/sql.port"
