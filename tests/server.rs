@@ -1477,6 +1477,36 @@ async fn the_text2sparql_client_gets_queries_that_answer_on_the_graph() {
     assert!(body["query"].as_str().unwrap().contains("directedBy"), "{body}");
 }
 
+/// A question in another language on the TEXT2SPARQL route goes through the translation step
+/// when it is on (`agents.translate`): the model (scripted here) gives the English question, and
+/// the query is the English one's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text2sparql_question_in_german_is_translated_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("translate.json");
+    std::fs::write(
+        &script,
+        json!([{"agent": "chat", "contains": "wer hat forrest gump",
+                "replies": [json!({"language": "de", "english": "Who directed Forrest Gump?"}).to_string()]}])
+        .to_string(),
+    )
+    .unwrap();
+    let extra = "[server.text2sparql]\nopen = true\n[agents]\ntranslate = true\n";
+    let env = [("CHATTY_KG_LLM__SCRIPT", script.to_str().unwrap())];
+    let Some(server) = TestServer::start_with_env(dir.path(), extra, &env) else {
+        return;
+    };
+    let url = format!(
+        "{}/text2sparql?dataset=default&question=Wer%20hat%20Forrest%20Gump%20gedreht%3F",
+        server.url
+    );
+    let (status, body) = json_of(http().get(&url).send().await.unwrap()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["question"], "Wer hat Forrest Gump gedreht?", "{body}");
+    let query = body["query"].as_str().unwrap();
+    assert!(query.contains("directedBy") && query.contains("Forrest_Gump"), "{body}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
     let dir = tempfile::tempdir().unwrap();
