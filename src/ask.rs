@@ -2,7 +2,7 @@
 //! reads there.
 
 use anyhow::{Context, Result};
-use chatty_kg_agents::{ChoiceReason, Dialogue, Explanation, Mode, Pipeline, QueryReason};
+use chatty_kg_agents::{ChoiceReason, Dialogue, Explanation, GenerateOnly, Mode, Pipeline, QueryReason};
 use chatty_kg_config::{Config, LlmBackend};
 use chatty_kg_graph::KnowledgeGraph;
 use clap::Args;
@@ -97,22 +97,28 @@ pub async fn ask(
     for question in &list {
         let result = pipeline.ask(question, Mode::SingleTurn, &[]).await;
         let mut out = std::io::stdout().lock();
-        let result = result.map(|e| if query_only { e.without_answers() } else { e });
         match result {
-            Ok(e) if json => writeln!(out, "{}", serde_json::to_string(&e)?)?,
             Ok(e) if query_only => {
+                let GenerateOnly {
+                    generated, explanation, ..
+                } = e.generate_only();
+                if json {
+                    writeln!(out, "{}", serde_json::to_string(&explanation)?)?;
+                    continue;
+                }
                 if !single {
                     writeln!(out, "> {question}")?;
                 }
-                match e.generated_query() {
+                match generated {
                     Some(q) if q.answered => writeln!(out, "{}", q.sparql)?,
                     Some(q) => writeln!(out, "# no answer on this graph; the best query tried:\n{}", q.sparql)?,
-                    None => writeln!(out, "# no query: {}", e.text)?,
+                    None => writeln!(out, "# no query: {}", explanation.text)?,
                 }
                 if explain {
-                    write!(out, "{}", render(&e))?;
+                    write!(out, "{}", render(&explanation))?;
                 }
             }
+            Ok(e) if json => writeln!(out, "{}", serde_json::to_string(&e)?)?,
             Ok(e) => {
                 if !single {
                     writeln!(out, "> {question}")?;

@@ -47,17 +47,32 @@ impl Explanation {
         })
     }
 
-    /// The explanation without the answer's values (generate-only shows how the query was
-    /// grounded, not what it returns).
-    pub fn without_answers(mut self) -> Self {
+    /// What generate-only gives: the query, once, and the explanation without the answer's
+    /// values (it shows how the query was grounded, not what it returns).
+    pub fn generate_only(mut self) -> GenerateOnly {
+        let generated = self.generated_query();
         self.answers.clear();
-        self.text = match self.generated_query() {
-            Some(q) if q.answered => "Here is the query; it has an answer on this graph.".to_owned(),
-            Some(_) => "Here is the best query found; it has no answer on this graph.".to_owned(),
-            None => self.text,
-        };
-        self
+        match &generated {
+            Some(q) if q.answered => self.text = "Here is the query; it has an answer on this graph.".to_owned(),
+            Some(_) => self.text = "Here is the best query found; it has no answer on this graph.".to_owned(),
+            None => {}
+        }
+        GenerateOnly {
+            query: generated.as_ref().map(|q| q.sparql.clone()),
+            generated,
+            explanation: self,
+        }
     }
+}
+
+/// A generate-only answer, as the CLI, REST, MCP and TEXT2SPARQL give it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerateOnly {
+    /// The SPARQL, when the question came to one.
+    pub query: Option<String>,
+    pub generated: Option<GeneratedQuery>,
+    /// How it was found, without the answer's values.
+    pub explanation: Explanation,
 }
 
 /// `sparql` with only `?answer` projected, when it is a SELECT that projects it beside other

@@ -35,7 +35,7 @@ pub use classes::{ClassMention, ClassRole};
 pub use context::{AgentContext, AgentParameters};
 pub use error::AgentError;
 pub use explanation::Explanation;
-pub use generated::GeneratedQuery;
+pub use generated::{GenerateOnly, GeneratedQuery};
 pub use graph::{Agent, END, StateGraph};
 pub use pipeline::{Dialogue, Pipeline, Unanswered};
 pub use qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, TriplesValidator};

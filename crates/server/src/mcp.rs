@@ -205,6 +205,25 @@ impl McpServer {
         }
     }
 
+    /// `question` answered the way this server answers: by its own pipeline (stdio), or as a
+    /// question of the service, in its bounds (HTTP: the caller's rate, the queue, the permits).
+    async fn answer(
+        &self,
+        caller: &Caller,
+        question: &str,
+        mode: Mode,
+        history: Vec<chatty_kg_agents::Turn>,
+    ) -> Result<Explanation, ErrorData> {
+        match &self.answers {
+            Answers::Pipeline(pipeline) => pipeline.ask(question, mode, &history).await.map_err(agent_error),
+            Answers::Service { service, .. } => service
+                .ask_once(caller, Some(&self.name), question, history, None, false)
+                .await
+                .map(|(_, e)| e)
+                .map_err(|e| error(e.kind(), e)),
+        }
+    }
+
     fn kg(&self) -> &dyn KnowledgeGraph {
         match &self.answers {
             Answers::Pipeline(pipeline) => pipeline.context().kg.as_ref(),
@@ -246,25 +265,12 @@ impl McpServer {
             }
             None => Vec::new(),
         };
-        let e = match &self.answers {
-            Answers::Pipeline(pipeline) => {
-                let mode = if args.session.is_some() {
-                    Mode::MultiTurn
-                } else {
-                    Mode::SingleTurn
-                };
-                pipeline
-                    .ask(&args.question, mode, &history)
-                    .await
-                    .map_err(agent_error)?
-            }
-            Answers::Service { service, .. } => {
-                let answered = service
-                    .ask_once(&caller, Some(&self.name), &args.question, history, None, false)
-                    .await;
-                answered.map_err(|e| error(e.kind(), e))?.1
-            }
+        let mode = if args.session.is_some() {
+            Mode::MultiTurn
+        } else {
+            Mode::SingleTurn
         };
+        let e = self.answer(&caller, &args.question, mode, history).await?;
         if let Some(id) = &args.session {
             let mut sessions = self.sessions.lock().await;
             match sessions.iter_mut().find(|(owner, name, _)| key(owner, name)) {
@@ -298,25 +304,10 @@ impl McpServer {
         if !args.question.chars().any(char::is_alphanumeric) {
             return Err(error("empty_question", "the question is empty"));
         }
-        let e = match &self.answers {
-            Answers::Pipeline(pipeline) => pipeline
-                .ask(&args.question, Mode::SingleTurn, &[])
-                .await
-                .map_err(agent_error)?,
-            Answers::Service { service, .. } => {
-                let caller = caller_of(&extensions);
-                let answered = service
-                    .ask_once(&caller, Some(&self.name), &args.question, Vec::new(), None, false)
-                    .await;
-                answered.map_err(|e| error(e.kind(), e))?.1
-            }
-        };
-        let generated = e.generated_query();
-        text(&json!({
-            "query": generated.as_ref().map(|q| q.sparql.as_str()),
-            "generated": generated,
-            "explanation": e.without_answers(),
-        }))
+        let e = self
+            .answer(&caller_of(&extensions), &args.question, Mode::SingleTurn, Vec::new())
+            .await?;
+        text(&json!(e.generate_only()))
     }
 
     #[tool(description = "Search the knowledge graph's entities by name. Returns IRIs and labels, best first.")]

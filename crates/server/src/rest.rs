@@ -298,14 +298,10 @@ async fn generate(
     let (kg, explanation) = service
         .ask_once(&caller, Some(&kg), &body.question, Vec::new(), None, false)
         .await?;
-    let generated = explanation.generated_query();
-    Ok(HttpResponse::Ok().json(serde_json::json!({
-        "kg": kg,
-        "question": body.question.trim(),
-        "query": generated.as_ref().map(|q| q.sparql.as_str()),
-        "generated": generated,
-        "explanation": explanation.without_answers(),
-    })))
+    let mut view = serde_json::json!(explanation.generate_only());
+    view["kg"] = kg.into();
+    view["question"] = body.question.trim().into();
+    Ok(HttpResponse::Ok().json(view))
 }
 
 async fn rate(

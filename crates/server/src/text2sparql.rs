@@ -73,14 +73,14 @@ async fn generate(
     let (_, explanation) = service
         .ask_once(&caller, Some(&kg), &question, Vec::new(), None, false)
         .await?;
-    let generated = explanation.generated_query();
+    let generated = explanation.generate_only();
     let mut body = serde_json::json!({
         "dataset": dataset,
         "question": question,
-        "query": generated.as_ref().map_or("", |q| q.sparql.as_str()),
+        "query": generated.query.as_deref().unwrap_or(""),
     });
-    if generated.is_none() {
-        body["message"] = explanation.text.clone().into();
+    if generated.query.is_none() {
+        body["message"] = generated.explanation.text.into();
     }
     Ok(HttpResponse::Ok().json(body))
 }

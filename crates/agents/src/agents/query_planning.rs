@@ -587,22 +587,17 @@ async fn attribute_like(
 /// The first two mentions stand side by side, joined by "and" or "or" ("given to both *X and
 /// Y*", "*X and Y* played their first match for which team"): one relation is asked of both.
 fn coordinated(question: &str, mentions: &[&str]) -> bool {
-    let words = normalize_tokens(question);
-    let span = |mention: &str| {
-        let tokens = normalize_tokens(mention);
-        (!tokens.is_empty() && tokens.len() <= words.len())
-            .then(|| (0..=words.len() - tokens.len()).find(|&s| words[s..s + tokens.len()] == tokens[..]))
-            .flatten()
-            .map(|s| (s, s + tokens.len()))
+    let words = crate::understanding::form::words(question);
+    let span = |i: usize| {
+        mentions
+            .get(i)
+            .and_then(|m| crate::candidates::ranking::find_span(&words, m))
     };
-    let (Some(a), Some(b)) = (
-        mentions.first().and_then(|m| span(m)),
-        mentions.get(1).and_then(|m| span(m)),
-    ) else {
+    let (Some(a), Some(b)) = (span(0), span(1)) else {
         return false;
     };
     let (first, second) = if a.0 < b.0 { (a, b) } else { (b, a) };
-    first.1 + 1 == second.0 && matches!(words[first.1].as_str(), "and" | "or")
+    first.1 + 1 == second.0 && matches!(words[first.1].text.as_str(), "and" | "or")
 }
 
 /// Pairs of paths from two different anchors that both end at vertices, best pair first. When

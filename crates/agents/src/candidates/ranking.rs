@@ -1041,7 +1041,7 @@ fn shares_stem(label: &str, word: &str) -> bool {
 }
 
 /// Where `mention`'s words stand in the question (first occurrence), as `[start, end)`.
-fn find_span(words: &[Word], mention: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_span(words: &[Word], mention: &str) -> Option<(usize, usize)> {
     let tokens: Vec<String> = words_of(mention).into_iter().map(|w| w.text).collect();
     if tokens.is_empty() || tokens.len() > words.len() {
         return None;
