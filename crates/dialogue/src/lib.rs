@@ -228,6 +228,46 @@ pub struct Correction {
     pub boolean: Option<bool>,
 }
 
+/// An answered question kept as an example for later ones: made from a rating (the answer's
+/// query) or a correction (its query), owned by the key that gave it unless an operator imported
+/// it for everyone. The body (the embedded question and the query's shape) is the agents' and is
+/// kept as JSON the store does not interpret, like a turn's explanation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExampleRecord {
+    /// `{session}-{turn}` for one made from a rated turn (rating it again replaces it), any
+    /// other name for an imported one.
+    pub id: String,
+    pub kg: String,
+    /// The key that gave the feedback (`None`: the anonymous callers of a server without keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// Imported by an operator: every caller's questions may use it.
+    #[serde(default)]
+    pub shared: bool,
+    /// The session of the rated turn: deleting or expiring the session removes the example.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: u64,
+    pub body: serde_json::Value,
+}
+
+impl ExampleRecord {
+    /// The id of the example made from turn `turn` of session `session`.
+    pub fn id_of_turn(session: &SessionId, turn: u32) -> String {
+        format!("{session}-{turn}")
+    }
+
+    /// Whether `scope` may see (and remove) it: its owner's, or an operator's scope. Shared
+    /// examples are used for everyone's questions but belong to the operator.
+    pub fn in_scope(&self, scope: Scope<'_>) -> bool {
+        match scope {
+            Scope::All => true,
+            Scope::Owner(owner) => !self.shared && self.owner.as_ref() == owner,
+        }
+    }
+}
+
 /// Whose rated turns [`DialogueStore::rated_turns`] returns.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope<'a> {
@@ -371,7 +411,18 @@ pub trait DialogueStore: Send + Sync {
     /// in session id and turn order.
     async fn rated_turns(&self, scope: Scope<'_>) -> Result<Vec<(SessionInfo, TurnRecord)>, DialogueError>;
 
-    /// Deletes a session and its turns (after the same checks as [`get`](Self::get)).
+    /// Stores an example (replacing one of the same id) and returns once it is on disk. One made
+    /// from a turn is refused with [`DialogueError::NotFound`] when its session is gone.
+    async fn put_example(&self, example: ExampleRecord) -> Result<(), DialogueError>;
+
+    /// The examples in `scope` (of the knowledge graph `kg`, when given), in id order.
+    async fn examples(&self, scope: Scope<'_>, kg: Option<&str>) -> Result<Vec<ExampleRecord>, DialogueError>;
+
+    /// Removes the example `id` if it is in `scope`; whether there was one.
+    async fn remove_example(&self, id: &str, scope: Scope<'_>) -> Result<bool, DialogueError>;
+
+    /// Deletes a session, its turns and the examples made from them (after the same checks as
+    /// [`get`](Self::get)).
     async fn delete(&self, id: &str, owner: Option<&Owner>) -> Result<(), DialogueError>;
 
     /// Removes every session untouched for longer than the retention. Returns how many.

@@ -18,8 +18,8 @@
 //! loopback, as the compose file does).
 
 use crate::{
-    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TurnContext, TurnRecord, cutoff_ms,
-    is_expired, now_ms,
+    DialogueError, DialogueStore, ExampleRecord, Feedback, Owner, Scope, SessionId, SessionInfo, TurnContext,
+    TurnRecord, cutoff_ms, is_expired, now_ms,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use std::time::{Duration, SystemTime};
@@ -52,6 +52,15 @@ CREATE TABLE IF NOT EXISTS chatty_turns (
     PRIMARY KEY (session, idx)
 );
 CREATE INDEX IF NOT EXISTS chatty_turns_rated ON chatty_turns (session, idx) WHERE rated;
+CREATE TABLE IF NOT EXISTS chatty_examples (
+    id text PRIMARY KEY,
+    kg text NOT NULL,
+    owner text,
+    shared boolean NOT NULL DEFAULT false,
+    session text REFERENCES chatty_sessions (id) ON DELETE CASCADE,
+    record text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chatty_examples_kg ON chatty_examples (kg);
 CREATE TABLE IF NOT EXISTS chatty_health (id integer PRIMARY KEY, at bigint NOT NULL);
 ";
 
@@ -383,6 +392,85 @@ impl DialogueStore for PostgresStore {
             }
         }
         Ok(rated)
+    }
+
+    async fn put_example(&self, example: ExampleRecord) -> Result<(), DialogueError> {
+        if example
+            .session
+            .as_ref()
+            .is_some_and(|s| !example.id.starts_with(s.as_str()))
+        {
+            return Err(DialogueError::NotFound);
+        }
+        let text = String::from_utf8(crate::encode(&example)?).map_err(|e| DialogueError::Corrupt(e.to_string()))?;
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        // The session's row is the foreign key: a session deleted meanwhile fails the insert.
+        tx.execute(
+            "INSERT INTO chatty_examples (id, kg, owner, shared, session, record) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (id) DO UPDATE SET kg = $2, owner = $3, shared = $4, session = $5, record = $6",
+            &[
+                &example.id,
+                &example.kg,
+                &example.owner.as_ref().map(Owner::as_str),
+                &example.shared,
+                &example.session.as_ref().map(SessionId::as_str),
+                &text,
+            ],
+        )
+        .await
+        .map_err(|e| {
+            if e.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION) {
+                DialogueError::NotFound
+            } else {
+                pg(e)
+            }
+        })?;
+        tx.commit().await.map_err(pg)?;
+        Ok(())
+    }
+
+    async fn examples(&self, scope: Scope<'_>, kg: Option<&str>) -> Result<Vec<ExampleRecord>, DialogueError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT id, record FROM chatty_examples WHERE ($1::text IS NULL OR kg = $1) ORDER BY id",
+                &[&kg],
+            )
+            .await
+            .map_err(pg)?;
+        let mut found = Vec::new();
+        for row in &rows {
+            let id: String = row.try_get("id").map_err(pg)?;
+            let text: String = row.try_get("record").map_err(pg)?;
+            match crate::decode::<ExampleRecord>(text.as_bytes()) {
+                Ok(example) if example.in_scope(scope) => found.push(example),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(example = %id, %error, "an unreadable example was skipped"),
+            }
+        }
+        Ok(found)
+    }
+
+    async fn remove_example(&self, id: &str, scope: Scope<'_>) -> Result<bool, DialogueError> {
+        let mut client = self.client().await?;
+        let tx = Self::durable(&mut client).await?;
+        let row = tx
+            .query_opt("SELECT record FROM chatty_examples WHERE id = $1 FOR UPDATE", &[&id])
+            .await
+            .map_err(pg)?;
+        let Some(row) = row else { return Ok(false) };
+        let text: String = row.try_get("record").map_err(pg)?;
+        if !matches!(scope, Scope::All)
+            && !crate::decode::<ExampleRecord>(text.as_bytes()).is_ok_and(|e| e.in_scope(scope))
+        {
+            return Ok(false);
+        }
+        tx.execute("DELETE FROM chatty_examples WHERE id = $1", &[&id])
+            .await
+            .map_err(pg)?;
+        tx.commit().await.map_err(pg)?;
+        Ok(true)
     }
 
     async fn delete(&self, id: &str, owner: Option<&Owner>) -> Result<(), DialogueError> {

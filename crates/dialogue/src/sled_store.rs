@@ -18,8 +18,8 @@
 //! The expiry sweep skips an unreadable session record, with a warning.
 
 use crate::{
-    DialogueError, DialogueStore, Feedback, Owner, Scope, SessionId, SessionInfo, TurnContext, TurnRecord, decode,
-    encode, is_expired, now_ms, readable,
+    DialogueError, DialogueStore, ExampleRecord, Feedback, Owner, Scope, SessionId, SessionInfo, TurnContext,
+    TurnRecord, decode, encode, is_expired, now_ms, readable,
 };
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -65,6 +65,8 @@ pub struct SledStore {
     sessions: sled::Tree,
     turns: sled::Tree,
     rated: sled::Tree,
+    /// Example id → [`ExampleRecord`]; ids of examples made from turns start with the session id.
+    examples: sled::Tree,
     retention: Option<Duration>,
 }
 
@@ -86,12 +88,14 @@ impl SledStore {
         let sessions = db.open_tree("sessions").map_err(open_error)?;
         let turns = db.open_tree("turns").map_err(open_error)?;
         let rated = db.open_tree("rated").map_err(open_error)?;
+        let examples = db.open_tree("examples").map_err(open_error)?;
         Ok(Self {
             dir: dir.to_path_buf(),
             db,
             sessions,
             turns,
             rated,
+            examples,
             retention,
         })
     }
@@ -117,7 +121,7 @@ impl SledStore {
         // The session record goes first: from then on the id names nothing, and a crash between
         // the two steps leaves only unreachable turns, which the next expiry sweep removes.
         self.sessions.remove(id.as_str())?;
-        for tree in [&self.turns, &self.rated] {
+        for tree in [&self.turns, &self.rated, &self.examples] {
             let mut batch = sled::Batch::default();
             for key in tree.scan_prefix(id.as_str()).keys() {
                 batch.remove(key?);
@@ -268,6 +272,47 @@ impl DialogueStore for SledStore {
             }
         }
         Ok(rated)
+    }
+
+    async fn put_example(&self, example: ExampleRecord) -> Result<(), DialogueError> {
+        (&self.sessions, &self.examples).transaction(|(sessions, examples)| {
+            let abort = ConflictableTransactionError::Abort;
+            if let Some(session) = &example.session
+                && !(sessions.get(session.as_str())?.is_some() && example.id.starts_with(session.as_str()))
+            {
+                return Err(abort(DialogueError::NotFound));
+            }
+            examples.insert(example.id.as_bytes(), encode(&example).map_err(abort)?)?;
+            Ok(())
+        })?;
+        self.sync().await
+    }
+
+    async fn examples(&self, scope: Scope<'_>, kg: Option<&str>) -> Result<Vec<ExampleRecord>, DialogueError> {
+        let mut found = Vec::new();
+        for entry in self.examples.iter() {
+            let (key, bytes) = entry?;
+            match decode::<ExampleRecord>(&bytes) {
+                Ok(example) if example.in_scope(scope) && kg.is_none_or(|kg| kg == example.kg) => found.push(example),
+                Ok(_) => {}
+                Err(error) => tracing::warn!(
+                    example = %String::from_utf8_lossy(&key), %error, "an unreadable example was skipped"
+                ),
+            }
+        }
+        Ok(found)
+    }
+
+    async fn remove_example(&self, id: &str, scope: Scope<'_>) -> Result<bool, DialogueError> {
+        let Some(bytes) = self.examples.get(id.as_bytes())? else {
+            return Ok(false);
+        };
+        if !decode::<ExampleRecord>(&bytes).is_ok_and(|e| e.in_scope(scope)) && !matches!(scope, Scope::All) {
+            return Ok(false);
+        }
+        self.examples.remove(id.as_bytes())?;
+        self.sync().await?;
+        Ok(true)
     }
 
     async fn delete(&self, id: &str, owner: Option<&Owner>) -> Result<(), DialogueError> {

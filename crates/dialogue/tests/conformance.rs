@@ -6,8 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chatty_kg_dialogue::{
-    ContextValue, Correction, DialogueError, DialogueStore, Feedback, Owner, PostgresStore, Rating, Scope, SledStore,
-    TurnContext,
+    ContextValue, Correction, DialogueError, DialogueStore, ExampleRecord, Feedback, Owner, PostgresStore, Rating,
+    Scope, SledStore, TurnContext,
 };
 use std::time::{Duration, SystemTime};
 
@@ -266,6 +266,116 @@ async fn untouched_sessions_expire() {
         let later = SystemTime::now() + Duration::from_secs(1_000_000);
         assert_eq!(store.expire_at(later).await.unwrap(), 0);
         assert!(store.get(kept.id.as_str(), None).await.is_ok());
+    })
+    .await;
+}
+
+fn example(
+    id: String,
+    kg: &str,
+    owner: Option<Owner>,
+    session: Option<chatty_kg_dialogue::SessionId>,
+) -> ExampleRecord {
+    ExampleRecord {
+        id,
+        kg: kg.into(),
+        owner,
+        shared: false,
+        session,
+        created_at: 1,
+        body: serde_json::json!({"question": "who directed X?"}),
+    }
+}
+
+#[tokio::test]
+async fn examples_belong_to_their_owner_and_go_with_their_session() {
+    on_each_store("examples", Some(Duration::from_secs(3600)), |store| async move {
+        let alice = Owner::of_api_key("alice");
+        let bob = Owner::of_api_key("bob");
+        let session = store.create("movies", Some(alice.clone())).await.unwrap();
+        store
+            .append(&session.id, turn("q", "a"), explanation("q"))
+            .await
+            .unwrap();
+        let id = ExampleRecord::id_of_turn(&session.id, 0);
+        store
+            .put_example(example(
+                id.clone(),
+                "movies",
+                Some(alice.clone()),
+                Some(session.id.clone()),
+            ))
+            .await
+            .unwrap();
+        // Rated again: replaced, not doubled.
+        let mut again = example(id.clone(), "movies", Some(alice.clone()), Some(session.id.clone()));
+        again.body = serde_json::json!({"question": "who wrote X?"});
+        store.put_example(again.clone()).await.unwrap();
+        let mut shared = example("x-imported".into(), "movies", None, None);
+        shared.shared = true;
+        store.put_example(shared.clone()).await.unwrap();
+        store
+            .put_example(example("x-other-kg".into(), "books", Some(alice.clone()), None))
+            .await
+            .unwrap();
+
+        assert_eq!(
+            store
+                .examples(Scope::Owner(Some(&alice)), Some("movies"))
+                .await
+                .unwrap(),
+            vec![again.clone()]
+        );
+        assert_eq!(store.examples(Scope::Owner(Some(&alice)), None).await.unwrap().len(), 2);
+        assert!(store.examples(Scope::Owner(Some(&bob)), None).await.unwrap().is_empty());
+        assert_eq!(store.examples(Scope::All, Some("movies")).await.unwrap().len(), 2);
+        // Bob cannot remove Alice's, nor anyone the operator's.
+        assert!(!store.remove_example(&id, Scope::Owner(Some(&bob))).await.unwrap());
+        assert!(
+            !store
+                .remove_example("x-imported", Scope::Owner(Some(&alice)))
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .remove_example("x-other-kg", Scope::Owner(Some(&alice)))
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .remove_example("x-other-kg", Scope::Owner(Some(&alice)))
+                .await
+                .unwrap()
+        );
+
+        // An example claiming a session that does not exist is refused.
+        let ghost = chatty_kg_dialogue::SessionId::parse("0123456789abcdef0123456789abcdef").unwrap();
+        let orphan = example(ExampleRecord::id_of_turn(&ghost, 0), "movies", None, Some(ghost));
+        assert!(matches!(store.put_example(orphan).await, Err(DialogueError::NotFound)));
+
+        // Deleting the session removes its examples; the operator's stay.
+        store.delete(session.id.as_str(), Some(&alice)).await.unwrap();
+        assert_eq!(store.examples(Scope::All, None).await.unwrap(), vec![shared.clone()]);
+        // So does its expiry.
+        let later = store.create("movies", None).await.unwrap();
+        store.append(&later.id, turn("q", "a"), explanation("q")).await.unwrap();
+        store
+            .put_example(example(
+                ExampleRecord::id_of_turn(&later.id, 0),
+                "movies",
+                None,
+                Some(later.id.clone()),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(store.examples(Scope::Owner(None), None).await.unwrap().len(), 1);
+        store
+            .expire_at(SystemTime::now() + Duration::from_secs(7200))
+            .await
+            .unwrap();
+        assert_eq!(store.examples(Scope::All, None).await.unwrap(), vec![shared]);
     })
     .await;
 }
