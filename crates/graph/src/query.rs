@@ -188,6 +188,61 @@ impl ReadQuery {
         matches!(self.0, Query::Ask { .. })
     }
 
+    /// The IRIs this query starts from: subjects and objects of its triple and path patterns
+    /// that are IRIs, and IRIs its filters and VALUES name, in order of first appearance, leaving out the classes (objects of
+    /// `rdf:type`) and the IRIs that are also predicates. These are what a question names; the
+    /// rest (predicates, classes) is the query's shape.
+    pub fn anchor_iris(&self) -> Vec<String> {
+        let mut query = self.0.clone();
+        let mut found: Vec<String> = Vec::new();
+        bounded::walk(&mut query, &mut |call| {
+            if let bounded::Call::Term(TermPattern::NamedNode(iri), _) | bounded::Call::Iri(iri) = call
+                && !found.iter().any(|f| f == iri.as_str())
+            {
+                found.push(iri.as_str().to_owned());
+            }
+        });
+        // An object of rdf:type elsewhere is a class wherever it appears.
+        let mut classes: Vec<String> = Vec::new();
+        bounded::walk(&mut query, &mut |call| {
+            if let bounded::Call::Term(TermPattern::NamedNode(iri), Some(NamedNodePattern::NamedNode(p))) = call
+                && p.as_str() == RDF_TYPE
+            {
+                classes.push(iri.as_str().to_owned());
+            }
+        });
+        found.retain(|iri| !classes.contains(iri));
+        found
+    }
+
+    /// The query with IRIs in subject, object, expression and VALUES positions replaced as
+    /// `replace` says (predicates stay): the same shape about other vertices.
+    pub fn with_iris_replaced(&self, replace: &std::collections::HashMap<String, String>) -> Result<Self, GraphError> {
+        let mut query = self.0.clone();
+        let mut invalid = None;
+        let mut swap = |iri: &mut NamedNode| {
+            if let Some(new) = replace.get(iri.as_str()) {
+                match NamedNode::new(new.as_str()) {
+                    Ok(n) => *iri = n,
+                    Err(e) => {
+                        invalid = Some(GraphError::InvalidIri {
+                            iri: new.clone(),
+                            message: e.to_string(),
+                        })
+                    }
+                }
+            }
+        };
+        bounded::walk(&mut query, &mut |call| match call {
+            bounded::Call::Term(TermPattern::NamedNode(iri), _) | bounded::Call::Iri(iri) => swap(iri),
+            _ => {}
+        });
+        if let Some(error) = invalid {
+            return Err(error);
+        }
+        Self::new(query)
+    }
+
     pub fn as_query(&self) -> &Query {
         &self.0
     }
@@ -864,6 +919,27 @@ mod tests {
     use proptest::sample::Index;
 
     const EVIL: &str = "http://e/evil";
+
+    #[test]
+    fn a_query_names_its_anchors_and_takes_others_in_their_place() {
+        let query = ReadQuery::parse(
+            "PREFIX e: <http://e/> SELECT (COUNT(?x) AS ?n) WHERE { ?x e:director e:nolan . ?x a e:Film . \
+             ?x e:starring ?a FILTER(?a != e:caine) } ",
+        )
+        .unwrap();
+        assert_eq!(query.anchor_iris(), ["http://e/nolan", "http://e/caine"]);
+        let replace = std::collections::HashMap::from([
+            ("http://e/nolan".to_owned(), "http://e/zemeckis".to_owned()),
+            ("http://e/caine".to_owned(), "http://e/hanks".to_owned()),
+        ]);
+        let other = query.with_iris_replaced(&replace).unwrap();
+        assert_eq!(other.anchor_iris(), ["http://e/zemeckis", "http://e/hanks"]);
+        let text = other.to_string();
+        assert!(text.contains("<http://e/director>") && text.contains("<http://e/Film>"), "{text}");
+        assert!(!text.contains("nolan") && !text.contains("caine"), "{text}");
+        let bad = std::collections::HashMap::from([("http://e/nolan".to_owned(), "not an iri".to_owned())]);
+        assert!(matches!(query.with_iris_replaced(&bad), Err(GraphError::InvalidIri { .. })));
+    }
 
     fn refusal(result: Result<ReadQuery, GraphError>) -> String {
         match result {

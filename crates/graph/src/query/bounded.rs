@@ -15,6 +15,7 @@ use oxigraph::model::{Literal, NamedNode, Term};
 use oxigraph::sparql::{AggregateFunctionAccumulator, CancellationToken, SparqlEvaluator};
 use regex::{Regex, RegexBuilder};
 use spargebra::Query;
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -78,6 +79,7 @@ pub fn rewrite(query: &Query) -> (Query, Vec<String>) {
     let mut query = query.clone();
     let mut separators = Vec::new();
     walk(&mut query, &mut |call| match call {
+        Call::Term(..) | Call::Iri(_) => {}
         Call::Function(function, _) => {
             let bounded = match function {
                 Function::Concat => Some(CONCAT),
@@ -104,13 +106,18 @@ pub fn rewrite(query: &Query) -> (Query, Vec<String>) {
     (query, separators)
 }
 
-/// A call met by [`walk`]: a function with its arguments, or an aggregate.
+/// What [`walk`] meets: a function with its arguments, an aggregate, a subject or object of a
+/// pattern (with the triple's predicate; `None` for a property path's ends), or an IRI an
+/// expression or a VALUES row names.
 pub enum Call<'a> {
     Function(&'a mut Function, &'a mut Vec<Expression>),
     Aggregate(&'a mut AggregateFunction),
+    Term(&'a mut TermPattern, Option<&'a NamedNodePattern>),
+    Iri(&'a mut NamedNode),
 }
 
-/// Calls `visit` on every function call and aggregate of `query`, inner ones first.
+/// Calls `visit` on every function call, aggregate, pattern term and named IRI of `query`, inner
+/// ones first.
 pub fn walk(query: &mut Query, visit: &mut dyn FnMut(Call<'_>)) {
     match query {
         Query::Select { pattern, .. }
@@ -298,7 +305,28 @@ fn literal_start(ast: &regex_syntax::ast::Ast) -> Option<char> {
 
 fn walk_pattern(pattern: &mut GraphPattern, visit: &mut dyn FnMut(Call<'_>)) {
     match pattern {
-        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => {}
+        GraphPattern::Bgp { patterns } => {
+            for TriplePattern {
+                subject,
+                predicate,
+                object,
+            } in patterns
+            {
+                visit(Call::Term(subject, Some(predicate)));
+                visit(Call::Term(object, Some(predicate)));
+            }
+        }
+        GraphPattern::Path { subject, object, .. } => {
+            visit(Call::Term(subject, None));
+            visit(Call::Term(object, None));
+        }
+        GraphPattern::Values { bindings, .. } => {
+            for term in bindings.iter_mut().flatten().flatten() {
+                if let GroundTerm::NamedNode(iri) = term {
+                    visit(Call::Iri(iri));
+                }
+            }
+        }
         GraphPattern::Join { left, right }
         | GraphPattern::Lateral { left, right }
         | GraphPattern::Union { left, right }
@@ -383,7 +411,8 @@ fn walk_expression(expression: &mut Expression, visit: &mut dyn FnMut(Call<'_>))
             arguments.iter_mut().for_each(|e| walk_expression(e, visit));
             visit(Call::Function(function, arguments));
         }
-        Expression::NamedNode(_) | Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => {}
+        Expression::NamedNode(iri) => visit(Call::Iri(iri)),
+        Expression::Literal(_) | Expression::Variable(_) | Expression::Bound(_) => {}
     }
 }
 
