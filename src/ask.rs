@@ -321,6 +321,16 @@ pub fn render(e: &Explanation) -> String {
         };
         let _ = writeln!(s, "  chosen: {why}");
     }
+    if let Some(example) = &e.example {
+        let _ = writeln!(
+            s,
+            "  example {} (similarity {:.2}, {}): {}",
+            example.id,
+            example.similarity,
+            if example.answered { "answered" } else { "no answer here" },
+            example.question
+        );
+    }
     for q in &e.sparql {
         let reason = match q.reason {
             QueryReason::ChosenPath => "chosen path",
@@ -329,6 +339,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::Class => "the class named",
             QueryReason::Value => "an attribute held to the question's value",
             QueryReason::Homonym => "same path from a homonym",
+            QueryReason::Example => "an example from feedback",
         };
         let status = match &q.error {
             Some(error) => format!("error: {error}"),

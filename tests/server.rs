@@ -1754,6 +1754,101 @@ async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
     assert_eq!(summary["overall"]["mean_per_question_f1"], 0.5, "{summary}");
 }
 
+#[tokio::test]
+async fn feedback_makes_examples_that_the_same_key_s_later_questions_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\", \"bob-key\"]") else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let ask = |key: &'static str, question: &'static str| {
+        let api = api.clone();
+        async move {
+            let (_, session) = json_of(
+                http()
+                    .post(api("/api/sessions"))
+                    .bearer_auth(key)
+                    .json(&json!({}))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            let id = session["session"].as_str().unwrap().to_owned();
+            let (status, turn) = json_of(
+                http()
+                    .post(api(&format!("/api/sessions/{id}/ask")))
+                    .bearer_auth(key)
+                    .json(&json!({ "question": question }))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            assert_eq!(status, 200, "{turn}");
+            (id, turn["explanation"].clone())
+        }
+    };
+    // Alice corrects "when was Big released" with the query that answers it.
+    let (id, _) = ask("alice-key", "When was Big released?").await;
+    let year =
+        "SELECT ?year WHERE { <http://example.org/entity/Big> <http://example.org/relation/release_year> ?year }";
+    let (status, rated) = json_of(
+        http()
+            .post(api(&format!("/api/sessions/{id}/turns/0/feedback")))
+            .bearer_auth("alice-key")
+            .json(&json!({"rating": "down", "correction": {"sparql": year}}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{rated}");
+
+    // Her export has it, the anchor abstracted; Bob's has none.
+    let export = |key: &'static str| http().get(api("/api/examples")).bearer_auth(key).send();
+    let (status, mine) = json_of(export("alice-key").await.unwrap()).await;
+    assert_eq!(status, 200, "{mine}");
+    let examples = mine["examples"].as_array().unwrap();
+    assert_eq!(examples.len(), 1, "{mine}");
+    assert_eq!(examples[0]["masked"], "When was X released?", "{mine}");
+    assert_eq!(examples[0]["anchors"], json!(["http://example.org/entity/Big"]));
+    let (_, theirs) = json_of(export("bob-key").await.unwrap()).await;
+    assert_eq!(theirs["examples"], json!([]), "{theirs}");
+
+    // Her next similar question tries it on its own vertex and names it; Bob's does not.
+    let (_, explanation) = ask("alice-key", "When was Forrest Gump released?").await;
+    assert_eq!(explanation["example"]["id"], format!("{id}-0"), "{explanation}");
+    assert_eq!(explanation["example"]["answered"], true, "{explanation}");
+    assert_eq!(explanation["answers"][0]["value"], "1994", "{explanation}");
+    let used: Vec<&serde_json::Value> = explanation["sparql"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["used"] == true)
+        .collect();
+    assert_eq!(used[0]["reason"], "example", "{explanation}");
+    assert!(
+        used[0]["sparql"].as_str().unwrap().contains("Forrest_Gump"),
+        "{explanation}"
+    );
+    let (_, explanation) = ask("bob-key", "When was Forrest Gump released?").await;
+    assert!(explanation.get("example").is_none(), "{explanation}");
+
+    // Bob cannot remove it; Alice can, and then it is no longer used.
+    let remove = |key: &'static str| {
+        http()
+            .delete(api(&format!("/api/examples/{id}-0")))
+            .bearer_auth(key)
+            .send()
+    };
+    assert_eq!(remove("bob-key").await.unwrap().status(), 404);
+    assert_eq!(remove("alice-key").await.unwrap().status(), 204);
+    assert_eq!(remove("alice-key").await.unwrap().status(), 404);
+    let (_, explanation) = ask("alice-key", "When was Forrest Gump released?").await;
+    assert!(explanation.get("example").is_none(), "{explanation}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn suggested_questions_and_descriptions_come_from_the_graph() {
     let dir = tempfile::tempdir().unwrap();

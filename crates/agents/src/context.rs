@@ -65,6 +65,10 @@ pub struct AgentParameters {
     /// In a dialogue, ask which vertex is meant when the question fits several of one label
     /// equally (and none dominates the graph), instead of answering for the most connected.
     pub clarify: bool,
+    /// How close (cosine of the masked questions' embeddings) a question must be to an example
+    /// made from feedback for the example's query to be tried on its vertices. Measured on the
+    /// QALD-9 and LC-QuAD dev slices (reports/feedback-examples.md).
+    pub example_similarity: f32,
 }
 
 impl Default for AgentParameters {
@@ -93,6 +97,7 @@ impl Default for AgentParameters {
             translate: false,
             verbalize: false,
             clarify: true,
+            example_similarity: 0.8,
         }
     }
 }
@@ -105,6 +110,9 @@ pub struct AgentContext {
     pub embedder: Arc<dyn Embedder>,
     pub prompts: Arc<PromptLibrary>,
     pub params: AgentParameters,
+    /// Examples made from feedback on this graph (empty unless the server or an evaluation
+    /// gives some).
+    pub examples: Arc<crate::candidates::examples::ExampleBook>,
 }
 
 impl AgentContext {

@@ -66,6 +66,10 @@ pub struct Explanation {
     /// Every query that ran to answer, in order, with its row count and whether it fed the answer
     /// (the path search's queries are counted in `path_search`).
     pub sparql: Vec<ExecutedQuery>,
+    /// The example made from feedback on a similar question that was tried on this question's
+    /// vertices (its query is among `sparql`, reason `example`), and whether it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<crate::candidates::examples::ExampleUse>,
     pub timings: StageTimings,
     pub llm: LlmUsage,
 }
@@ -177,6 +181,7 @@ impl Explanation {
             path_choice: state.path_choice,
             path_search: state.path_search.clone(),
             sparql: state.queries.clone(),
+            example: state.example.clone(),
             timings,
             llm: LlmUsage {
                 calls: totals.calls,

@@ -71,6 +71,7 @@ impl Pipeline {
             .with_edge(matching::NAME, STOPPED, chat::REPLY)
             .with_edge(path_search::NAME, path_search::CHOSEN, query_planning::NAME)
             .with_edge(path_search::NAME, path_search::OVER_CLASS, query_planning::NAME)
+            .with_edge(path_search::NAME, path_search::BY_EXAMPLE, query_planning::NAME)
             .with_edge(path_search::NAME, STOPPED, chat::REPLY)
             .with_edge(query_planning::NAME, STOPPED, clarify::NAME)
             .with_edge(clarify::NAME, clarify::CHECKED, chat::REPLY)
@@ -100,7 +101,22 @@ impl Pipeline {
         history: &[Turn],
         observer: &mut (dyn FnMut(&str, &AgentState) + Send),
     ) -> Result<Explanation, AgentError> {
-        self.ask_accounted(question, mode, history, observer)
+        self.ask_accounted(question, mode, history, None, observer)
+            .await
+            .map_err(|unanswered| unanswered.error)
+    }
+
+    /// Like [`ask_observed`](Self::ask_observed) for the API key whose hash is `asker` (`None`:
+    /// anonymous): the examples its feedback made are used, besides the shared ones.
+    pub async fn ask_observed_by(
+        &self,
+        question: &str,
+        mode: Mode,
+        history: &[Turn],
+        asker: Option<&str>,
+        observer: &mut (dyn FnMut(&str, &AgentState) + Send),
+    ) -> Result<Explanation, AgentError> {
+        self.ask_accounted(question, mode, history, asker, observer)
             .await
             .map_err(|unanswered| unanswered.error)
     }
@@ -113,11 +129,13 @@ impl Pipeline {
         question: &str,
         mode: Mode,
         history: &[Turn],
+        asker: Option<&str>,
         observer: &mut (dyn FnMut(&str, &AgentState) + Send),
     ) -> Result<Explanation, Unanswered> {
         let started = Instant::now();
         let ledger = CallLedger::new();
         let mut state = AgentState::new(question.trim(), mode, history.to_vec());
+        state.asker = asker.map(str::to_owned);
         let result = if question.chars().any(char::is_alphanumeric) {
             let ctx = AgentContext {
                 llm: Arc::new(AccountedModel::new(self.ctx.llm.clone(), ledger.clone())),

@@ -257,6 +257,8 @@ pub enum QueryReason {
     /// The answers' attribute held to a value the question writes ("founded in 1950"), with no
     /// vertex to start from.
     Value,
+    /// An example made from feedback on a similar question, on this question's vertices.
+    Example,
     /// Whether the answer's path also answers from another vertex of the same label (the
     /// clarify agent's check; never an answer).
     Homonym,
@@ -324,6 +326,11 @@ pub struct AgentState {
     #[serde(skip)]
     pub path_pool: Vec<RelationPath>,
     pub queries: Vec<ExecutedQuery>,
+    /// The hash of the API key asking (`None`: anonymous): whose examples may be used.
+    #[serde(skip)]
+    pub asker: Option<String>,
+    /// The example made from feedback that was tried, and whether it answered.
+    pub example: Option<crate::candidates::examples::ExampleUse>,
     /// Time spent waiting for the graph in the query-planning stage.
     pub execution_time: Duration,
     pub answer: Option<Answer>,
@@ -358,6 +365,8 @@ impl AgentState {
             path_search: None,
             path_pool: Vec::new(),
             queries: Vec::new(),
+            asker: None,
+            example: None,
             execution_time: Duration::ZERO,
             answer: None,
             outcome: None,

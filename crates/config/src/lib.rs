@@ -538,6 +538,7 @@ impl Config {
             embedder: self.embedder()?,
             prompts: Arc::new(self.prompts()?),
             params: self.agents.clone(),
+            examples: Default::default(),
         })
     }
 

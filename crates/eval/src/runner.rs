@@ -226,7 +226,7 @@ async fn answer_unit(
         };
         let (gold, gold_error) = gold_answers(kg, &item).await;
         let answered = pipeline
-            .ask_accounted(&question, mode, &dialogue.turns, &mut |_, _| {})
+            .ask_accounted(&question, mode, &dialogue.turns, None, &mut |_, _| {})
             .await;
         if let Ok(explanation) = &answered {
             dialogue.record(explanation, options.context_answers);

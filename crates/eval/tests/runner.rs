@@ -80,6 +80,7 @@ fn setup(dir: &Path) -> Option<(Pipeline, Arc<EmbeddedStore>)> {
         embedder: Arc::new(MiniLmEmbedder::load(&model_dir).unwrap()),
         prompts: Arc::new(PromptLibrary::builtin().unwrap()),
         params: AgentParameters::default(),
+        examples: Default::default(),
     };
     Some((Pipeline::new(ctx), store))
 }

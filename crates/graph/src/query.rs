@@ -935,10 +935,16 @@ mod tests {
         let other = query.with_iris_replaced(&replace).unwrap();
         assert_eq!(other.anchor_iris(), ["http://e/zemeckis", "http://e/hanks"]);
         let text = other.to_string();
-        assert!(text.contains("<http://e/director>") && text.contains("<http://e/Film>"), "{text}");
+        assert!(
+            text.contains("<http://e/director>") && text.contains("<http://e/Film>"),
+            "{text}"
+        );
         assert!(!text.contains("nolan") && !text.contains("caine"), "{text}");
         let bad = std::collections::HashMap::from([("http://e/nolan".to_owned(), "not an iri".to_owned())]);
-        assert!(matches!(query.with_iris_replaced(&bad), Err(GraphError::InvalidIri { .. })));
+        assert!(matches!(
+            query.with_iris_replaced(&bad),
+            Err(GraphError::InvalidIri { .. })
+        ));
     }
 
     fn refusal(result: Result<ReadQuery, GraphError>) -> String {

@@ -17,6 +17,8 @@ pub enum ServerError {
     NoSuchSession,
     #[error("the session has no turn {0}")]
     NoSuchTurn(u32),
+    #[error("no such example")]
+    NoSuchExample,
     #[error("the correction cannot be used: {0}")]
     InvalidCorrection(String),
     #[error("requests from the page at {origin} are not accepted (add it to server.allowed_origins to allow it)")]
@@ -84,6 +86,7 @@ impl ServerError {
             ServerError::Unauthorized => "unauthorized",
             ServerError::NoSuchSession => "no_such_session",
             ServerError::NoSuchTurn(_) => "no_such_turn",
+            ServerError::NoSuchExample => "no_such_example",
             ServerError::InvalidCorrection(_) => "invalid_correction",
             ServerError::ForbiddenOrigin { .. } => "forbidden_origin",
             ServerError::UnknownHost { .. } => "unknown_host",
@@ -126,9 +129,10 @@ impl ResponseError for ServerError {
     fn status_code(&self) -> StatusCode {
         match self {
             ServerError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ServerError::NoSuchSession | ServerError::NoSuchTurn(_) | ServerError::UnknownDataset { .. } => {
-                StatusCode::NOT_FOUND
-            }
+            ServerError::NoSuchSession
+            | ServerError::NoSuchTurn(_)
+            | ServerError::NoSuchExample
+            | ServerError::UnknownDataset { .. } => StatusCode::NOT_FOUND,
             ServerError::ForbiddenOrigin { .. } => StatusCode::FORBIDDEN,
             ServerError::UnknownHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             ServerError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,

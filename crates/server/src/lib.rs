@@ -12,6 +12,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod examples;
 pub mod explore;
 pub mod feedback;
 pub mod limits;
@@ -97,6 +98,7 @@ impl Server {
                 embedder: embedder.clone(),
                 prompts: prompts.clone(),
                 params: config.agents.clone(),
+                examples: Default::default(),
             };
             kgs.insert(
                 name.clone(),
@@ -133,6 +135,10 @@ impl Server {
             limits,
             settings.max_concurrent_answers,
         )?);
+        let examples = service.load_examples().await?;
+        if examples > 0 {
+            tracing::info!(examples, "examples from feedback loaded");
+        }
 
         let grace = Duration::from_secs(settings.shutdown_grace_secs);
         let shutdown = Shutdown::default();

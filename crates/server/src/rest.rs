@@ -14,6 +14,8 @@
 //! | `POST /api/sessions/{id}/turns/{n}/feedback` | `{"rating": "up"\|"down", "correction"?: {"answer"?, "sparql"?}}` → the rated turn (`feedback.rs`) |
 //! | `DELETE /api/sessions/{id}/turns/{n}/feedback` | the rating withdrawn → the turn            |
 //! | `GET /api/feedback`                | the caller's rated turns as QALD-JSON (`?kg=`)  |
+//! | `GET /api/examples`                | the examples the caller's feedback made (`?kg=`), `examples.rs` |
+//! | `DELETE /api/examples/{id}`        | one of them removed; later questions no longer use it |
 //! | `GET /metrics`                     | Prometheus text format                          |
 //!
 //! The OpenAI-compatible `/v1/models` and `/v1/chat/completions` are in `openai_api.rs`.
@@ -41,7 +43,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             "/api/sessions/{id}/turns/{turn}/feedback",
             web::delete().to(withdraw_rating),
         )
-        .route("/api/feedback", web::get().to(export_feedback));
+        .route("/api/feedback", web::get().to(export_feedback))
+        .route("/api/examples", web::get().to(export_examples))
+        .route("/api/examples/{id}", web::delete().to(remove_example));
 }
 
 /// Server and model facts for `/health`.
@@ -343,6 +347,24 @@ async fn export_feedback(
     // Reads every rated turn of the caller's sessions: counted like a question.
     service.charge(&caller)?;
     Ok(HttpResponse::Ok().json(service.feedback_export(&caller, query.kg.as_deref()).await?))
+}
+async fn export_examples(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    query: web::Query<ExportQuery>,
+) -> Result<HttpResponse, ServerError> {
+    service.charge(&caller)?;
+    Ok(HttpResponse::Ok().json(service.examples_export(&caller, query.kg.as_deref()).await?))
+}
+
+async fn remove_example(
+    caller: Caller,
+    service: web::Data<ChatService>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ServerError> {
+    service.charge(&caller)?;
+    service.remove_example(&caller, &id).await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// Query strings (`?from=&limit=`): a bad one gets the API's error shape.

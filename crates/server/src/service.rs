@@ -19,7 +19,8 @@ use chatty_kg_agents::referents::Member;
 use chatty_kg_agents::state::TurnEntity;
 use chatty_kg_agents::{AgentState, Explanation, Mode, Pipeline, Turn};
 use chatty_kg_dialogue::{
-    ContextEntity, ContextValue, DialogueStore, Owner, Rating, Scope, SessionId, SessionInfo, TurnContext, TurnRecord,
+    ContextEntity, ContextValue, DialogueStore, ExampleRecord, Owner, Rating, Scope, SessionId, SessionInfo,
+    TurnContext, TurnRecord,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -240,9 +241,7 @@ impl ChatService {
                     }
                 };
                 let kg = self.graph_named(&info.kg)?;
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64);
+                let now = now_ms();
                 let checked = crate::feedback::checked(
                     request,
                     &record,
@@ -264,7 +263,95 @@ impl ChatService {
             .feedback
             .with_label_values(&[info.kg.as_str(), label])
             .inc();
+        self.learn(&info, &record).await;
         Ok(record)
+    }
+
+    /// Makes the rated turn's example (or removes its earlier one): stored beside the session,
+    /// and in the graph's book for the owner's next questions. The rating stands either way.
+    async fn learn(&self, session: &SessionInfo, turn: &TurnRecord) {
+        let Some(entry) = self.kgs.get(&session.kg) else { return };
+        let ctx = entry.pipeline.context();
+        let id = ExampleRecord::id_of_turn(&session.id, turn.index);
+        let example = match crate::examples::of_turn(ctx, turn).await {
+            Ok(example) => example,
+            Err(reason) => {
+                tracing::info!(session = %session.id, turn = turn.index, %reason, "the feedback made no example");
+                None
+            }
+        };
+        let Some(example) = example else {
+            ctx.examples.remove(&id);
+            if let Err(error) = self.store.remove_example(&id, Scope::All).await {
+                tracing::warn!(session = %session.id, %error, "the turn's earlier example was not removed");
+            }
+            return;
+        };
+        let record = match crate::examples::record(session, turn.index, &example, now_ms()) {
+            Ok(record) => record,
+            Err(error) => return tracing::warn!(%error, "an example could not be encoded"),
+        };
+        let holder = crate::examples::holder(&record);
+        if let Err(error) = self.store.put_example(record).await {
+            return tracing::warn!(session = %session.id, %error, "the example was not stored");
+        }
+        if let Err(error) = ctx.examples.insert(&id, holder, example) {
+            tracing::warn!(%error, "an example's query does not parse again");
+        }
+    }
+
+    /// Loads every graph's stored examples into its book (at start).
+    pub async fn load_examples(&self) -> Result<usize, ServerError> {
+        let mut loaded = 0;
+        for record in self.store.examples(Scope::All, None).await? {
+            let Some(entry) = self.kgs.get(&record.kg) else {
+                continue;
+            };
+            let Ok(example) = serde_json::from_value(record.body.clone()) else {
+                tracing::warn!(example = %record.id, "an unreadable example was not loaded");
+                continue;
+            };
+            if entry
+                .pipeline
+                .context()
+                .examples
+                .insert(&record.id, crate::examples::holder(&record), example)
+                .is_ok()
+            {
+                loaded += 1;
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// The caller's examples (of `kg`, when given), as an example file.
+    pub async fn examples_export(&self, caller: &Caller, kg: Option<&str>) -> Result<serde_json::Value, ServerError> {
+        if let Some(kg) = kg
+            && !self.kgs.contains_key(kg)
+        {
+            return Err(self.unknown_kg(kg));
+        }
+        let records = self.store.examples(Scope::Owner(caller.owner.as_ref()), kg).await?;
+        Ok(crate::examples::export(&records))
+    }
+
+    /// Removes the caller's example `id` (an operator's shared ones are removed with the CLI).
+    pub async fn remove_example(&self, caller: &Caller, id: &str) -> Result<(), ServerError> {
+        let records = self.store.examples(Scope::Owner(caller.owner.as_ref()), None).await?;
+        let Some(record) = records.iter().find(|r| r.id == id) else {
+            return Err(ServerError::NoSuchExample);
+        };
+        if !self
+            .store
+            .remove_example(id, Scope::Owner(caller.owner.as_ref()))
+            .await?
+        {
+            return Err(ServerError::NoSuchExample);
+        }
+        if let Some(entry) = self.kgs.get(&record.kg) {
+            entry.pipeline.context().examples.remove(id);
+        }
+        Ok(())
     }
 
     /// The caller's rated turns (of `kg`, when given) as QALD-JSON.
@@ -425,6 +512,7 @@ impl ChatService {
             return Err(self.unknown_kg(&kg));
         }
         let question = question.trim().to_owned();
+        let asker = caller.owner.clone();
         self.spawn_answer(caller, move |service, deadline, abandoned| async move {
             let (_, _permit) = service.wait_turn(None, deadline, &abandoned).await?;
             // Earlier turns known only by their text are looked up in the graph once the
@@ -434,19 +522,22 @@ impl ChatService {
                     ground_turn(graph.as_ref(), turn).await?;
                 }
             }
-            let explanation = service.run(&kg, &question, &history, events, deadline).await?;
+            let explanation = service
+                .run(&kg, &question, &history, asker.as_ref(), events, deadline)
+                .await?;
             Ok((kg, explanation))
         })
         .await
     }
 
-    /// Runs the agents on `question` over `kg`, sending stage events to `events`, within
-    /// `deadline`; the answers are capped at `max_stored_answers`.
+    /// Runs the agents on `question` over `kg` for `asker` (whose examples it may use), sending
+    /// stage events to `events`, within `deadline`; the answers are capped at `max_stored_answers`.
     async fn run(
         &self,
         kg: &str,
         question: &str,
         history: &[Turn],
+        asker: Option<&Owner>,
         events: Option<mpsc::UnboundedSender<ServerMessage>>,
         deadline: tokio::time::Instant,
     ) -> Result<Explanation, ServerError> {
@@ -467,9 +558,13 @@ impl ChatService {
         };
         let answered = tokio::time::timeout_at(
             deadline,
-            entry
-                .pipeline
-                .ask_observed(question, Mode::MultiTurn, history, &mut observer),
+            entry.pipeline.ask_observed_by(
+                question,
+                Mode::MultiTurn,
+                history,
+                crate::examples::asker(asker),
+                &mut observer,
+            ),
         )
         .await;
         self.metrics.answers_in_flight.dec();
@@ -554,7 +649,16 @@ impl ChatService {
             .map(turn_from_context)
             .collect();
         tracing::debug!(session = %session.id, "answering");
-        let explanation = self.run(&session.kg, &question, &history, events, deadline).await?;
+        let explanation = self
+            .run(
+                &session.kg,
+                &question,
+                &history,
+                session.owner.as_ref(),
+                events,
+                deadline,
+            )
+            .await?;
         let context = context_from_turn(Turn::answered(&explanation, self.limits.context_answers));
         let explanation =
             serde_json::to_value(&explanation).map_err(|e| ServerError::Internal(format!("explanation: {e}")))?;
@@ -619,6 +723,13 @@ impl ChatService {
 }
 
 /// A stored turn as the agents read it (a format-1 record has no referents: empty).
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 fn turn_from_context(turn: TurnContext) -> Turn {
     Turn {
         question: turn.question,
@@ -789,6 +900,7 @@ mod size_tests {
             path_choice: None,
             path_search: None,
             sparql: Vec::new(),
+            example: None,
             timings: Default::default(),
             llm: Default::default(),
         }

@@ -12,7 +12,8 @@
 //! margin (mean F1 0.734 never asking, 0.685 asking below 0.05, 0.442 always asking), so the
 //! default margin is 0 and the model is not asked; a stronger model can be given a margin.
 //!
-//! Outcomes: [`CHOSEN`], or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
+//! Outcomes: [`CHOSEN`], [`BY_EXAMPLE`] when no path fits but examples made from feedback may,
+//! or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
 use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
@@ -39,6 +40,9 @@ pub const CHOSEN: &str = "chosen";
 /// The question is about a class alone, whether an entity is of a class, or asks for the vertex
 /// that holds a value it writes: no path to choose.
 pub const OVER_CLASS: &str = "over_class";
+
+/// No path fits the question's words, but there are examples made from feedback to try.
+pub const BY_EXAMPLE: &str = "by_example";
 
 /// Homonyms of the linked vertices tried at most per question when no path fits.
 const MAX_HOMONYM_TRIES: usize = 3;
@@ -257,6 +261,12 @@ impl Agent for PathSearchAgent {
         if ranked.is_empty() {
             state.form = Some(form);
             state.paths = Vec::new();
+            // No path says what the question says; an example made from feedback on a similar
+            // question may still (its query is tried on these vertices).
+            if !ctx.examples.is_empty() {
+                state.anchors = anchors;
+                return Ok(BY_EXAMPLE);
+            }
             return Ok(state.stop(Outcome::NoQuery));
         }
         // Two anchors of a list or count question: their paths' joins decide, tried best pair

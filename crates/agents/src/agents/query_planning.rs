@@ -60,6 +60,14 @@ impl Agent for QueryPlanningAgent {
             agent: NAME,
             what: "the question's form",
         })?;
+        // A similar question someone rated or corrected: its query on this question's vertices.
+        if let Some(stopped) = by_example(ctx, state, &form).await? {
+            return Ok(stopped);
+        }
+        if state.path_choice.is_none() && state.path_search.is_some() {
+            // The search found no path that fits, and no example answered.
+            return Ok(state.stop(Outcome::NoQuery));
+        }
         if state.path_choice.is_none() {
             let class = state.class.clone().filter(|c| c.applied).map(|c| c.iri);
             if let Some(constraint) = form.constraint.clone().filter(|_| form.kind != QuestionKind::Boolean) {
@@ -316,6 +324,128 @@ impl Agent for QueryPlanningAgent {
         }
         state.answer = Some(answer);
         Ok(state.stop(Outcome::Answered))
+    }
+}
+
+/// The nearest example made from feedback ([`crate::candidates::examples`]), its query run on
+/// this question's vertices in each order: the first that answers is the answer (a yes/no
+/// question: true when one order holds, false when all ran and none did). `None` when there is
+/// no example near enough or its query has no answer here: the ranking's candidates answer.
+async fn by_example(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    form: &QuestionForm,
+) -> Result<Option<&'static str>, AgentError> {
+    if ctx.examples.is_empty() || state.anchors.is_empty() {
+        return Ok(None);
+    }
+    let anchors: Vec<(String, String)> = state
+        .anchors
+        .iter()
+        .map(|a| (a.mention.clone(), a.iri.clone()))
+        .collect();
+    let question = state.working_question().to_owned();
+    let grounded = ctx
+        .examples
+        .grounded(ctx, &question, &anchors, form.kind, state.asker.as_deref())
+        .await?;
+    let mut refuted = None;
+    for grounded in grounded {
+        let candidate = CandidateQuery {
+            patterns: crate::candidates::examples::triple_patterns(&grounded.query),
+            query: grounded.query,
+            predicates: Vec::new(),
+        };
+        let (executed, result) = execute(ctx, state, &candidate, QueryReason::Example).await;
+        state.queries.push(executed);
+        let mut used = grounded.used;
+        let answer = match result {
+            Ok(QueryResults::Boolean(true)) => Some(Answer {
+                kind: form.kind,
+                values: vec![AnswerValue::boolean(true)],
+                truncated: false,
+            }),
+            Ok(QueryResults::Boolean(false)) => {
+                refuted = Some(used.clone());
+                None
+            }
+            Ok(results @ QueryResults::Solutions(_)) => example_answer(form.kind, &candidate, results, ctx),
+            Err(_) => None,
+        };
+        if let Some(mut answer) = answer {
+            if let Some(last) = state.queries.last_mut() {
+                last.used = true;
+            }
+            used.answered = true;
+            state.example = Some(used);
+            label_values(ctx, &mut answer).await?;
+            state.answer = Some(answer);
+            return Ok(Some(state.stop(Outcome::Answered)));
+        }
+        state.example = Some(used);
+    }
+    if form.kind == QuestionKind::Boolean
+        && let Some(mut used) = refuted
+        && state.queries.iter().all(|q| q.error.is_none())
+    {
+        if let Some(last) = state.queries.last_mut() {
+            last.used = true;
+        }
+        used.answered = true;
+        state.example = Some(used);
+        state.answer = Some(Answer {
+            kind: form.kind,
+            values: vec![AnswerValue::boolean(false)],
+            truncated: false,
+        });
+        return Ok(Some(state.stop(Outcome::Answered)));
+    }
+    Ok(None)
+}
+
+/// An example's SELECT results as the answer to a question of `kind`: a count is the number the
+/// query counted (or the one number it gives, else how many values); a list is the values of
+/// its first variable. `None` when there is none.
+fn example_answer(
+    kind: QuestionKind,
+    candidate: &CandidateQuery,
+    results: QueryResults,
+    ctx: &AgentContext,
+) -> Option<Answer> {
+    let QueryResults::Solutions(solutions) = &results else {
+        return None;
+    };
+    let first = solutions.variables.first()?.clone();
+    let values: Vec<&Term> = solutions.column(&first).collect();
+    if values.is_empty() {
+        return None;
+    }
+    match kind {
+        QuestionKind::Count => {
+            let number = match values.as_slice() {
+                [Term::Literal(l)] => l.value().parse::<f64>().ok().filter(|n| *n >= 0.0 && n.fract() == 0.0),
+                _ => None,
+            };
+            let mut distinct: Vec<&Term> = values.clone();
+            distinct.sort_by_key(|t| t.to_string());
+            distinct.dedup();
+            let count = number.map_or(distinct.len() as u64, |n| n as u64);
+            Some(Answer {
+                kind,
+                values: vec![AnswerValue::count(count)],
+                truncated: false,
+            })
+        }
+        _ => {
+            let mut answer = aggregate(
+                QuestionKind::List,
+                first.as_str(),
+                &[(candidate, results.clone())],
+                ctx.params.provenance_per_answer,
+            );
+            answer.kind = kind;
+            (!answer.values.is_empty()).then_some(answer)
+        }
     }
 }
 

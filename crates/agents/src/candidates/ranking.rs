@@ -1052,7 +1052,7 @@ pub(crate) fn find_span(words: &[Word], mention: &str) -> Option<(usize, usize)>
 }
 
 /// Sentence embeddings, off the async workers.
-async fn embed(ctx: &AgentContext, texts: Vec<String>) -> Result<Vec<Vec<f32>>, AgentError> {
+pub(crate) async fn embed(ctx: &AgentContext, texts: Vec<String>) -> Result<Vec<Vec<f32>>, AgentError> {
     if texts.is_empty() {
         return Ok(Vec::new());
     }

@@ -94,6 +94,7 @@ pub fn context(fixture: &Fixture, scripted: ScriptedChatModel) -> (AgentContext,
         embedder: fixture.embedder.clone(),
         prompts: Arc::new(PromptLibrary::builtin().unwrap()),
         params: AgentParameters::default(),
+        examples: Default::default(),
     };
     (ctx, ledger)
 }

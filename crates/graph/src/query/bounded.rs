@@ -15,8 +15,8 @@ use oxigraph::model::{Literal, NamedNode, Term};
 use oxigraph::sparql::{AggregateFunctionAccumulator, CancellationToken, SparqlEvaluator};
 use regex::{Regex, RegexBuilder};
 use spargebra::Query;
-use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

@@ -1,0 +1,429 @@
+//! Examples: answers people rated up or corrected, kept as evidence for later questions.
+//!
+//! An example keeps the question with the vertices it names masked ("who directed X?"), that
+//! text's sentence embedding, and the query that answered it (the answer's own query when rated
+//! up, the correction's when corrected) with its anchors — the IRIs it starts from
+//! ([`ReadQuery::anchor_iris`]) — in the order the question names them. Predicates, classes,
+//! filters, order and form stay: that is the shape.
+//!
+//! A later question whose masked text is close enough to an example's (cosine of the embeddings
+//! at least `example_similarity`), that asks in the same form and names as many vertices, gets
+//! the example's query with its own anchors in their place ([`ReadQuery::with_iris_replaced`]),
+//! in the order the question names them and then the other orders. The query planner runs it on
+//! the graph like any candidate: an answer the graph gives is taken (and the explanation names
+//! the example), an empty one leaves the ranking's own candidates to answer. An example never
+//! answers from what it stored, only from the graph.
+//!
+//! Examples belong to the key that gave the feedback; an operator's imports are shared. The
+//! [`ExampleBook`] holds a knowledge graph's examples in memory for the questions; the session
+//! store keeps them.
+
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::understanding::qir::QuestionKind;
+use chatty_kg_graph::{GraphError, ReadQuery};
+use serde::{Deserialize, Serialize};
+use spargebra::Query;
+use spargebra::algebra::{AggregateExpression, AggregateFunction, GraphPattern};
+use spargebra::term::TriplePattern;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// What a masked mention becomes.
+pub const MASK: &str = "X";
+
+/// Anchors an example may have (each order of them may be tried).
+pub const MAX_ANCHORS: usize = 3;
+
+/// Examples kept per knowledge graph in memory at most (the oldest are not loaded past it).
+pub const MAX_EXAMPLES: usize = 20_000;
+
+/// An example as the agents make and read it (the store keeps it as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Example {
+    /// The standalone question as asked.
+    pub question: String,
+    /// With the vertices it names replaced by [`MASK`].
+    pub masked: String,
+    /// The sentence embedding of `masked`.
+    pub embedding: Vec<f32>,
+    /// The query that answered it.
+    pub sparql: String,
+    /// The query's anchors, in the order the question names them.
+    pub anchors: Vec<String>,
+    /// The question's form.
+    pub form: QuestionKind,
+}
+
+/// Why feedback made no example.
+#[derive(Debug, thiserror::Error)]
+pub enum NoExample {
+    #[error("the query does not parse: {0}")]
+    Unreadable(String),
+    #[error("the query starts from no vertex: nothing of a later question could take its place")]
+    NoAnchor,
+    #[error("the query starts from {0} vertices; an example starts from at most {MAX_ANCHORS}")]
+    TooManyAnchors(usize),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+impl Example {
+    /// The example of `question`, answered by `sparql`, whose mentions the pipeline linked as
+    /// `links` (mention, IRI); `form` is the question's form as the pipeline read it.
+    pub async fn make(
+        ctx: &AgentContext,
+        question: &str,
+        links: &[(String, String)],
+        sparql: &str,
+        form: Option<QuestionKind>,
+    ) -> Result<Self, NoExample> {
+        let query = ReadQuery::parse(sparql).map_err(|e| NoExample::Unreadable(e.to_string()))?;
+        let iris = query.anchor_iris();
+        if iris.is_empty() {
+            return Err(NoExample::NoAnchor);
+        }
+        if iris.len() > MAX_ANCHORS {
+            return Err(NoExample::TooManyAnchors(iris.len()));
+        }
+        // Where the question names each anchor: its linked mention, else its label.
+        let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
+        let labels = ctx.kg.labels(&refs).await.map_err(AgentError::from)?;
+        let mut named: Vec<(usize, String, Option<String>)> = iris
+            .iter()
+            .map(|iri| {
+                let mention = links
+                    .iter()
+                    .filter(|(_, linked)| linked == iri)
+                    .map(|(m, _)| m.clone())
+                    .chain(labels.get(iri).cloned())
+                    .find(|m| position(question, m).is_some());
+                let at = mention
+                    .as_deref()
+                    .and_then(|m| position(question, m))
+                    .unwrap_or(usize::MAX);
+                (at, iri.clone(), mention)
+            })
+            .collect();
+        named.sort_by_key(|(at, _, _)| *at);
+        let mut mentions: Vec<String> = named.iter().filter_map(|(_, _, m)| m.clone()).collect();
+        mentions.extend(links.iter().map(|(m, _)| m.clone()));
+        let masked = mask(question, &mentions);
+        let embedding = crate::candidates::ranking::embed(ctx, vec![masked.clone()])
+            .await?
+            .pop()
+            .unwrap_or_default();
+        Ok(Self {
+            question: question.to_owned(),
+            masked,
+            embedding,
+            sparql: query.to_string(),
+            anchors: named.into_iter().map(|(_, iri, _)| iri).collect(),
+            form: form.unwrap_or_else(|| form_of(&query)),
+        })
+    }
+}
+
+/// Where `mention` starts in `question` (ignoring case), if it does.
+fn position(question: &str, mention: &str) -> Option<usize> {
+    let mention = mention.trim().to_lowercase();
+    if mention.is_empty() {
+        return None;
+    }
+    question.to_lowercase().find(&mention)
+}
+
+/// `question` with each of `mentions` (longest first, ignoring case) replaced by [`MASK`].
+pub fn mask(question: &str, mentions: &[String]) -> String {
+    let mut masked = question.to_owned();
+    let mut mentions: Vec<&str> = mentions.iter().map(|m| m.trim()).filter(|m| !m.is_empty()).collect();
+    mentions.sort_by_key(|m| std::cmp::Reverse(m.len()));
+    for mention in mentions {
+        // Lowercasing keeps byte offsets only for text whose case maps keep lengths.
+        let lower = masked.to_lowercase();
+        if lower.len() != masked.len() {
+            masked = masked.replace(mention, MASK);
+            continue;
+        }
+        if let Some(at) = lower.find(&mention.to_lowercase()) {
+            masked.replace_range(at..at + mention.len(), MASK);
+        }
+    }
+    masked
+}
+
+/// The form a query answers in: yes/no for ASK, a count when it projects a COUNT, else a list.
+fn form_of(query: &ReadQuery) -> QuestionKind {
+    fn counts(pattern: &GraphPattern) -> bool {
+        match pattern {
+            GraphPattern::Group { aggregates, .. } => aggregates.iter().any(|(_, a)| {
+                matches!(a, AggregateExpression::CountSolutions { .. })
+                    || matches!(
+                        a,
+                        AggregateExpression::FunctionCall {
+                            name: AggregateFunction::Count,
+                            ..
+                        }
+                    )
+            }),
+            GraphPattern::Project { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. }
+            | GraphPattern::OrderBy { inner, .. }
+            | GraphPattern::Extend { inner, .. } => counts(inner),
+            _ => false,
+        }
+    }
+    match query.as_query() {
+        Query::Ask { .. } => QuestionKind::Boolean,
+        Query::Select { pattern, .. } if counts(pattern) => QuestionKind::Count,
+        _ => QuestionKind::List,
+    }
+}
+
+/// Whose an example is, as the book keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    /// The key whose hash this is (`None`: anonymous callers of a server without keys).
+    Key(Option<String>),
+    /// Imported by an operator: everyone's questions use it.
+    Everyone,
+}
+
+struct Entry {
+    id: String,
+    holder: Holder,
+    example: Arc<Example>,
+    query: ReadQuery,
+}
+
+/// A knowledge graph's examples, in memory.
+#[derive(Default)]
+pub struct ExampleBook {
+    entries: RwLock<Vec<Entry>>,
+}
+
+/// The example a question used, as the explanation shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExampleUse {
+    pub id: String,
+    /// The example's question.
+    pub question: String,
+    /// Cosine of the two masked questions' embeddings.
+    pub similarity: f32,
+    /// Each of the example's anchors and the vertex of this question that took its place.
+    pub anchors: Vec<(String, String)>,
+    /// Whether its query answered (else the ranking's candidates did, or nothing).
+    pub answered: bool,
+}
+
+/// An example's query grounded on a question's anchors.
+pub struct Grounded {
+    pub query: ReadQuery,
+    pub used: ExampleUse,
+}
+
+impl ExampleBook {
+    /// Adds `example` as `id` (replacing one of that id).
+    pub fn insert(&self, id: &str, holder: Holder, example: Example) -> Result<(), GraphError> {
+        let query = ReadQuery::parse(&example.sparql)?;
+        let mut entries = self.entries.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        entries.retain(|e| e.id != id);
+        if entries.len() >= MAX_EXAMPLES {
+            return Ok(());
+        }
+        entries.push(Entry {
+            id: id.to_owned(),
+            holder,
+            example: Arc::new(example),
+            query,
+        });
+        Ok(())
+    }
+
+    /// Removes the example `id`; whether there was one.
+    pub fn remove(&self, id: &str) -> bool {
+        let mut entries = self.entries.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = entries.len();
+        entries.retain(|e| e.id != id);
+        entries.len() != before
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The example closest to `embedding` among those `asker` may use that ask in `form` from
+    /// `anchors` vertices, with its similarity.
+    fn nearest(
+        &self,
+        embedding: &[f32],
+        asker: Option<&str>,
+        form: QuestionKind,
+        anchors: usize,
+    ) -> Option<(String, Arc<Example>, ReadQuery, f32)> {
+        let entries = self.entries.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        entries
+            .iter()
+            .filter(|e| match &e.holder {
+                Holder::Everyone => true,
+                Holder::Key(owner) => owner.as_deref() == asker,
+            })
+            .filter(|e| e.example.form == form && e.example.anchors.len() == anchors)
+            .map(|e| (e, chatty_kg_embed::cosine(embedding, &e.example.embedding)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(e, s)| (e.id.clone(), e.example.clone(), e.query.clone(), s))
+    }
+
+    /// The nearest usable example's query on `anchors` (mention, IRI), one per order of them
+    /// (the order the question names them first), when one is within `min_similarity`.
+    pub async fn grounded(
+        &self,
+        ctx: &AgentContext,
+        question: &str,
+        anchors: &[(String, String)],
+        form: QuestionKind,
+        asker: Option<&str>,
+    ) -> Result<Vec<Grounded>, AgentError> {
+        if self.is_empty() || anchors.is_empty() || anchors.len() > MAX_ANCHORS {
+            return Ok(Vec::new());
+        }
+        let mentions: Vec<String> = anchors.iter().map(|(m, _)| m.clone()).collect();
+        let masked = mask(question, &mentions);
+        let embedding = crate::candidates::ranking::embed(ctx, vec![masked])
+            .await?
+            .pop()
+            .unwrap_or_default();
+        let Some((id, example, query, similarity)) = self.nearest(&embedding, asker, form, anchors.len()) else {
+            return Ok(Vec::new());
+        };
+        if similarity < ctx.params.example_similarity {
+            return Ok(Vec::new());
+        }
+        let mut named: Vec<(usize, &str)> = anchors
+            .iter()
+            .map(|(m, iri)| (position(question, m).unwrap_or(usize::MAX), iri.as_str()))
+            .collect();
+        named.sort_by_key(|(at, _)| *at);
+        let ordered: Vec<&str> = named.into_iter().map(|(_, iri)| iri).collect();
+        let mut grounded = Vec::new();
+        for order in orders(ordered.len()) {
+            let pairs: Vec<(String, String)> = example
+                .anchors
+                .iter()
+                .zip(&order)
+                .map(|(slot, &i)| (slot.clone(), ordered[i].to_owned()))
+                .collect();
+            let replace: HashMap<String, String> = pairs.iter().cloned().collect();
+            let query = query.with_iris_replaced(&replace)?;
+            grounded.push(Grounded {
+                query,
+                used: ExampleUse {
+                    id: id.clone(),
+                    question: example.question.clone(),
+                    similarity,
+                    anchors: pairs,
+                    answered: false,
+                },
+            });
+        }
+        Ok(grounded)
+    }
+}
+
+/// The triple patterns of a query's basic graph patterns (its answers' provenance).
+pub fn triple_patterns(query: &ReadQuery) -> Vec<TriplePattern> {
+    fn collect(pattern: &GraphPattern, out: &mut Vec<TriplePattern>) {
+        match pattern {
+            GraphPattern::Bgp { patterns } => out.extend(patterns.iter().cloned()),
+            GraphPattern::Join { left, right } | GraphPattern::LeftJoin { left, right, .. } => {
+                collect(left, out);
+                collect(right, out);
+            }
+            GraphPattern::Minus { left, .. } => collect(left, out),
+            GraphPattern::Filter { inner, .. }
+            | GraphPattern::Project { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. }
+            | GraphPattern::OrderBy { inner, .. }
+            | GraphPattern::Extend { inner, .. }
+            | GraphPattern::Group { inner, .. }
+            | GraphPattern::Graph { inner, .. } => collect(inner, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    match query.as_query() {
+        Query::Select { pattern, .. } | Query::Ask { pattern, .. } => collect(pattern, &mut out),
+        _ => {}
+    }
+    out
+}
+
+/// The orders of `n` things, the given one first.
+fn orders(n: usize) -> Vec<Vec<usize>> {
+    fn extend(prefix: &mut Vec<usize>, n: usize, out: &mut Vec<Vec<usize>>) {
+        if prefix.len() == n {
+            out.push(prefix.clone());
+            return;
+        }
+        for i in 0..n {
+            if !prefix.contains(&i) {
+                prefix.push(i);
+                extend(prefix, n, out);
+                prefix.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    extend(&mut Vec::new(), n, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_masked_longest_first_ignoring_case() {
+        let masked = mask(
+            "Who directed the Dark Knight and Dark Knight Rises?",
+            &["dark knight".into(), "Dark Knight Rises".into()],
+        );
+        assert_eq!(masked, "Who directed the X and X?");
+        assert_eq!(mask("Who is Ça?", &["ça".into()]), "Who is X?");
+    }
+
+    #[test]
+    fn the_given_order_comes_first() {
+        assert_eq!(orders(2), vec![vec![0, 1], vec![1, 0]]);
+        assert_eq!(orders(3).len(), 6);
+        assert_eq!(orders(3)[0], vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_query_tells_its_form() {
+        let form = |q: &str| form_of(&ReadQuery::parse(q).unwrap());
+        assert_eq!(
+            form("ASK { <http://e/a> <http://e/p> <http://e/b> }"),
+            QuestionKind::Boolean
+        );
+        assert_eq!(
+            form("SELECT (COUNT(DISTINCT ?x) AS ?c) WHERE { ?x <http://e/p> <http://e/b> }"),
+            QuestionKind::Count
+        );
+        assert_eq!(
+            form("SELECT ?x WHERE { ?x <http://e/p> <http://e/b> }"),
+            QuestionKind::List
+        );
+    }
+}
