@@ -22,6 +22,9 @@ ex:carol rdfs:label "Carol Vance" .
 ex:dave rdfs:label "Dave Ortiz" .
 ex:erin rdfs:label "Erin Holt" .
 ex:frank rdfs:label "Frank Li" .
+ex:p99 rdfs:label "producer" .
+ex:alice ex:p99 ex:erin .
+ex:bob ex:p99 ex:dave .
 "#;
 
 async fn ask(pipeline: &Pipeline, question: &str, asker: Option<&str>) -> Explanation {
@@ -110,4 +113,38 @@ async fn a_corrected_query_answers_a_similar_question_of_the_same_key_on_its_own
     assert!(book.remove("import-1"));
     let e = ask(&pipeline, "Who is the mentor of Alice Moreau?", Some("key-b")).await;
     assert!(e.example.is_none());
+
+    // A close question that does not say the example's relation ("producer") does not try it.
+    let example = Example::make(
+        pipeline.context(),
+        "Which films did Bob Stone produce?",
+        &[],
+        "SELECT ?x WHERE { <http://ex.org/bob> <http://ex.org/p99> ?x }",
+        None,
+    )
+    .await
+    .unwrap();
+    book.insert("producer", Holder::Key(Some("key-c".into())), example)
+        .unwrap();
+    let e = ask(&pipeline, "Which films did Alice Moreau direct?", Some("key-c")).await;
+    let used = e.example.as_ref().expect("the nearest example is shown");
+    assert!(
+        used.similarity >= pipeline.context().params.example_similarity,
+        "{used:?}"
+    );
+    assert!(!used.fits && !used.answered, "{used:?}");
+    assert_eq!(used.words[0].name, "producer", "{used:?}");
+    assert!(
+        e.sparql.iter().all(|q| q.reason != QueryReason::Example),
+        "{:#?}",
+        e.sparql
+    );
+    // The same question about another person says it: tried, and it answers.
+    let e = ask(&pipeline, "Which films did Alice Moreau produce?", Some("key-c")).await;
+    assert!(
+        e.example.as_ref().is_some_and(|u| u.fits && u.answered),
+        "{:?}",
+        e.example
+    );
+    assert_eq!(common::sorted(&e), ["Erin Holt"]);
 }

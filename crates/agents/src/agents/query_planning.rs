@@ -329,8 +329,9 @@ impl Agent for QueryPlanningAgent {
 
 /// The nearest example made from feedback ([`crate::candidates::examples`]), its query run on
 /// this question's vertices in each order: the first that answers is the answer (a yes/no
-/// question: true when one order holds, false when all ran and none did). `None` when there is
-/// no example near enough or its query has no answer here: the ranking's candidates answer.
+/// question: yes when one order holds; a "no" of the example's shape is not evidence that the
+/// answer is no, so then the ranking decides). `None` when there is no example near enough or its
+/// query has no answer here: the ranking's candidates answer.
 async fn by_example(
     ctx: &AgentContext,
     state: &mut AgentState,
@@ -345,30 +346,30 @@ async fn by_example(
         .map(|a| (a.mention.clone(), a.iri.clone()))
         .collect();
     let question = state.working_question().to_owned();
-    let grounded = ctx
+    let Some(tried) = ctx
         .examples
-        .grounded(ctx, &question, &anchors, form.kind, state.asker.as_deref())
-        .await?;
-    let mut refuted = None;
-    for grounded in grounded {
+        .tried(ctx, &question, &anchors, form.kind, state.asker.as_deref())
+        .await?
+    else {
+        return Ok(None);
+    };
+    let mut used = tried.used;
+    state.example = Some(used.clone());
+    for (pairs, query) in tried.queries {
         let candidate = CandidateQuery {
-            patterns: crate::candidates::examples::triple_patterns(&grounded.query),
-            query: grounded.query,
+            patterns: crate::candidates::examples::triple_patterns(&query),
+            query,
             predicates: Vec::new(),
         };
         let (executed, result) = execute(ctx, state, &candidate, QueryReason::Example).await;
         state.queries.push(executed);
-        let mut used = grounded.used;
         let answer = match result {
             Ok(QueryResults::Boolean(true)) => Some(Answer {
                 kind: form.kind,
                 values: vec![AnswerValue::boolean(true)],
                 truncated: false,
             }),
-            Ok(QueryResults::Boolean(false)) => {
-                refuted = Some(used.clone());
-                None
-            }
+            Ok(QueryResults::Boolean(false)) => None,
             Ok(results @ QueryResults::Solutions(_)) => example_answer(form.kind, &candidate, results, ctx),
             Err(_) => None,
         };
@@ -377,35 +378,20 @@ async fn by_example(
                 last.used = true;
             }
             used.answered = true;
+            used.anchors = pairs;
             state.example = Some(used);
             label_values(ctx, &mut answer).await?;
             state.answer = Some(answer);
             return Ok(Some(state.stop(Outcome::Answered)));
         }
-        state.example = Some(used);
-    }
-    if form.kind == QuestionKind::Boolean
-        && let Some(mut used) = refuted
-        && state.queries.iter().all(|q| q.error.is_none())
-    {
-        if let Some(last) = state.queries.last_mut() {
-            last.used = true;
-        }
-        used.answered = true;
-        state.example = Some(used);
-        state.answer = Some(Answer {
-            kind: form.kind,
-            values: vec![AnswerValue::boolean(false)],
-            truncated: false,
-        });
-        return Ok(Some(state.stop(Outcome::Answered)));
     }
     Ok(None)
 }
 
 /// An example's SELECT results as the answer to a question of `kind`: a count is the number the
 /// query counted (or the one number it gives, else how many values); a list is the values of
-/// its first variable. `None` when there is none.
+/// its first variable. `None` when there is none, or the count is 0 (the example's shape finds
+/// nothing here: the ranking decides).
 fn example_answer(
     kind: QuestionKind,
     candidate: &CandidateQuery,
@@ -430,6 +416,10 @@ fn example_answer(
             distinct.sort_by_key(|t| t.to_string());
             distinct.dedup();
             let count = number.map_or(distinct.len() as u64, |n| n as u64);
+            if count == 0 {
+                // Nothing of the example's shape here, like an empty list.
+                return None;
+            }
             Some(Answer {
                 kind,
                 values: vec![AnswerValue::count(count)],

@@ -25,7 +25,7 @@ use chatty_kg_graph::{GraphError, ReadQuery};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, GraphPattern};
-use spargebra::term::TriplePattern;
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -117,7 +117,7 @@ impl Example {
             question: question.to_owned(),
             masked,
             embedding,
-            sparql: query.to_string(),
+            sparql: sparql.trim().to_owned(),
             anchors: named.into_iter().map(|(_, iri, _)| iri).collect(),
             form: form.unwrap_or_else(|| form_of(&query)),
         })
@@ -204,7 +204,7 @@ pub struct ExampleBook {
     entries: RwLock<Vec<Entry>>,
 }
 
-/// The example a question used, as the explanation shows it.
+/// The example a question tried, as the explanation shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExampleUse {
     pub id: String,
@@ -212,16 +212,38 @@ pub struct ExampleUse {
     pub question: String,
     /// Cosine of the two masked questions' embeddings.
     pub similarity: f32,
+    /// The names of the example's predicates and classes, each with how much the words only the
+    /// example's question has and the words only this one has say it (cosine of the name and
+    /// those words; 0 for a question with no words of its own).
+    pub words: Vec<SaidBy>,
+    /// Whether this question says the example's relations as well as the example's question
+    /// did (within [`WORDS_TOLERANCE`]); if not, its query was not tried.
+    pub fits: bool,
     /// Each of the example's anchors and the vertex of this question that took its place.
     pub anchors: Vec<(String, String)>,
     /// Whether its query answered (else the ranking's candidates did, or nothing).
     pub answered: bool,
 }
 
-/// An example's query grounded on a question's anchors.
-pub struct Grounded {
-    pub query: ReadQuery,
+/// A predicate's or class's name, and how much two questions say it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SaidBy {
+    pub name: String,
+    pub example: f32,
+    pub question: f32,
+}
+
+/// How much less this question's own words may say one of the example's relations than the
+/// example's own words did: "direct" does not say the "producer" that "produce" said, though
+/// "Which films did X direct?" and "Which films did X produce?" are close (cosine 0.90).
+pub const WORDS_TOLERANCE: f32 = 0.1;
+
+/// The nearest example, tried on a question's vertices: its query in each order of them (none
+/// when the question does not say what the example said).
+pub struct Tried {
     pub used: ExampleUse,
+    /// Each order's anchors (the example's, this question's) and query.
+    pub queries: Vec<(Vec<(String, String)>, ReadQuery)>,
 }
 
 impl ExampleBook {
@@ -283,60 +305,132 @@ impl ExampleBook {
             .map(|(e, s)| (e.id.clone(), e.example.clone(), e.query.clone(), s))
     }
 
-    /// The nearest usable example's query on `anchors` (mention, IRI), one per order of them
-    /// (the order the question names them first), when one is within `min_similarity`.
-    pub async fn grounded(
+    /// The nearest usable example within `example_similarity`, tried on `anchors` (mention,
+    /// IRI): its query with them in its anchors' places, in each order (the order the question
+    /// names them first), unless the question says the example's relations less than the
+    /// example's question did.
+    pub async fn tried(
         &self,
         ctx: &AgentContext,
         question: &str,
         anchors: &[(String, String)],
         form: QuestionKind,
         asker: Option<&str>,
-    ) -> Result<Vec<Grounded>, AgentError> {
+    ) -> Result<Option<Tried>, AgentError> {
         if self.is_empty() || anchors.is_empty() || anchors.len() > MAX_ANCHORS {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let mentions: Vec<String> = anchors.iter().map(|(m, _)| m.clone()).collect();
         let masked = mask(question, &mentions);
-        let embedding = crate::candidates::ranking::embed(ctx, vec![masked])
+        let embedding = crate::candidates::ranking::embed(ctx, vec![masked.clone()])
             .await?
             .pop()
             .unwrap_or_default();
         let Some((id, example, query, similarity)) = self.nearest(&embedding, asker, form, anchors.len()) else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         if similarity < ctx.params.example_similarity {
-            return Ok(Vec::new());
+            return Ok(None);
         }
+        // What the example's query says (its predicates' and classes' names), said by each question.
+        let terms = shape_terms(&query);
+        let refs: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let names = ctx.kg.predicate_names(&refs).await?;
+        let mut names: Vec<String> = terms.iter().filter_map(|t| names.get(t).cloned()).collect();
+        names.dedup();
+        // The words only one of the two questions has are where they differ: the example's
+        // relations must be said by this question's own words as well as by the example's.
+        // A question with no words of its own says nothing of a relation (0).
+        let own = [only_in(&masked, &example.masked), only_in(&example.masked, &masked)];
+        let mut texts = names.clone();
+        texts.extend(own.iter().filter(|t| !t.is_empty()).cloned());
+        let vectors = crate::candidates::ranking::embed(ctx, texts).await?;
+        let (names_v, own_v) = vectors.split_at(names.len().min(vectors.len()));
+        let mut own_v = own_v.iter();
+        let [mine_v, theirs_v] = own.map(|t| if t.is_empty() { None } else { own_v.next() });
+        let said = |name: &Vec<f32>, words: Option<&Vec<f32>>| words.map_or(0.0, |w| chatty_kg_embed::cosine(name, w));
+        let words: Vec<SaidBy> = names
+            .into_iter()
+            .zip(names_v)
+            .map(|(name, v)| SaidBy {
+                name,
+                example: said(v, theirs_v),
+                question: said(v, mine_v),
+            })
+            .collect();
+        let fits = words.iter().all(|w| w.question >= w.example - WORDS_TOLERANCE);
+        let mut used = ExampleUse {
+            id,
+            question: example.question.clone(),
+            similarity,
+            words,
+            fits,
+            anchors: Vec::new(),
+            answered: false,
+        };
         let mut named: Vec<(usize, &str)> = anchors
             .iter()
             .map(|(m, iri)| (position(question, m).unwrap_or(usize::MAX), iri.as_str()))
             .collect();
         named.sort_by_key(|(at, _)| *at);
         let ordered: Vec<&str> = named.into_iter().map(|(_, iri)| iri).collect();
-        let mut grounded = Vec::new();
-        for order in orders(ordered.len()) {
-            let pairs: Vec<(String, String)> = example
-                .anchors
-                .iter()
-                .zip(&order)
-                .map(|(slot, &i)| (slot.clone(), ordered[i].to_owned()))
-                .collect();
-            let replace: HashMap<String, String> = pairs.iter().cloned().collect();
-            let query = query.with_iris_replaced(&replace)?;
-            grounded.push(Grounded {
-                query,
-                used: ExampleUse {
-                    id: id.clone(),
-                    question: example.question.clone(),
-                    similarity,
-                    anchors: pairs,
-                    answered: false,
-                },
-            });
+        used.anchors = example
+            .anchors
+            .iter()
+            .zip(&ordered)
+            .map(|(slot, iri)| (slot.clone(), (*iri).to_owned()))
+            .collect();
+        let mut queries = Vec::new();
+        if fits {
+            for order in orders(ordered.len()) {
+                let pairs: Vec<(String, String)> = example
+                    .anchors
+                    .iter()
+                    .zip(&order)
+                    .map(|(slot, &i)| (slot.clone(), ordered[i].to_owned()))
+                    .collect();
+                let replace: HashMap<String, String> = pairs.iter().cloned().collect();
+                queries.push((pairs, query.with_iris_replaced(&replace)?));
+            }
         }
-        Ok(grounded)
+        Ok(Some(Tried { used, queries }))
     }
+}
+
+/// The words of `text` that `other` does not have (ignoring case), in order.
+fn only_in(text: &str, other: &str) -> String {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let theirs = words(other);
+    words(text)
+        .into_iter()
+        .filter(|w| !theirs.contains(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The predicates (but `rdf:type`) and classes of a query's patterns, in order.
+fn shape_terms(query: &ReadQuery) -> Vec<String> {
+    const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+    let mut terms: Vec<String> = Vec::new();
+    for pattern in triple_patterns(query) {
+        let NamedNodePattern::NamedNode(predicate) = &pattern.predicate else {
+            continue;
+        };
+        let term = match (&pattern.object, predicate.as_str()) {
+            (TermPattern::NamedNode(class), RDF_TYPE) => class.as_str(),
+            (_, RDF_TYPE) => continue,
+            (_, p) => p,
+        };
+        if !terms.iter().any(|t| t == term) {
+            terms.push(term.to_owned());
+        }
+    }
+    terms
 }
 
 /// The triple patterns of a query's basic graph patterns (its answers' provenance).
