@@ -506,6 +506,15 @@ function details(e) {
     box.append(list);
     if (e.path_search && e.path_search.cut) box.append(el("p", "note", e.path_search.cut));
   }
+  if (e.example) {
+    const x = e.example;
+    const box = section(panel, "Example from feedback");
+    const how = !x.fits ? "not tried: this question does not say " +
+        x.words.filter((w) => w.question < w.example - 0.1).map((w) => "\"" + w.name + "\"").join(", ") :
+      x.answered ? "its query answered on this question's " + (x.anchors.length === 1 ? "vertex" : "vertices") :
+      "tried, no answer here";
+    box.append(el("p", "", "\u201c" + x.question + "\u201d (similarity " + x.similarity.toFixed(2) + "): " + how));
+  }
   if (e.sparql.length) {
     const box = section(panel, "SPARQL");
     for (const query of e.sparql) {
