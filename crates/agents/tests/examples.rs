@@ -148,3 +148,30 @@ async fn a_corrected_query_answers_a_similar_question_of_the_same_key_on_its_own
     );
     assert_eq!(common::sorted(&e), ["Erin Holt"]);
 }
+
+#[tokio::test]
+async fn a_count_example_counts_on_the_new_vertex_and_a_count_of_zero_is_not_its_answer() {
+    let Some(fixture) = common::from_turtle(GRAPH) else { return };
+    let (ctx, _) = common::context(&fixture, ScriptedChatModel::new());
+    let example = Example::make(
+        &ctx,
+        "How many mentors does Bob Stone have?",
+        &[("Bob Stone".into(), "http://ex.org/bob".into())],
+        "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { <http://ex.org/bob> <http://ex.org/p42> ?x }",
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(example.form, QuestionKind::Count);
+    ctx.examples.insert("count", Holder::Key(None), example).unwrap();
+    let pipeline = Pipeline::new(ctx);
+    let e = ask(&pipeline, "How many mentors does Alice Moreau have?", None).await;
+    assert!(e.example.as_ref().is_some_and(|u| u.answered), "{:?}", e.example);
+    assert_eq!(e.display_answers(), ["1"], "{:#?}", e.sparql);
+    // Gina has no p42: the example counts 0, which says its shape finds nothing here.
+    let e = ask(&pipeline, "How many mentors does Gina Park have?", None).await;
+    let used = e.example.as_ref().expect("the example was tried");
+    assert!(!used.answered, "{used:?}");
+    let tried = e.sparql.iter().find(|q| q.reason == QueryReason::Example).unwrap();
+    assert!(!tried.used, "{tried:?}");
+}
