@@ -151,7 +151,9 @@ async fn a_corrected_query_answers_a_similar_question_of_the_same_key_on_its_own
 
 #[tokio::test]
 async fn a_count_example_counts_on_the_new_vertex_and_a_count_of_zero_is_not_its_answer() {
-    let Some(fixture) = common::from_turtle(GRAPH) else { return };
+    let Some(fixture) = common::from_turtle(GRAPH) else {
+        return;
+    };
     let (ctx, _) = common::context(&fixture, ScriptedChatModel::new());
     let example = Example::make(
         &ctx,

@@ -253,6 +253,11 @@ impl ExampleBook {
         let mut entries = self.entries.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         entries.retain(|e| e.id != id);
         if entries.len() >= MAX_EXAMPLES {
+            tracing::warn!(
+                id,
+                max = MAX_EXAMPLES,
+                "the graph has as many examples as are kept in memory: not used"
+            );
             return Ok(());
         }
         entries.push(Entry {
@@ -283,6 +288,21 @@ impl ExampleBook {
         self.len() == 0
     }
 
+    /// Whether `asker` may use the entry for a question in `form` from `anchors` vertices.
+    fn usable(entry: &Entry, asker: Option<&str>, form: QuestionKind, anchors: usize) -> bool {
+        let theirs = match &entry.holder {
+            Holder::Everyone => true,
+            Holder::Key(owner) => owner.as_deref() == asker,
+        };
+        theirs && entry.example.form == form && entry.example.anchors.len() == anchors
+    }
+
+    /// Whether any example is usable (see [`Self::usable`]): else the question is not embedded.
+    fn any_usable(&self, asker: Option<&str>, form: QuestionKind, anchors: usize) -> bool {
+        let entries = self.entries.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        entries.iter().any(|e| Self::usable(e, asker, form, anchors))
+    }
+
     /// The example closest to `embedding` among those `asker` may use that ask in `form` from
     /// `anchors` vertices, with its similarity.
     fn nearest(
@@ -295,11 +315,7 @@ impl ExampleBook {
         let entries = self.entries.read().unwrap_or_else(std::sync::PoisonError::into_inner);
         entries
             .iter()
-            .filter(|e| match &e.holder {
-                Holder::Everyone => true,
-                Holder::Key(owner) => owner.as_deref() == asker,
-            })
-            .filter(|e| e.example.form == form && e.example.anchors.len() == anchors)
+            .filter(|e| Self::usable(e, asker, form, anchors))
             .map(|e| (e, chatty_kg_embed::cosine(embedding, &e.example.embedding)))
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(e, s)| (e.id.clone(), e.example.clone(), e.query.clone(), s))
@@ -317,7 +333,7 @@ impl ExampleBook {
         form: QuestionKind,
         asker: Option<&str>,
     ) -> Result<Option<Tried>, AgentError> {
-        if self.is_empty() || anchors.is_empty() || anchors.len() > MAX_ANCHORS {
+        if anchors.is_empty() || anchors.len() > MAX_ANCHORS || !self.any_usable(asker, form, anchors.len()) {
             return Ok(None);
         }
         let mentions: Vec<String> = anchors.iter().map(|(m, _)| m.clone()).collect();
