@@ -1774,33 +1774,30 @@ async fn feedback_makes_examples_that_the_same_key_s_later_questions_use() {
         return;
     };
     let api = |path: &str| format!("{}{path}", server.url);
-    let ask = |key: &'static str, question: &'static str| {
-        let api = api.clone();
-        async move {
-            let (_, session) = json_of(
-                http()
-                    .post(api("/api/sessions"))
-                    .bearer_auth(key)
-                    .json(&json!({}))
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await;
-            let id = session["session"].as_str().unwrap().to_owned();
-            let (status, turn) = json_of(
-                http()
-                    .post(api(&format!("/api/sessions/{id}/ask")))
-                    .bearer_auth(key)
-                    .json(&json!({ "question": question }))
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await;
-            assert_eq!(status, 200, "{turn}");
-            (id, turn["explanation"].clone())
-        }
+    let ask = |key: &'static str, question: &'static str| async move {
+        let (_, session) = json_of(
+            http()
+                .post(api("/api/sessions"))
+                .bearer_auth(key)
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        let id = session["session"].as_str().unwrap().to_owned();
+        let (status, turn) = json_of(
+            http()
+                .post(api(&format!("/api/sessions/{id}/ask")))
+                .bearer_auth(key)
+                .json(&json!({ "question": question }))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200, "{turn}");
+        (id, turn["explanation"].clone())
     };
     // Alice corrects "when was Big released" with the query that answers it.
     let (id, _) = ask("alice-key", "When was Big released?").await;
