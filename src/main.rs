@@ -191,20 +191,7 @@ enum Command {
 #[derive(Subcommand)]
 enum ExamplesCommand {
     /// Write the examples as an example file (`chatty-kg eval --examples`, `examples import`).
-    Export {
-        /// Only this knowledge graph's.
-        #[arg(long)]
-        kg: Option<String>,
-        /// Only those made by this API key's feedback (default: every example).
-        #[arg(long, env = "CHATTY_KG_API_KEY")]
-        api_key: Option<String>,
-        /// A sled session store directory (default: as configured).
-        #[arg(long)]
-        sessions: Option<PathBuf>,
-        /// Write here instead of standard output.
-        #[arg(long, short)]
-        out: Option<PathBuf>,
-    },
+    Export(StoreExport),
     /// Store the examples of a file for everyone's questions on the knowledge graph `kg`.
     Import {
         file: PathBuf,
@@ -224,21 +211,25 @@ enum ExamplesCommand {
 #[derive(Subcommand)]
 enum FeedbackCommand {
     /// Write the rated questions with their SPARQL and gold answers as QALD-JSON.
-    Export {
-        /// Only this knowledge graph's sessions.
-        #[arg(long)]
-        kg: Option<String>,
-        /// Only the sessions created with this API key (default: every session).
-        #[arg(long, env = "CHATTY_KG_API_KEY")]
-        api_key: Option<String>,
-        /// A sled session store directory (default: the configured server.sessions_url, else
-        /// server.data_dir).
-        #[arg(long)]
-        sessions: Option<PathBuf>,
-        /// Write here instead of standard output.
-        #[arg(long, short)]
-        out: Option<PathBuf>,
-    },
+    Export(StoreExport),
+}
+
+/// What an export from the session store reads (`feedback export`, `examples export`).
+#[derive(clap::Args)]
+struct StoreExport {
+    /// Only this knowledge graph's sessions.
+    #[arg(long)]
+    kg: Option<String>,
+    /// Only the sessions created with this API key (default: every session).
+    #[arg(long, env = "CHATTY_KG_API_KEY")]
+    api_key: Option<String>,
+    /// A sled session store directory (default: the configured server.sessions_url, else
+    /// server.data_dir).
+    #[arg(long)]
+    sessions: Option<PathBuf>,
+    /// Write here instead of standard output.
+    #[arg(long, short)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -649,12 +640,12 @@ fn examples(config: &Config, runtime: &tokio::runtime::Runtime, command: Example
     use chatty_kg_dialogue::Scope;
     use chatty_kg_server::examples as ex;
     match command {
-        ExamplesCommand::Export {
+        ExamplesCommand::Export(StoreExport {
             kg,
             api_key,
             sessions,
             out,
-        } => {
+        }) => {
             let store = session_store(config, runtime, sessions)?;
             let owner = owner_of(api_key.as_deref());
             let scope = owner.as_ref().map_or(Scope::All, |o| Scope::Owner(Some(o)));
@@ -701,12 +692,12 @@ fn examples(config: &Config, runtime: &tokio::runtime::Runtime, command: Example
 
 fn feedback(config: &Config, runtime: &tokio::runtime::Runtime, command: FeedbackCommand) -> Result<()> {
     use chatty_kg_dialogue::Scope;
-    let FeedbackCommand::Export {
+    let FeedbackCommand::Export(StoreExport {
         kg,
         api_key,
         sessions,
         out,
-    } = command;
+    }) = command;
     let store = session_store(config, runtime, sessions)?;
     let owner = owner_of(api_key.as_deref());
     let scope = match &owner {

@@ -101,9 +101,7 @@ impl Pipeline {
         history: &[Turn],
         observer: &mut (dyn FnMut(&str, &AgentState) + Send),
     ) -> Result<Explanation, AgentError> {
-        self.ask_accounted(question, mode, history, None, observer)
-            .await
-            .map_err(|unanswered| unanswered.error)
+        self.ask_observed_by(question, mode, history, None, observer).await
     }
 
     /// Like [`ask_observed`](Self::ask_observed) for the API key whose hash is `asker` (`None`:

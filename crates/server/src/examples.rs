@@ -23,21 +23,11 @@ pub async fn of_turn(ctx: &AgentContext, turn: &TurnRecord) -> Result<Option<Exa
     };
     let explanation = &turn.explanation;
     let sparql = match (&feedback.rating, &feedback.correction) {
-        (Rating::Up, _) => {
-            let used: Vec<&str> = explanation["sparql"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .filter(|q| q["used"] == true)
-                .filter_map(|q| q["sparql"].as_str())
-                .collect();
-            // Several queries made the answer together: no one query has its shape.
-            match used.as_slice() {
-                [one] => (*one).to_owned(),
-                _ => return Ok(None),
-            }
-        }
+        // Several queries made the answer together: no one query has its shape.
+        (Rating::Up, _) => match crate::feedback::used_query(explanation) {
+            Some(sparql) => sparql,
+            None => return Ok(None),
+        },
         (Rating::Down, Some(correction)) => match &correction.sparql {
             Some(sparql) => sparql.clone(),
             None => return Ok(None),

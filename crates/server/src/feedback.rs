@@ -260,19 +260,8 @@ fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback, 
     let boolean_question = explanation["answer_kind"] == "boolean";
     let (sparql, answers, answertype) = match (&feedback.rating, &feedback.correction) {
         (Rating::Up, _) => {
-            let used: Vec<&str> = explanation["sparql"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-                .iter()
-                .filter(|q| q["used"] == true)
-                .filter_map(|q| q["sparql"].as_str())
-                .collect();
             // Several queries made one answer together: the answers are the gold, no one query.
-            let sparql = match used.as_slice() {
-                [one] => Some((*one).to_owned()),
-                _ => None,
-            };
+            let sparql = used_query(explanation);
             let values = explanation["answers"].as_array().cloned().unwrap_or_default();
             if explanation["outcome"]["status"] == "clarify" || (explanation["truncated"] == true && sparql.is_none()) {
                 // A question back, or a cut list no single query gives in full: no gold.
@@ -329,6 +318,23 @@ fn qald_question(session: &SessionInfo, turn: &TurnRecord, feedback: &Feedback, 
         question["answers"] = json!([answers]);
     }
     Some(question)
+}
+
+/// The one query whose result became the answer of an explained turn; `None` when several made
+/// it together (or none did).
+pub fn used_query(explanation: &Value) -> Option<String> {
+    let used: Vec<&str> = explanation["sparql"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|q| q["used"] == true)
+        .filter_map(|q| q["sparql"].as_str())
+        .collect();
+    match used.as_slice() {
+        [one] => Some((*one).to_owned()),
+        _ => None,
+    }
 }
 
 /// A stable name for a session that does not give its id away (a digest of it).

@@ -337,10 +337,6 @@ impl ChatService {
 
     /// Removes the caller's example `id` (an operator's shared ones are removed with the CLI).
     pub async fn remove_example(&self, caller: &Caller, id: &str) -> Result<(), ServerError> {
-        let records = self.store.examples(Scope::Owner(caller.owner.as_ref()), None).await?;
-        let Some(record) = records.iter().find(|r| r.id == id) else {
-            return Err(ServerError::NoSuchExample);
-        };
         if !self
             .store
             .remove_example(id, Scope::Owner(caller.owner.as_ref()))
@@ -348,7 +344,8 @@ impl ChatService {
         {
             return Err(ServerError::NoSuchExample);
         }
-        if let Some(entry) = self.kgs.get(&record.kg) {
+        // Ids are unique across graphs: the one book holding it drops it.
+        for entry in self.kgs.values() {
             entry.pipeline.context().examples.remove(id);
         }
         Ok(())

@@ -92,17 +92,16 @@ impl Example {
         let mut named: Vec<(usize, String, Option<String>)> = iris
             .iter()
             .map(|iri| {
-                let mention = links
+                let found = links
                     .iter()
                     .filter(|(_, linked)| linked == iri)
                     .map(|(m, _)| m.clone())
                     .chain(labels.get(iri).cloned())
-                    .find(|m| position(question, m).is_some());
-                let at = mention
-                    .as_deref()
-                    .and_then(|m| position(question, m))
-                    .unwrap_or(usize::MAX);
-                (at, iri.clone(), mention)
+                    .find_map(|m| Some((position(question, &m)?, m)));
+                match found {
+                    Some((at, mention)) => (at, iri.clone(), Some(mention)),
+                    None => (usize::MAX, iri.clone(), None),
+                }
             })
             .collect();
         named.sort_by_key(|(at, _, _)| *at);
