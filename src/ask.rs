@@ -2,7 +2,7 @@
 //! reads there.
 
 use anyhow::{Context, Result};
-use chatty_kg_agents::{ChoiceReason, Dialogue, Explanation, GenerateOnly, Mode, Pipeline, QueryReason};
+use chatty_kg_agents::{AttributeOf, ChoiceReason, Dialogue, Explanation, GenerateOnly, Mode, Pipeline, QueryReason};
 use chatty_kg_config::{Config, LlmBackend};
 use chatty_kg_graph::KnowledgeGraph;
 use clap::Args;
@@ -346,6 +346,21 @@ pub fn render(e: &Explanation) -> String {
             None => format!("{} rows{}", q.rows, if q.used { ", used" } else { "" }),
         };
         let _ = writeln!(s, "  sparql ({reason}; {status}; {:.1} ms): {}", q.elapsed_ms, q.sparql);
+        if let Some(a) = &q.attribute {
+            let _ = writeln!(
+                s,
+                "    {} by \"{}\" <{}>: most like \"{}\" ({:.2}) of {} number or date attributes",
+                match a.of {
+                    AttributeOf::Superlative => "ordered",
+                    AttributeOf::Value => "held to the value",
+                },
+                a.label,
+                a.predicate,
+                a.words,
+                a.similarity,
+                a.compared
+            );
+        }
     }
     for value in e.answers.iter().take(3) {
         for [subject, predicate, object] in value.provenance.iter().take(3) {

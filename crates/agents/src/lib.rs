@@ -30,6 +30,7 @@ pub use answer::{Answer, AnswerValue, ValueKind};
 pub use candidates::paths::{Anchor, EndKind, Hop, RelationPath, SearchReport};
 pub use candidates::queries::{CandidateQuery, PredicateChoice};
 pub use candidates::ranking::ScoredPath;
+pub use candidates::values::{AttributeOf, AttributeReading};
 pub use clarification::{Clarification, Clarified, ClarifyOption, Fact};
 pub use classes::{ClassMention, ClassRole};
 pub use context::{AgentContext, AgentParameters};

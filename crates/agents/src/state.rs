@@ -162,6 +162,9 @@ pub enum LinkMethod {
     Literal,
     /// The user chose it when asked which of several vertices of one label was meant.
     Clarified,
+    /// No label holds the word, but it modifies the asked class ("*Danish* films") and names
+    /// one of the values the class's instances have, by its embedding ("Denmark").
+    Modifier,
     /// Nothing in the graph matches the mention.
     NotFound,
     /// Candidates matched some of its words, and the model said none of them is what the
@@ -214,6 +217,9 @@ pub struct ExecutedQuery {
     pub elapsed_ms: f64,
     /// The error, when the endpoint refused or timed out (the planner goes on with the others).
     pub error: Option<String>,
+    /// The attribute it orders or filters by, and which words of the question chose it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute: Option<crate::candidates::values::AttributeReading>,
 }
 
 /// Which ranked path the planner starts from, and why.
@@ -331,6 +337,9 @@ pub struct AgentState {
     pub asker: Option<String>,
     /// The example made from feedback that was tried, and whether it answered.
     pub example: Option<crate::candidates::examples::ExampleUse>,
+    /// Words the QIR agent grounded itself (a word modifying the class), linked as they are.
+    #[serde(default)]
+    pub modifier_links: Vec<EntityLink>,
     /// Time spent waiting for the graph in the query-planning stage.
     pub execution_time: Duration,
     pub answer: Option<Answer>,
@@ -367,6 +376,7 @@ impl AgentState {
             queries: Vec::new(),
             asker: None,
             example: None,
+            modifier_links: Vec::new(),
             execution_time: Duration::ZERO,
             answer: None,
             outcome: None,

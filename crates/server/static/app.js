@@ -526,6 +526,12 @@ function details(e) {
       copy.addEventListener("click", () => copyText(query.sparql, copy));
       box.append(copy);
       box.append(el("p", "note", note));
+      if (query.attribute) {
+        const a = query.attribute;
+        box.append(el("p", "note", (a.of === "superlative" ? "Ordered by " : "Held to the value by ") +
+          "\u201c" + a.label + "\u201d: most like \u201c" + a.words + "\u201d (" + a.similarity.toFixed(2) +
+          ") of " + a.compared + " number or date attributes"));
+      }
     }
   }
   const t = e.timings;

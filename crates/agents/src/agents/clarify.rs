@@ -104,6 +104,7 @@ async fn tie(state: &mut AgentState, ctx: &AgentContext) -> Result<Option<Clarif
             used: false,
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
             error: result.as_ref().err().map(ToString::to_string),
+            attribute: None,
         });
         result?;
         if rows > 0 {

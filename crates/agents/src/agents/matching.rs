@@ -68,6 +68,11 @@ impl Agent for MatchingAgent {
                 Some(c) => Some((c.label.clone(), c.iri.clone())),
                 None => pinned.cloned(),
             };
+            // A word the QIR agent grounded itself, among the values of the class it modifies.
+            if let Some(link) = state.modifier_links.iter().find(|l| l.mention == *mention) {
+                links.push(link.clone());
+                continue;
+            }
             links.push(match pinned {
                 // A referent of the dialogue: its vertex, not whichever homonym search ranks first.
                 Some((label, iri)) => EntityLink {
@@ -264,8 +269,7 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
     const SUBJECTS: usize = 16;
     let value = mention.trim().trim_matches(QUOTES).trim();
     // A short word or number is no identifying value ("2", "red", a year).
-    let digits_only = value.chars().all(|c| c.is_ascii_digit());
-    if value.chars().count() < 4 || !value.chars().any(char::is_alphanumeric) || (digits_only && value.len() < 5) {
+    if !crate::linking::spotting::identifying(value) {
         return Ok(None);
     }
     let mut subjects: Vec<String> = Vec::new();

@@ -83,6 +83,7 @@ impl Agent for PathSearchAgent {
                     mention: link.mention.clone(),
                     iri: iri.clone(),
                     label: label.clone(),
+                    modifies_class: link.method == LinkMethod::Modifier,
                 });
             }
         }
@@ -377,7 +378,12 @@ async fn find_paths(
     // An anchor that modifies the asked-for noun ("which *Runic* characters were added in …")
     // relates to the answers as the graph says, in one hop: its one-hop paths stay for the join.
     let judged = ranker.has_units();
-    let attached = |s: &ScoredPath| anchors.len() >= 2 && s.path.hops.len() == 1 && ranker.attached(s.path.anchor);
+    // So does one found among the asked class's values for a word that modifies it.
+    let attached = |s: &ScoredPath| {
+        s.path.hops.len() == 1
+            && (anchors.len() >= 2 && ranker.attached(s.path.anchor)
+                || anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class))
+    };
     for s in &mut ranked {
         s.unsaid = judged && s.support < p.min_relation_score && attached(s);
     }

@@ -12,9 +12,10 @@ use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::linking::spotting::spot;
+use crate::linking::modifiers::ground_modifier;
+use crate::linking::spotting::{qir_of, spot};
 use crate::state::{AgentState, Outcome};
-use crate::understanding::classes::{ClassMention, ClassRole, spot_class};
+use crate::understanding::classes::{ClassMention, ClassRole, about_the_class_alone, ordered_by_words, spot_class};
 use crate::understanding::form::{QuestionForm, ValueConstraint};
 use crate::understanding::qir::{
     Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question,
@@ -79,9 +80,21 @@ impl Agent for QirAgent {
             state.qir = Some(qir);
             return Ok(BUILT);
         }
-        // No entity, but a class and nothing else to look up: the question is about the class.
+        // No entity, but a word modifying the class that names one of its instances' values
+        // ("Danish films": Denmark).
+        if ctx.params.ground_entities
+            && let Some(class) = state.class.as_ref().filter(|c| c.role == ClassRole::Answer)
+            && let Some(link) = ground_modifier(ctx, &question, class).await?
+        {
+            state.qir = Some(qir_of(&question, vec![link.mention.clone()], form.kind));
+            state.modifier_links = vec![link];
+            return Ok(BUILT);
+        }
+        // No entity, but a class and nothing else to look up: the question is about the class
+        // ("how many countries are there"), or about its instances' attribute that the other
+        // words name ("which character has the highest numeric value").
         if let Some(class) = &state.class
-            && about_the_class_alone(&question, class, &form)
+            && (about_the_class_alone(&question, class, &form) || ordered_by_words(&question, class, &form))
         {
             state.qir = Some(class_qir(class, form.kind));
             return Ok(BUILT);
@@ -149,30 +162,6 @@ async fn named_class(ctx: &AgentContext, question: &str, form: &QuestionForm) ->
             None
         }
     }
-}
-
-/// The only words that may stand beside a class (and a superlative) in a question about the
-/// class alone ("how many countries are there in the graph", "list all the cities", "who is the
-/// oldest writer"). Pronouns, other prepositions and any other word mean something else must be
-/// found ("which actors are in it", "which albums are by the who").
-const ABOUT_THE_CLASS: &[&str] = &[
-    "how", "many", "much", "what", "which", "who", "is", "are", "was", "were", "the", "a", "an", "all", "every",
-    "list", "name", "give", "show", "tell", "me", "us", "there", "exist", "exists", "total", "in", "graph", "known",
-    "of", "number", "second", "third", "fourth", "fifth",
-];
-
-/// Whether nothing but the class (and the question's form words) is left to look up: "how many
-/// countries are there?", "which is the largest city?", "list all cities". A question with other
-/// content words ("which films did Tom Hnaks star in", a misspelt name) is not about the class
-/// alone: its entity must be found.
-fn about_the_class_alone(question: &str, class: &ClassMention, form: &QuestionForm) -> bool {
-    if class.role != ClassRole::Answer {
-        return false;
-    }
-    let class_words: Vec<&str> = class.mention.split(' ').collect();
-    chatty_kg_graph::text::normalize_tokens(question).iter().all(|w| {
-        class_words.contains(&w.as_str()) || form.superlative_words.contains(w) || ABOUT_THE_CLASS.contains(&w.as_str())
-    })
 }
 
 /// The QIR of a question about a value alone: no entity, the value's words as the relation phrase.

@@ -24,8 +24,10 @@ use crate::candidates::queries::{
     ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, ClassFilter, SetScope, Shape, TYPE_VARIABLE, ask, count_of,
     membership, over_class, over_set, over_values, select, select_in, select_with,
 };
-use crate::candidates::ranking::PathRanker;
-use crate::candidates::values::{attributes_of, attributes_of_graph, instances_of, predicate_labels, rank_attributes};
+use crate::candidates::values::{
+    Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, instances_of, predicate_labels,
+    rank_attributes, resemblance,
+};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
@@ -79,7 +81,14 @@ impl Agent for QueryPlanningAgent {
         }
         // Paths that reach instances of the class the question names are held to it.
         let class = state.class.as_ref().filter(|c| c.applied).map(|c| c.iri.clone());
-        let held: Vec<(bool, bool)> = state.paths.iter().map(|s| (s.reaches_class, s.class_selects)).collect();
+        // A class selects strictly where the path also reaches other kinds, and from a vertex
+        // found among the class's own instances' values (a word modifying it: "Swedish holidays").
+        let from_modifier = |anchor: usize| state.anchors.get(anchor).is_some_and(|a| a.modifies_class);
+        let held: Vec<(bool, bool)> = state
+            .paths
+            .iter()
+            .map(|s| (s.reaches_class, s.class_selects || from_modifier(s.path.anchor)))
+            .collect();
         let class_of = |i: usize| {
             let (reaches, strict) = held.get(i).copied().unwrap_or((false, false));
             class
@@ -128,18 +137,28 @@ impl Agent for QueryPlanningAgent {
             (Some(constraint), Some(path)) if path.end == EndKind::Entity && kind != QuestionKind::Boolean => {
                 let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
                 let kinds = attributes_of(ctx, &sample).await?;
-                rank_attributes(ctx, constraint, &kinds).await?.into_iter().next()
+                rank_attributes(ctx, constraint, &words_left_over(state), &kinds)
+                    .await?
+                    .into_iter()
+                    .next()
+                    .map(|a| (a, kinds.len()))
             }
             _ => None,
         };
         let constraint_of = |path: &RelationPath| {
             constrained
                 .as_ref()
+                .map(|(a, _)| a)
                 .zip(form.constraint.as_ref())
                 .filter(|_| path.end == EndKind::Entity)
         };
-        // A path no word says (its anchor modifies the asked noun) joins; alone it answers nothing.
-        let unsaid: Vec<bool> = state.paths.iter().map(|s| s.unsaid).collect();
+        // A path no word says (its anchor modifies the asked noun) joins; alone it answers
+        // nothing, unless its anchor was found among the class's values for that word.
+        let unsaid: Vec<bool> = state
+            .paths
+            .iter()
+            .map(|s| s.unsaid && !state.anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class))
+            .collect();
         let said = |i: &&usize| !unsaid.get(**i).copied().unwrap_or(false);
         for (n, &i) in order.iter().filter(said).take(tries).enumerate() {
             let path = &ranked[i];
@@ -171,6 +190,18 @@ impl Agent for QueryPlanningAgent {
                         constraint_of(path),
                     )?,
                 },
+            };
+            // The attribute a value the question writes held the answers to.
+            let query = match (&constrained, constraint_of(path)) {
+                (Some((attribute, compared)), Some(_))
+                    if kind == QuestionKind::Count || (kind == QuestionKind::List && form.order.is_none()) =>
+                {
+                    CandidateQuery {
+                        attribute: Some(attribute.reading(AttributeOf::Value, *compared)),
+                        ..query
+                    }
+                }
+                _ => query,
             };
             let reason = if n == 0 {
                 QueryReason::ChosenPath
@@ -360,6 +391,7 @@ async fn by_example(
             patterns: crate::candidates::examples::triple_patterns(&query),
             query,
             predicates: Vec::new(),
+            attribute: None,
         };
         let (executed, result) = execute(ctx, state, &candidate, QueryReason::Example).await;
         state.queries.push(executed);
@@ -494,16 +526,19 @@ async fn about_the_class(
         QuestionKind::Count => over_class(class, &Shape::Count { exclude: Vec::new() })?,
         QuestionKind::List => match form.order {
             None => over_class(class, &Shape::List { distinct_only: false })?,
-            Some(order) => match class_attribute(ctx, form, class).await? {
-                Some((attribute, numeric)) => over_class(
-                    class,
-                    &Shape::Superlative {
-                        attribute: Some(attribute),
-                        order,
-                        numeric,
-                        offset: form.offset,
-                    },
-                )?,
+            Some(order) => match class_attribute(ctx, form, class, &words_beside_class(state, form)).await? {
+                Some((attribute, numeric, reading)) => CandidateQuery {
+                    attribute: Some(reading),
+                    ..over_class(
+                        class,
+                        &Shape::Superlative {
+                            attribute: Some(attribute),
+                            order,
+                            numeric,
+                            offset: form.offset,
+                        },
+                    )?
+                },
                 // Nothing of its instances to order them by.
                 None => return Ok(state.stop(Outcome::NoQuery)),
             },
@@ -521,17 +556,42 @@ async fn about_the_class(
             if found.values.is_empty() {
                 return Ok(state.stop(Outcome::NoAnswer));
             }
-            let mut value = AnswerValue::from_term(&Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(
-                holder.iri.clone(),
-            )))
-            .ok_or(AgentError::MissingState {
-                agent: NAME,
-                what: "the value's holder",
-            })?;
+            let holder_value = |iri: &str| {
+                AnswerValue::from_term(&Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(iri))).ok_or(
+                    AgentError::MissingState {
+                        agent: NAME,
+                        what: "the value's holder",
+                    },
+                )
+            };
+            let mut value = holder_value(&holder.iri)?;
             value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
+            let mut values = vec![value];
+            // Every other vertex that stores the value and is of the class answers too ("which
+            // packages have X as their homepage").
+            let others: Vec<String> = state
+                .entities
+                .iter()
+                .find(|l| {
+                    l.method == crate::state::LinkMethod::Literal && l.iri.as_deref() == Some(holder.iri.as_str())
+                })
+                .map(|l| l.homonyms.clone())
+                .unwrap_or_default();
+            for other in others {
+                let candidate = membership(&other, class)?;
+                let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
+                let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, result?)], 1);
+                executed.used = !found.values.is_empty();
+                state.queries.push(executed);
+                if !found.values.is_empty() {
+                    let mut value = holder_value(&other)?;
+                    value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
+                    values.push(value);
+                }
+            }
             Answer {
                 kind,
-                values: vec![value],
+                values,
                 truncated: false,
             }
         }
@@ -582,7 +642,7 @@ async fn by_value(
         }
         None => attributes_of_graph(ctx).await,
     };
-    let attributes = rank_attributes(ctx, constraint, &kinds).await?;
+    let attributes = rank_attributes(ctx, constraint, &words_left_over(state), &kinds).await?;
     if attributes.is_empty() {
         return Ok(state.stop(Outcome::NoQuery));
     }
@@ -602,7 +662,10 @@ async fn by_value(
         if best_similarity.is_some_and(|best| attribute.similarity < best - SAME_ATTRIBUTE) {
             break;
         }
-        let candidate = over_values(class, &shape, attribute, constraint)?;
+        let candidate = CandidateQuery {
+            attribute: Some(attribute.reading(AttributeOf::Value, kinds.len())),
+            ..over_values(class, &shape, attribute, constraint)?
+        };
         let (executed, result) = execute(ctx, state, &candidate, QueryReason::Value).await;
         let index = state.queries.len();
         state.queries.push(executed);
@@ -663,19 +726,43 @@ async fn class_attribute(
     ctx: &AgentContext,
     form: &QuestionForm,
     class: &str,
-) -> Result<Option<(Hop, bool)>, AgentError> {
+    left: &[String],
+) -> Result<Option<(Hop, bool, AttributeReading)>, AgentError> {
     let sample = instances_of(ctx, class, CLASS_SAMPLE).await?;
     let instances: Vec<&str> = sample.iter().map(String::as_str).collect();
-    attribute_like(ctx, form, &instances).await
+    attribute_like(ctx, form, left, &instances).await
 }
 
-/// The number- or date-valued predicate of `vertices` most like the superlative's words (ties: the
-/// one with more values), and whether its values are numbers; `None` when they have none.
+/// The words of a question about a class besides the class and its form words.
+fn words_beside_class(state: &AgentState, form: &QuestionForm) -> Vec<String> {
+    state
+        .class
+        .as_ref()
+        .map(|c| crate::understanding::classes::words_beside(state.working_question(), c, form))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|w| !crate::linking::spotting::is_function_word(w))
+        .collect()
+}
+
+/// The question's words that neither its linked mentions nor its class say.
+fn words_left_over(state: &AgentState) -> Vec<String> {
+    let mut said: Vec<&str> = state.entities.iter().map(|l| l.mention.as_str()).collect();
+    if let Some(c) = &state.class {
+        said.push(c.mention.as_str());
+    }
+    crate::understanding::form::words_left(state.working_question(), &said)
+}
+
+/// The number- or date-valued predicate of `vertices` most like the superlative's words (and the
+/// words `left` over; ties: the one with more values), and whether its values are numbers; `None`
+/// when they have none.
 async fn attribute_like(
     ctx: &AgentContext,
     form: &QuestionForm,
+    left: &[String],
     vertices: &[&str],
-) -> Result<Option<(Hop, bool)>, AgentError> {
+) -> Result<Option<(Hop, bool, AttributeReading)>, AgentError> {
     // predicate → (number values, date values)
     let kinds = attributes_of(ctx, vertices).await?;
     if kinds.is_empty() {
@@ -683,25 +770,30 @@ async fn attribute_like(
     }
     let predicates: Vec<&str> = kinds.keys().map(String::as_str).collect();
     let labels = predicate_labels(ctx, &predicates).await?;
-    let similarity = PathRanker::similarity(ctx, &form.superlative_words.join(" "), &labels).await?;
+    let similarity = resemblance(ctx, &form.superlative_words, left, &labels).await?;
     let values = |i: usize| kinds[predicates[i]].0 + kinds[predicates[i]].1;
     let Some(best) = (0..predicates.len()).max_by(|&a, &b| {
         similarity[a]
-            .total_cmp(&similarity[b])
+            .0
+            .total_cmp(&similarity[b].0)
             .then(values(a).cmp(&values(b)))
             .then(b.cmp(&a))
     }) else {
         return Ok(None);
     };
     let (numbers, dates) = kinds[predicates[best]];
-    Ok(Some((
-        Hop {
+    let attribute = Attribute {
+        hop: Hop {
             predicate: predicates[best].to_owned(),
             label: labels[best].clone(),
             forward: true,
         },
-        numbers >= dates,
-    )))
+        temporal: numbers < dates,
+        similarity: similarity[best].0,
+        words: similarity[best].1.clone(),
+    };
+    let reading = attribute.reading(AttributeOf::Superlative, predicates.len());
+    Ok(Some((attribute.hop, numbers >= dates, reading)))
 }
 
 /// The first two mentions stand side by side, joined by "and" or "or" ("given to both *X and
@@ -815,33 +907,51 @@ async fn superlative(
         // The search went no further than the answers: their own numbers and dates, read from
         // the ones it reached ("the highest mountain in Italy": the mountains' elevation).
         let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
-        let shape = match attribute_like(ctx, form, &sample).await? {
-            Some((attribute, numeric)) => Shape::Superlative {
-                attribute: Some(attribute),
-                order,
-                numeric,
-                offset: form.offset,
-            },
-            None => Shape::List { distinct_only: false },
+        let (shape, reading) = match attribute_like(ctx, form, &words_left_over(state), &sample).await? {
+            Some((attribute, numeric, reading)) => (
+                Shape::Superlative {
+                    attribute: Some(attribute),
+                    order,
+                    numeric,
+                    offset: form.offset,
+                },
+                Some(reading),
+            ),
+            None => (Shape::List { distinct_only: false }, None),
         };
-        return Ok(select_in(&[(anchor, path)], &shape, class)?);
+        return Ok(CandidateQuery {
+            attribute: reading,
+            ..select_in(&[(anchor, path)], &shape, class)?
+        });
     }
     let labels: Vec<String> = extensions
         .iter()
         .filter_map(|p| p.hops.last().map(|h| h.label.clone()))
         .collect();
-    let similarity = PathRanker::similarity(ctx, &form.superlative_words.join(" "), &labels).await?;
+    let similarity = resemblance(ctx, &form.superlative_words, &words_left_over(state), &labels).await?;
     let best = (0..extensions.len())
-        .max_by(|&a, &b| similarity[a].total_cmp(&similarity[b]).then(b.cmp(&a)))
+        .max_by(|&a, &b| similarity[a].0.total_cmp(&similarity[b].0).then(b.cmp(&a)))
         .unwrap_or(0);
     let attribute: Option<Hop> = extensions[best].hops.last().cloned();
+    let reading = attribute.as_ref().map(|hop| {
+        Attribute {
+            hop: hop.clone(),
+            temporal: extensions[best].end == EndKind::Temporal,
+            similarity: similarity[best].0,
+            words: similarity[best].1.clone(),
+        }
+        .reading(AttributeOf::Superlative, extensions.len())
+    });
     let shape = Shape::Superlative {
         attribute,
         order,
         numeric: extensions[best].end == EndKind::Number,
         offset: form.offset,
     };
-    Ok(select_in(&[(anchor, path)], &shape, class)?)
+    Ok(CandidateQuery {
+        attribute: reading,
+        ..select_in(&[(anchor, path)], &shape, class)?
+    })
 }
 
 /// Runs one query, recording it.
@@ -863,6 +973,7 @@ async fn execute(
         used: false,
         elapsed_ms: elapsed.as_secs_f64() * 1000.0,
         error: None,
+        attribute: candidate.attribute.clone(),
     };
     match &result {
         Ok(results) => executed.rows = row_count(results),

@@ -500,6 +500,7 @@ async fn path_fit(
             mention: vertex.label.clone(),
             iri: vertex.value.clone(),
             label: vertex.label.clone(),
+            modifies_class: false,
         };
         let best = async {
             let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form, None).await?;

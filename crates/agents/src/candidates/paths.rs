@@ -31,6 +31,10 @@ pub struct Anchor {
     pub mention: String,
     pub iri: String,
     pub label: String,
+    /// Found among the values of the asked class's instances, for a word modifying the class
+    /// ("*Danish* films"): the one hop from it to them is what the word says.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub modifies_class: bool,
 }
 
 /// One edge of a path, read from the anchor's side.

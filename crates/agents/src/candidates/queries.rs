@@ -37,6 +37,8 @@ pub struct CandidateQuery {
     pub predicates: Vec<String>,
     /// The triple patterns of its WHERE clause: solutions instantiate them into provenance.
     pub patterns: Vec<TriplePattern>,
+    /// The attribute it orders or filters by, and why.
+    pub attribute: Option<crate::candidates::values::AttributeReading>,
 }
 
 /// The variable a COUNT query binds.
@@ -397,6 +399,7 @@ fn shaped(
         }
     };
     Ok(CandidateQuery {
+        attribute: None,
         query: ReadQuery::select(pattern)?,
         predicates,
         patterns,
@@ -471,6 +474,7 @@ pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<Candid
         other => other,
     };
     Ok(CandidateQuery {
+        attribute: None,
         query: ReadQuery::new(query)?,
         predicates: candidate.predicates,
         patterns: candidate.patterns.into_iter().map(|p| rewrite.triple(p)).collect(),
@@ -775,6 +779,7 @@ pub fn membership(entity: &str, class: &str) -> Result<CandidateQuery, GraphErro
         right: Box::new(through_subclass),
     };
     Ok(CandidateQuery {
+        attribute: None,
         query: ReadQuery::select(GraphPattern::Slice {
             inner: Box::new(GraphPattern::Project {
                 inner: Box::new(pattern),
@@ -806,6 +811,7 @@ pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQu
         base_iri: None,
     })?;
     Ok(CandidateQuery {
+        attribute: None,
         query,
         predicates: path.hops.iter().map(|h| h.predicate.clone()).collect(),
         patterns: chain.patterns,

@@ -41,6 +41,75 @@ pub struct Attribute {
     pub temporal: bool,
     /// How much its label resembles the constraint's words.
     pub similarity: f32,
+    /// The words it resembles that much.
+    pub words: String,
+}
+
+impl Attribute {
+    /// How the attribute was read, for the explanation.
+    pub fn reading(&self, of: AttributeOf, compared: usize) -> AttributeReading {
+        AttributeReading {
+            of,
+            predicate: self.hop.predicate.clone(),
+            label: self.hop.label.clone(),
+            words: self.words.clone(),
+            similarity: self.similarity,
+            compared,
+        }
+    }
+}
+
+/// What an attribute was read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttributeOf {
+    /// The order of a superlative ("the highest numeric value").
+    Superlative,
+    /// The value written in the question ("exactly 5888 bytes", "founded in 1950").
+    Value,
+}
+
+/// Which of the graph's number- or date-valued predicates a query orders or filters by, and
+/// why: the words of the question its label resembles most, among how many compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttributeReading {
+    pub of: AttributeOf,
+    pub predicate: String,
+    pub label: String,
+    /// The question's words it was compared with.
+    pub words: String,
+    pub similarity: f32,
+    /// The predicates compared.
+    pub compared: usize,
+}
+
+/// How much each label resembles an attribute's own words ("biggest", "more than 5000 kB") or
+/// those words with the ones the question has `left` over once its mentions and class are said
+/// ("biggest *download*", "… once *installed*"), whichever is more; with the words that gave it.
+pub(crate) async fn resemblance(
+    ctx: &AgentContext,
+    own: &[String],
+    left: &[String],
+    labels: &[String],
+) -> Result<Vec<(f32, String)>, AgentError> {
+    let own_words = own.join(" ");
+    let mut out: Vec<(f32, String)> = PathRanker::similarity(ctx, &own_words, labels)
+        .await?
+        .into_iter()
+        .map(|s| (s, own_words.clone()))
+        .collect();
+    let left: Vec<&String> = left.iter().filter(|w| !own.contains(w)).collect();
+    if !left.is_empty() {
+        let words: Vec<&str> = own.iter().chain(left).map(String::as_str).collect();
+        let words = words.join(" ");
+        let with_left = PathRanker::similarity(ctx, &words, labels).await?;
+        for (o, w) in out.iter_mut().zip(with_left) {
+            if w > o.0 {
+                *o = (w, words.clone());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Predicate → (number values, date values) seen.
@@ -117,11 +186,14 @@ pub(crate) async fn attributes_of_graph(ctx: &AgentContext) -> Kinds {
     kinds
 }
 
-/// The attributes a constraint can be about, the most similar to its words first: years compare
-/// with dates and with numbers, other numbers with numbers only.
+/// The attributes a constraint can be about, the most similar to its words first (its own
+/// words, or those with the words the question has `left` over once its mentions and class are
+/// said — "more than 5000 kB once *installed*" — whichever is more like the attribute): years
+/// compare with dates and with numbers, other numbers with numbers only.
 pub(crate) async fn rank_attributes(
     ctx: &AgentContext,
     constraint: &ValueConstraint,
+    left: &[String],
     kinds: &Kinds,
 ) -> Result<Vec<Attribute>, AgentError> {
     let predicates: Vec<(&String, bool)> = kinds
@@ -136,23 +208,23 @@ pub(crate) async fn rank_attributes(
     }
     let iris: Vec<&str> = predicates.iter().map(|(p, _)| p.as_str()).collect();
     let labels = predicate_labels(ctx, &iris).await?;
-    let similarity = PathRanker::similarity(ctx, &constraint.attribute_words.join(" "), &labels).await?;
+    let similarity = resemblance(ctx, &constraint.attribute_words, left, &labels).await?;
     let mut ranked: Vec<Attribute> = predicates
         .iter()
         .zip(labels)
         .zip(&similarity)
-        .filter(|(_, s)| **s >= MIN_SIMILARITY)
+        .filter(|(_, (s, _))| *s >= MIN_SIMILARITY)
         // A shared stem is as good as the same word: "founding year" and "founded" say what
         // "founded" says.
-        .map(|(x, s)| (x, s.min(STEM_EVIDENCE)))
-        .map(|(((p, temporal), label), s)| Attribute {
+        .map(|(((p, temporal), label), (s, words))| Attribute {
             hop: Hop {
                 predicate: (*p).clone(),
                 label,
                 forward: true,
             },
             temporal: *temporal,
-            similarity: s,
+            similarity: s.min(STEM_EVIDENCE),
+            words: words.clone(),
         })
         .collect();
     // A year of a date before a year stored as a number, at equal similarity.

@@ -2,4 +2,5 @@
 //! written in the question, and names written in part ([`spotting`]). Choosing among the
 //! candidates of one mention is the matching agent's (`agents/matching.rs`).
 
+pub(crate) mod modifiers;
 pub(crate) mod spotting;

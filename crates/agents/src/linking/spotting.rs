@@ -330,10 +330,19 @@ pub(crate) async fn spot(
     });
     let mut entities: Vec<String> = spotted.iter().map(|s| s.mention.clone()).collect();
     // Values written in the question that the graph stores as literals ("ISBN 0-306-40615-2",
-    // a quoted title that is no label): the matching agent links them by value.
-    for value in values {
+    // a quoted title that is no label, a short code no label holds): the matching agent links
+    // them by value.
+    // The word modifying the asked class is read against the class's values instead ("Which
+    // *Greek* parties": Greece, not a literal "Greek").
+    let modifier = class.and_then(|c| crate::linking::modifiers::modifier_of(question, c));
+    let codes: Vec<String> = short_codes(question)
+        .into_iter()
+        .filter(|c| !values.iter().any(|v| v.contains(c.as_str())) && modifier.as_deref() != Some(c.as_str()))
+        .collect();
+    for value in values.into_iter().chain(codes) {
         let words = normalize_tokens(&value);
         if entities.len() >= MAX_ENTITIES
+            || !identifying(&value)
             || entities.iter().any(|e| {
                 let e = normalize_tokens(e);
                 holds(&e, &words) || holds(&words, &e)
@@ -349,6 +358,12 @@ pub(crate) async fn spot(
     if entities.is_empty() {
         return Ok(None);
     }
+    Ok(Some(qir_of(question, entities, kind)))
+}
+
+/// The QIR of a question whose entities are known: each in a triple with the rest of the
+/// question's content words as its relation phrase (two entities of a yes/no question in one).
+pub(crate) fn qir_of(question: &str, entities: Vec<String>, kind: QuestionKind) -> Qir {
     let words: Vec<&str> = question
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
@@ -391,7 +406,7 @@ pub(crate) async fn spot(
     } else {
         Vec::new()
     };
-    Ok(Some(Qir {
+    Qir {
         entities,
         unknowns,
         relations: vec![relation],
@@ -399,7 +414,7 @@ pub(crate) async fn spot(
         kind,
         order: None,
         source: QirSource::EntitySpotting,
-    }))
+    }
 }
 
 /// Values written in the question that may be stored as literals: quoted text ("the paper
@@ -438,21 +453,79 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
         }
         i += 1;
     }
-    for word in question.split_whitespace() {
-        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+    for raw in question.split_whitespace() {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        // A web address is a value too ("https://elv.sh", "www.example.org"), with the slash it
+        // ends with ("https://xon.sh/?").
+        let address = word.contains("://") || word.starts_with("www.");
+        let word = if address {
+            raw.trim_start_matches(['(', '<', '"', '\'', '\u{201C}', '\u{2018}'])
+                .trim_end_matches([
+                    '.', ',', ';', ':', '!', '?', ')', '>', '"', '\'', '\u{201D}', '\u{2019}',
+                ])
+        } else if word.is_empty() && raw.chars().any(is_symbol) {
+            // A symbol written alone ("the character ☃", "the sign €").
+            raw.trim_matches(|c: char| c.is_ascii_punctuation())
+        } else {
+            word
+        };
         let digits = word.chars().filter(char::is_ascii_digit).count();
         let separated = word.chars().any(|c| matches!(c, '-' | '.' | '/' | ':'));
         let lettered = word.chars().any(char::is_alphabetic);
-        // A web address is a value too ("https://elv.sh", "www.example.org").
-        let address = word.contains("://") || word.starts_with("www.");
         let code = digits >= 1 && word.len() >= 5 && (separated || lettered)
             || (digits >= 5 && digits == word.chars().count())
-            || address;
-        if code && !out.iter().any(|o| o.contains(word)) {
+            || address
+            || word.chars().any(is_symbol);
+        if code && !word.is_empty() && !out.iter().any(|o| o.contains(word)) {
             out.push(word.to_owned());
         }
     }
     out
+}
+
+/// Short words that may be codes stored as values: a capital and no more than five letters or
+/// digits, not the question's first word ("the ISO code *Dsrt*", "abbreviated *Lt*", "*MN*").
+/// They are also how names are written in part ("Obama", "GMT"), so they are looked up as values
+/// only where no label holds them, and never take a name's place.
+pub(crate) fn short_codes(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, raw) in question.split_whitespace().enumerate() {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let short = i > 0
+            && !word.is_empty()
+            && word.chars().count() <= 5
+            && word.chars().any(char::is_uppercase)
+            && word
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            && !is_function_word(&word.to_lowercase());
+        if short && !out.iter().any(|o| o == word) {
+            out.push(word.to_owned());
+        }
+    }
+    out
+}
+
+/// A character that is neither a letter, a digit, a space nor punctuation: a symbol ("☃", "€",
+/// "§").
+fn is_symbol(c: char) -> bool {
+    !c.is_alphanumeric()
+        && !c.is_whitespace()
+        && !c.is_ascii()
+        && !matches!(c, '¡' | '«' | '»' | '¿' | '·' | '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{303F}' | '\u{FE30}'..='\u{FE4F}')
+}
+
+/// Whether a value written in the question can identify the vertex that stores it: not a short
+/// word or a lone number ("2", "red", a year), but a code ("Lt", "Dsrt", "0-306-40615-2", five
+/// digits or more), a symbol, or four characters at least.
+pub(crate) fn identifying(value: &str) -> bool {
+    let digits_only = value.chars().all(|c| c.is_ascii_digit());
+    if digits_only {
+        return value.len() >= 5;
+    }
+    value.chars().any(is_symbol)
+        || (value.chars().any(char::is_alphanumeric)
+            && (value.chars().count() >= 4 || value.chars().any(char::is_uppercase)))
 }
 
 /// Whether the words `inner` stand together in `outer`.
@@ -500,6 +573,22 @@ mod tests {
             literal_mentions("What is the DOI 10.1112/plms/s2-45.1.161 about?"),
             ["10.1112/plms/s2-45.1.161"]
         );
+        assert_eq!(
+            literal_mentions("Which package's website is https://xon.sh/?"),
+            ["https://xon.sh/"]
+        );
+        assert_eq!(literal_mentions("Which script has the ISO 15924 code Dsrt?"), ["15924"]);
+        assert_eq!(
+            short_codes("Which script has the ISO 15924 code Dsrt?"),
+            ["ISO", "Dsrt"]
+        );
+        assert_eq!(
+            short_codes("Is the wife of president Obama called Michelle?"),
+            ["Obama"]
+        );
+        assert_eq!(literal_mentions("What is the name of the character ☃?"), ["☃"]);
+        assert!(identifying("Lt") && identifying("☃") && identifying("75001"));
+        assert!(!identifying("red") && !identifying("1994") && !identifying("2"));
         assert!(literal_mentions("Which of Tom's films came out in 1994?").is_empty());
         assert!(literal_mentions("How many films did the Coen brothers make after 2000?").is_empty());
     }

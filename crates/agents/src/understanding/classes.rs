@@ -179,6 +179,68 @@ pub fn singular(word: &str) -> String {
     }
 }
 
+/// The only words that may stand beside a class (and a superlative) in a question about the
+/// class alone ("how many countries are there in the graph", "list all the cities", "who is the
+/// oldest writer"). Pronouns, other prepositions and any other word mean something else must be
+/// found ("which actors are in it", "which albums are by the who").
+const ABOUT_THE_CLASS: &[&str] = &[
+    "how", "many", "much", "what", "which", "who", "is", "are", "was", "were", "the", "a", "an", "all", "every",
+    "list", "name", "give", "show", "tell", "me", "us", "there", "exist", "exists", "total", "in", "graph", "known",
+    "of", "number", "second", "third", "fourth", "fifth",
+];
+
+/// A word that may stand beside a class in a question about the class alone.
+pub fn is_form_word(word: &str) -> bool {
+    ABOUT_THE_CLASS.contains(&word)
+}
+
+/// The words of a question about a class besides the class, its form's words and its
+/// superlative: what else it says ("the highest *numeric value*").
+pub fn words_beside(question: &str, class: &ClassMention, form: &QuestionForm) -> Vec<String> {
+    let class_words: Vec<&str> = class.mention.split(' ').collect();
+    normalize_tokens(question)
+        .into_iter()
+        .filter(|w| {
+            !class_words.contains(&w.as_str())
+                && !form.superlative_words.contains(w)
+                && !ABOUT_THE_CLASS.contains(&w.as_str())
+        })
+        .collect()
+}
+
+/// Whether nothing but the class (and the question's form words) is left to look up: "how many
+/// countries are there?", "which is the largest city?", "list all cities". A question with other
+/// content words ("which films did Tom Hnaks star in", a misspelt name) is not about the class
+/// alone: its entity must be found.
+pub fn about_the_class_alone(question: &str, class: &ClassMention, form: &QuestionForm) -> bool {
+    class.role == ClassRole::Answer && words_beside(question, class, form).is_empty()
+}
+
+/// Whether the question orders the class's instances by an attribute its other words name
+/// ("which character has the highest *numeric value*", "which Unicode version was *released*
+/// first"): a superlative over the class, and no name written in it (a capitalised word outside
+/// the class's own is an entity to be found: "the largest city in Bavaria").
+pub fn ordered_by_words(question: &str, class: &ClassMention, form: &QuestionForm) -> bool {
+    let class_words: Vec<&str> = class.mention.split(' ').collect();
+    let words = crate::understanding::form::words(question);
+    // A word right before the class that is neither a form word nor the superlative modifies it
+    // ("which *shell* package", "which *Indian* company"): a constraint not found in the graph.
+    let modified = words
+        .iter()
+        .position(|w| class_words.first() == Some(&w.text.as_str()))
+        .and_then(|i| i.checked_sub(1))
+        .is_some_and(|i| {
+            let w = words[i].text.as_str();
+            !ABOUT_THE_CLASS.contains(&w) && !form.superlative_words.iter().any(|s| s == w)
+        });
+    class.role == ClassRole::Answer
+        && form.order.is_some()
+        && !modified
+        && words
+            .iter()
+            .all(|w| !w.capitalized || class_words.contains(&w.text.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,6 +57,17 @@ pub fn words(question: &str) -> Vec<Word> {
     out
 }
 
+/// The question's content words that none of `said` holds (its mentions, the class it names),
+/// numbers aside: what is left to name an attribute ("which hamradio package has the biggest
+/// *download*").
+pub fn words_left(question: &str, said: &[&str]) -> Vec<String> {
+    let said: Vec<String> = said.iter().flat_map(|s| normalize_tokens(s)).collect();
+    normalize_tokens(question)
+        .into_iter()
+        .filter(|w| !crate::linking::spotting::is_function_word(w) && !said.contains(w) && number(w).is_none())
+        .collect()
+}
+
 /// What the answer should be, judged from the question's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -176,11 +187,12 @@ fn is_year_value(token: &str) -> bool {
 
 /// The question's value constraint, if it writes one (see [`ValueConstraint`]).
 pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
-    let tokens: Vec<String> = question
+    let written: Vec<&str> = question
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase())
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .collect();
+    let tokens: Vec<String> = written.iter().map(|w| w.to_lowercase()).collect();
     let t = |i: usize| tokens.get(i).map(String::as_str).unwrap_or("");
     for i in 0..tokens.len() {
         // (comparison, index of the value, year only, the comparison's own attribute word)
@@ -209,6 +221,8 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
             "after" => Some((Comparison::Greater, i + 1, true, None)),
             "since" => Some((Comparison::GreaterOrEqual, i + 1, true, None)),
             "in" | "during" => Some((Comparison::Equal, i + 1, true, None)),
+            "exactly" | "equals" => Some((Comparison::Equal, i + 1, false, None)),
+            "equal" if t(i + 1) == "to" => Some((Comparison::Equal, i + 2, false, None)),
             _ => None,
         };
         let Some((comparison, at, year_only, own)) = found else {
@@ -217,7 +231,14 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
         let Some(value) = number(t(at)) else {
             continue;
         };
-        let year = is_year_value(t(at));
+        // The noun after the value ("more than 3 *entrances*", "5888 *bytes*"): a number
+        // followed by one is no year ("more than 5000 kB").
+        let after = t(at + 1);
+        let noun_after = !after.is_empty()
+            && !LINKING.contains(&after)
+            && !crate::linking::spotting::is_function_word(after)
+            && number(after).is_none();
+        let year = is_year_value(t(at)) && (year_only || !noun_after);
         if year_only && !year {
             continue;
         }
@@ -226,19 +247,14 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
         if let Some(word) = own {
             attribute_words.push(word.to_owned());
         }
-        // The noun after the value ("more than 3 *entrances*"), units and years aside.
-        let after = t(at + 1);
-        if !after.is_empty()
-            && !year
-            && !LINKING.contains(&after)
-            && !crate::linking::spotting::is_function_word(after)
-            && number(after).is_none()
-        {
+        if noun_after && !year {
             attribute_words.push(after.to_owned());
         }
         // Else the content word before the comparison ("*founded* in 1950", "*established*
-        // earlier than 1400"), auxiliaries skipped.
-        let mut j = if attribute_words.is_empty() { i } else { 0 };
+        // earlier than 1400"), auxiliaries skipped; an equality written as such ("download is
+        // *exactly* 5888 bytes") names its attribute on both sides.
+        let both_sides = comparison == Comparison::Equal && !year_only;
+        let mut j = if attribute_words.is_empty() || both_sides { i } else { 0 };
         while j > 0 {
             j -= 1;
             let w = t(j);
@@ -260,6 +276,43 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
             year,
             attribute_words,
             phrase,
+        });
+    }
+    named_value(&written, &tokens)
+}
+
+/// A number written right after the lower-case noun it is the value of ("characters with the
+/// numeric *value 5*", "the *number 1000*"): an equality on the attribute those words name. A
+/// number after a capitalised word is part of a name ("Apollo 14", "Unicode 6.0"), and one
+/// followed by a capitalised word starts one.
+fn named_value(written: &[&str], tokens: &[String]) -> Option<ValueConstraint> {
+    let content = |w: &str| {
+        !w.is_empty() && !LINKING.contains(&w) && !crate::linking::spotting::is_function_word(w) && number(w).is_none()
+    };
+    let capitalised = |i: usize| {
+        written
+            .get(i)
+            .is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase))
+    };
+    for at in 1..tokens.len() {
+        let Some(value) = number(&tokens[at]) else {
+            continue;
+        };
+        let noun = &tokens[at - 1];
+        if !content(noun) || capitalised(at - 1) || capitalised(at + 1) {
+            continue;
+        }
+        let mut attribute_words = vec![noun.clone()];
+        // One modifier before the noun ("the *numeric* value 5").
+        if at >= 2 && content(&tokens[at - 2]) && !capitalised(at - 2) {
+            attribute_words.insert(0, tokens[at - 2].clone());
+        }
+        return Some(ValueConstraint {
+            comparison: Comparison::Equal,
+            value,
+            year: is_year_value(&tokens[at]),
+            attribute_words,
+            phrase: tokens[at - 1..=at].join(" "),
         });
     }
     None
@@ -316,6 +369,11 @@ const SUPERLATIVES: &[(&str, Order)] = &[
     ("first", Order::Asc),
     ("last", Order::Desc),
 ];
+
+/// Whether `word` is a superlative ("highest", "most").
+pub fn is_superlative(word: &str) -> bool {
+    SUPERLATIVES.iter().any(|(s, _)| *s == word)
+}
 
 impl QuestionForm {
     /// The form of `question`; `qir_kind` (the model's guess) only counts when the words are
@@ -474,6 +532,21 @@ mod tests {
             c("Which companies have at least 1,000 employees?"),
             Some((Comparison::GreaterOrEqual, 1000.0, false, words(&["employees"])))
         );
+        // An equality written as such, or a number right after the noun it is the value of.
+        assert_eq!(
+            c("Which package's download is exactly 5888 bytes?"),
+            Some((Comparison::Equal, 5888.0, false, words(&["bytes", "download"])))
+        );
+        assert_eq!(
+            c("How many characters have the numeric value 5?"),
+            Some((Comparison::Equal, 5.0, false, words(&["numeric", "value"])))
+        );
+        assert_eq!(
+            c("Which characters stand for the number 1000?"),
+            Some((Comparison::Equal, 1000.0, true, words(&["number"])))
+        );
+        assert_eq!(c("Which Runic characters were added in Unicode 7.0?"), None);
+        assert_eq!(c("Who directed Ocean's 11 Remake?"), None);
         // A number in a name, or "in" before a number that is no year, is no constraint.
         assert_eq!(c("Give me the Apollo 14 astronauts."), None);
         assert_eq!(c("Who starred in 3 films with Tom Hanks?"), None);
