@@ -34,6 +34,12 @@ ex:gear a ex:Part ; rdfs:label "spur gear" ; ex:weight 240 ; ex:price 14.0 ; ex:
 ex:spring a ex:Part ; rdfs:label "coil spring" ; ex:weight 5 ; ex:price 20.0 ; ex:stockCode "Cs" ; ex:suppliedBy ex:globex .
 ex:washer a ex:Part ; rdfs:label "flat washer" ; ex:weight 2 ; ex:price 0.1 ; ex:stockCode "Fw" ; ex:suppliedBy ex:initech .
 
+ex:finish rdfs:label "finish" .
+ex:bolt ex:finish "Zn" .
+ex:nut ex:finish "Zn" .
+ex:gear ex:finish "Zn" .
+ex:spring ex:finish "Zn" .
+ex:washer ex:finish "Zn" .
 ex:madeIn rdfs:label "made in" .
 ex:germany rdfs:label "Germany" .
 ex:japan rdfs:label "Japan" .
@@ -95,6 +101,14 @@ async fn a_short_code_or_an_address_links_every_vertex_of_the_class_that_stores_
     // Two suppliers give the same address, which ends with a slash.
     let e = ask_silently(&pipeline, "Which suppliers have the website https://globex.example/?").await;
     assert_eq!(sorted(&e), ["Globex Gears", "Initech Springs"], "{:#?}", e.sparql);
+    // A code every part has names a value, not one part: it links nothing.
+    let e = unread(fixture, "Which part has the finish Zn?").await;
+    assert!(
+        e.entities.iter().all(|l| l.method != LinkMethod::Literal),
+        "{:#?}",
+        e.entities
+    );
+
     // No vertex stores the address: the model is the last resort, and when it finds nothing
     // either, nothing is made up.
     let e = unread(fixture, "Which supplier has the website https://nowhere.example/?").await;

@@ -339,7 +339,8 @@ pub(crate) async fn spot(
         .into_iter()
         .filter(|c| !values.iter().any(|v| v.contains(c.as_str())) && modifier.as_deref() != Some(c.as_str()))
         .collect();
-    for value in values.into_iter().chain(codes) {
+    let written = values.len();
+    for (i, value) in values.into_iter().chain(codes).enumerate() {
         let words = normalize_tokens(&value);
         if entities.len() >= MAX_ENTITIES
             || !identifying(&value)
@@ -350,7 +351,17 @@ pub(crate) async fn spot(
         {
             continue;
         }
-        if !ctx.kg.value_subjects(&value, 1).await?.is_empty() {
+        // A short code identifies what stores it only when few vertices do ("Lt", one category);
+        // one that many share ("US" as a country field) names a value, not a vertex.
+        let short = i >= written;
+        let holders: std::collections::HashSet<String> = ctx
+            .kg
+            .value_subjects(&value, if short { CODE_ROWS } else { 1 })
+            .await?
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        if !holders.is_empty() && (!short || holders.len() <= MAX_CODE_HOLDERS) {
             // Kept quoted, so that matching looks it up as the value it is.
             entities.push(format!("\u{201C}{value}\u{201D}"));
         }
@@ -532,6 +543,11 @@ pub(crate) fn identifying(value: &str) -> bool {
 fn holds(outer: &[String], inner: &[String]) -> bool {
     !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner)
 }
+
+/// Vertices that may store a short code for it to identify them.
+const MAX_CODE_HOLDERS: usize = 4;
+/// Rows (vertex, predicate) read to count a short code's holders.
+const CODE_ROWS: usize = 16;
 
 /// Entities taken from one question at most (two anchors join at the answer).
 const MAX_ENTITIES: usize = 2;
