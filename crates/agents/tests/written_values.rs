@@ -101,6 +101,14 @@ async fn a_short_code_or_an_address_links_every_vertex_of_the_class_that_stores_
     // Two suppliers give the same address, which ends with a slash.
     let e = ask_silently(&pipeline, "Which suppliers have the website https://globex.example/?").await;
     assert_eq!(sorted(&e), ["Globex Gears", "Initech Springs"], "{:#?}", e.sparql);
+    // Beside a name the graph holds, a short capitalised word is not looked up as a code.
+    let e = ask_silently(&pipeline, "Does the lock nut have the stock code Hx?").await;
+    assert!(
+        e.entities.iter().all(|l| l.method != LinkMethod::Literal),
+        "{:#?}",
+        e.entities
+    );
+
     // A code every part has names a value, not one part: it links nothing.
     let e = unread(fixture, "Which part has the finish Zn?").await;
     assert!(

@@ -335,9 +335,15 @@ pub(crate) async fn spot(
     // The word modifying the asked class is read against the class's values instead ("Which
     // *Greek* parties": Greece, not a literal "Greek").
     let modifier = class.and_then(|c| crate::linking::modifiers::modifier_of(question, c));
+    // Short codes are the last resort before the model: beside a name the graph holds, a short
+    // capitalised word is rather a name's abbreviation ("the *US* Senate") than an identifier.
     let codes: Vec<String> = short_codes(question)
         .into_iter()
-        .filter(|c| !values.iter().any(|v| v.contains(c.as_str())) && modifier.as_deref() != Some(c.as_str()))
+        .filter(|c| {
+            spotted.is_empty()
+                && !values.iter().any(|v| v.contains(c.as_str()))
+                && modifier.as_deref() != Some(c.as_str())
+        })
         .collect();
     let written = values.len();
     for (i, value) in values.into_iter().chain(codes).enumerate() {
@@ -496,8 +502,9 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
 
 /// Short words that may be codes stored as values: a capital and no more than five letters or
 /// digits, not the question's first word ("the ISO code *Dsrt*", "abbreviated *Lt*", "*MN*").
-/// They are also how names are written in part ("Obama", "GMT"), so they are looked up as values
-/// only where no label holds them, and never take a name's place.
+/// They are also how names are written in part ("Obama", "GMT") or abbreviated ("US"), so they
+/// are looked up as values only when no span of the question is a label, and never take a
+/// name's place.
 pub(crate) fn short_codes(question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, raw) in question.split_whitespace().enumerate() {
