@@ -580,7 +580,12 @@ async fn about_the_class(
             for other in others {
                 let candidate = membership(&other, class)?;
                 let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
-                let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, result?)], 1);
+                // A holder the graph could not be asked about is left out; the query shows why.
+                let Ok(results) = result else {
+                    state.queries.push(executed);
+                    continue;
+                };
+                let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
                 executed.used = !found.values.is_empty();
                 state.queries.push(executed);
                 if !found.values.is_empty() {
