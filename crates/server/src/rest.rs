@@ -348,6 +348,7 @@ async fn export_feedback(
     service.charge(&caller)?;
     Ok(HttpResponse::Ok().json(service.feedback_export(&caller, query.kg.as_deref()).await?))
 }
+
 async fn export_examples(
     caller: Caller,
     service: web::Data<ChatService>,
