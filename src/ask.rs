@@ -238,9 +238,14 @@ pub fn render(e: &Explanation) -> String {
     for link in &e.entities {
         match (&link.label, &link.iri) {
             (Some(label), Some(iri)) => {
+                let words = if link.read_as_words {
+                    "; read as words of the relation: a common noun no path joined with the name"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     s,
-                    "  entity: {:?} → {label} <{iri}> ({:?}, {} candidates)",
+                    "  entity: {:?} → {label} <{iri}> ({:?}, {} candidates{words})",
                     link.mention, link.method, link.candidates
                 );
             }

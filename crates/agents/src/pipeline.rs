@@ -73,7 +73,9 @@ impl Pipeline {
             .with_edge(path_search::NAME, path_search::OVER_CLASS, query_planning::NAME)
             .with_edge(path_search::NAME, path_search::BY_EXAMPLE, query_planning::NAME)
             .with_edge(path_search::NAME, STOPPED, chat::REPLY)
+            .with_edge(path_search::NAME, path_search::RELINKED, path_search::NAME)
             .with_edge(query_planning::NAME, STOPPED, clarify::NAME)
+            .with_edge(query_planning::NAME, query_planning::RELINKED, path_search::NAME)
             .with_edge(clarify::NAME, clarify::CHECKED, chat::REPLY)
             .with_edge(chat::REPLY, chat::REPLIED, END)
     }

@@ -191,6 +191,10 @@ pub struct EntityLink {
     /// or (one anchor) a clearly worse best path than this one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub homonym_retried: bool,
+    /// Read as words of the relation instead of a vertex: a common noun ("the *time zone* of
+    /// Rome") whose vertex no path joined with the question's name.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_as_words: bool,
 }
 
 /// Relation linking of one QIR triple: its phrase and the ranked predicates around its vertices.

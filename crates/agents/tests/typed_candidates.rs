@@ -393,3 +393,95 @@ async fn the_subject_of_a_verb_relation_is_where_it_starts() {
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
 }
+
+#[tokio::test]
+async fn a_class_named_with_a_vertexs_label_asks_for_the_class() {
+    let Some(pipeline) = pipeline() else { return };
+    // "Basketball" is a vertex's label, but inside "basketball players" (the class
+    // BasketballPlayer) it is part of the kind asked for: players, held to the height written.
+    let e = ask(
+        &pipeline,
+        "Show me all basketball players that are taller than 2 meters.",
+    )
+    .await;
+    assert_eq!(
+        sorted(&e),
+        ["Long Lou", "Tall Tom"],
+        "{:#?}\n{:#?}",
+        e.entities,
+        e.sparql
+    );
+    assert!(e.entities.is_empty(), "{:#?}", e.entities);
+    let e = ask(&pipeline, "Who is the tallest basketball player?").await;
+    assert_eq!(e.display_answers(), ["Tall Tom"], "{:#?}\n{:#?}", e.entities, e.sparql);
+}
+
+#[tokio::test]
+async fn the_class_a_name_owns_is_reached_in_one_hop() {
+    let Some(pipeline) = pipeline() else { return };
+    // "Ada Smith's organisations": the possessive says no relation; the class is what is asked
+    // for, and the one hop from her to it (she founded them) is the reading.
+    let e = ask(&pipeline, "Which of Ada Smith's organisations has the most employees?").await;
+    assert_eq!(e.display_answers(), ["Acme Corporation"], "{:#?}", e.sparql);
+    let class = e.class.as_ref().expect("the class named after the possessive");
+    assert!(class.iri.ends_with("/Organisation") && class.applied, "{class:#?}");
+    let used = e.sparql.iter().find(|q| q.used).expect("a used query");
+    assert!(used.sparql.contains("foundedBy"), "{}", used.sparql);
+}
+
+#[tokio::test]
+async fn a_common_noun_beside_a_name_is_read_as_the_relations_words() {
+    let Some(pipeline) = pipeline() else { return };
+    // "time zone" is a vertex's label, but nothing joins it with Riverton; no other word is
+    // left, so its words name the relation from Riverton.
+    let e = ask(&pipeline, "In which time zone is Riverton?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Eastern Time"],
+        "{:#?}\n{:#?}",
+        e.entities,
+        e.sparql
+    );
+    let noun = e
+        .entities
+        .iter()
+        .find(|l| l.mention == "time zone")
+        .expect("the noun's link");
+    assert!(noun.read_as_words, "{noun:#?}");
+    // "the video game Star Quest": the two vertices never meet; the name alone answers, and the
+    // joins that were tried stay in the explanation.
+    let e = ask(&pipeline, "Who developed the video game Star Quest?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Nova Games"],
+        "{:#?}\n{:#?}",
+        e.entities,
+        e.sparql
+    );
+    assert!(
+        e.entities.iter().any(|l| l.mention == "video game" && l.read_as_words),
+        "{:#?}",
+        e.entities
+    );
+    // Two names are never read as words: nothing links Riverton to Star Quest.
+    let e = ask(&pipeline, "Who developed Star Quest in Riverton?").await;
+    assert!(e.entities.iter().all(|l| !l.read_as_words), "{:#?}", e.entities);
+}
+
+#[tokio::test]
+async fn a_lower_case_word_modifying_the_class_is_a_mention_beside_a_name() {
+    let Some(pipeline) = pipeline() else { return };
+    // Ann Lee maintains Alpha Tool (section "utils") and Delta Lib ("libs"): "utils" before the
+    // class says which, as a second anchor joined with her through its unsaid one hop.
+    let e = ask(&pipeline, "Which utils packages does Ann Lee maintain?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Alpha Tool"],
+        "{:#?}\n{:#?}",
+        e.entities,
+        e.sparql
+    );
+    assert!(e.entities.iter().any(|l| l.mention == "utils"), "{:#?}", e.entities);
+    let e = ask(&pipeline, "Which packages does Ann Lee maintain?").await;
+    assert_eq!(sorted(&e), ["Alpha Tool", "Delta Lib"], "{:#?}", e.sparql);
+}

@@ -473,7 +473,8 @@ function details(e) {
   if (e.entities.length) {
     const list = el("ul", "");
     for (const link of e.entities) {
-      list.append(el("li", "", link.mention + " → " + (link.iri || "not in the graph") + " (" + link.method + ")"));
+      const words = link.read_as_words ? "; read as words of the relation: a common noun no path joined with the name" : "";
+      list.append(el("li", "", link.mention + " → " + (link.iri || "not in the graph") + " (" + link.method + words + ")"));
     }
     section(panel, "Entities").append(list);
   }

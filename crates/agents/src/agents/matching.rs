@@ -88,6 +88,7 @@ impl Agent for MatchingAgent {
                     top_candidates: vec![label.clone()],
                     homonyms: Vec::new(),
                     homonym_retried: false,
+                    read_as_words: false,
                 },
                 None => link_entity(ctx, &question, mention, &predicates).await?,
             });
@@ -153,6 +154,7 @@ async fn link_entity(
         top_candidates: labels.iter().take(SHOWN_IN_EXPLANATION).cloned().collect(),
         homonyms: Vec::new(),
         homonym_retried: false,
+        read_as_words: false,
     };
     // A value written as one (quoted, a code), or a mention no label can name, may be a stored
     // literal; a plain name some labels nearly match is not looked up by value ("United States"
@@ -302,6 +304,7 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
         candidates: subjects.len(),
         homonyms: subjects[1..].iter().take(MAX_HOMONYMS).cloned().collect(),
         homonym_retried: false,
+        read_as_words: false,
         top_candidates: vec![label],
     }))
 }

@@ -43,6 +43,8 @@ pub const OVER_CLASS: &str = "over_class";
 
 /// No path fits the question's words, but there are examples made from feedback to try.
 pub const BY_EXAMPLE: &str = "by_example";
+/// One of two mentions, a common noun, is read as words of the relation: the search again.
+pub const RELINKED: &str = "relinked";
 
 /// Homonyms of the linked vertices tried at most per question when no path fits.
 const MAX_HOMONYM_TRIES: usize = 3;
@@ -75,7 +77,7 @@ impl Agent for PathSearchAgent {
             form.order = None;
         }
         let mut anchors: Vec<Anchor> = Vec::new();
-        for link in &state.entities {
+        for link in state.entities.iter().filter(|l| !l.read_as_words) {
             if let (Some(iri), Some(label)) = (&link.iri, &link.label)
                 && !anchors.iter().any(|a| &a.iri == iri)
             {
@@ -89,7 +91,12 @@ impl Agent for PathSearchAgent {
         }
         // A value the question writes ("founded in 1950") constrains the answers, unless it is
         // part of a name the graph linked ("Apollo 14").
-        let mentions: Vec<String> = state.entities.iter().map(|l| l.mention.clone()).collect();
+        let mentions: Vec<String> = state
+            .entities
+            .iter()
+            .filter(|l| !l.read_as_words)
+            .map(|l| l.mention.clone())
+            .collect();
         if form
             .constraint
             .as_ref()
@@ -98,9 +105,14 @@ impl Agent for PathSearchAgent {
             form.constraint = None;
         }
         // A class the question names is what the answer must be, not a vertex to start from.
+        // An anchor written as its owner ("Jordi Mallach's packages") relates to it as the graph
+        // says, in one hop, as a word modifying it does.
         let class = state.class.clone();
         if let Some(c) = &class {
             anchors.retain(|a| a.iri != c.iri);
+            for anchor in &mut anchors {
+                anchor.modifies_class |= crate::understanding::classes::owns_class(&question, &anchor.mention, c);
+            }
         }
         // "Is Lima a city?", "How many countries are there?": the class decides, no path.
         if let Some(c) = &class {
@@ -157,6 +169,17 @@ impl Agent for PathSearchAgent {
             .filter(|c| c.role == ClassRole::Answer)
             .map(|c| c.mention.as_str());
         let mut ranker = PathRanker::new(ctx, &question, &mentions, &labels, &phrases, &form, named).await?;
+        // No word left but the mentions ("What is the official language of Suriname?"): a
+        // common noun among them says the relation, and the name alone is searched with it (a
+        // yes/no question about two vertices asks how they relate: "Was Henry Knox a major
+        // general?").
+        if !ranker.has_units()
+            && form.kind != QuestionKind::Boolean
+            && let Some(e) = crate::linking::common_noun_link(&state.entities)
+        {
+            state.entities[e].read_as_words = true;
+            return Ok(RELINKED);
+        }
         let p = &ctx.params;
         let budget = SearchBudget {
             max_hops: p.max_hops.max(1),
@@ -414,7 +437,9 @@ async fn find_paths(
             ranker.confirm_class(true);
             ranker.rescore(&mut ranked);
         }
-        order_by_class(&mut ranked, &reach, &mixed);
+        let owned =
+            |s: &ScoredPath| s.path.hops.len() == 1 && anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class);
+        order_by_class(&mut ranked, &reach, &mixed, owned);
         class_applied = true;
     }
     ranked.truncate(p.query_num.max(1));
@@ -683,9 +708,13 @@ fn prefer_several(ranked: &mut Vec<ScoredPath>, tie: f32) {
 
 /// Moves the paths that reach the class (`reach`, per path) first and marks them (and whether the
 /// class selects among their values, `mixed`): among them the
-/// words decide (the score), except that scores within [`CLASS_REACH_TIE`] of the best go by the
-/// number of instances reached ("which cities are in Peru": "located in", not "capital").
-fn order_by_class(ranked: &mut Vec<ScoredPath>, reach: &[u64], mixed: &[bool]) {
+/// words decide (the score), except that scores within [`CLASS_REACH_TIE`] of the best, and the
+/// one hop from an anchor that modifies or owns the class (`owned`: "*Danish* films", "*Jordi
+/// Mallach's* packages", which no word need say), go by
+/// the fewest hops (a hop no word tells apart from the shorter path is not asked for: "Jordi
+/// Mallach's packages" are the ones he maintains, not those of his packages' priority), then by
+/// the number of instances reached ("which cities are in Peru": "located in", not "capital").
+fn order_by_class(ranked: &mut Vec<ScoredPath>, reach: &[u64], mixed: &[bool], owned: impl Fn(&ScoredPath) -> bool) {
     for (scored, selects) in ranked.iter_mut().zip(mixed) {
         scored.class_selects = *selects;
     }
@@ -696,8 +725,9 @@ fn order_by_class(ranked: &mut Vec<ScoredPath>, reach: &[u64], mixed: &[bool]) {
         .map(|(s, _)| s.score)
         .fold(f32::NEG_INFINITY, f32::max);
     let key = |(s, n): &(ScoredPath, u64)| {
-        let close = *n > 0 && s.score >= best - CLASS_REACH_TIE;
-        (*n == 0, !close, std::cmp::Reverse(if close { *n } else { 0 }))
+        let close = *n > 0 && (s.score >= best - CLASS_REACH_TIE || owned(s));
+        let hops = if close { s.path.hops.len() } else { 0 };
+        (*n == 0, !close, hops, std::cmp::Reverse(if close { *n } else { 0 }))
     };
     paths.sort_by(|a, b| {
         key(a)

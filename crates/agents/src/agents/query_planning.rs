@@ -44,6 +44,8 @@ use std::time::Instant;
 pub struct QueryPlanningAgent;
 
 pub const NAME: &str = "query_planning";
+/// Two anchors never met and one, a common noun, is read as words instead: the search again.
+pub const RELINKED: &str = "relinked";
 
 /// Answer IRIs whose labels are fetched for display.
 const MAX_LABELLED: usize = 2000;
@@ -232,6 +234,13 @@ impl Agent for QueryPlanningAgent {
                 && both_said
                 && state.queries.iter().all(|q| q.error.is_none())
             {
+                // One of them written as a common noun beside a name ("In which *time zone* is
+                // Rome?", "the *video game* World of Warcraft"): its words say the relation or
+                // the kind, and the name alone is searched again with them.
+                if let Some(e) = crate::linking::common_noun_link(&state.entities) {
+                    state.entities[e].read_as_words = true;
+                    return Ok(RELINKED);
+                }
                 break;
             }
             let (executed, result) = execute(ctx, state, &candidate, reason).await;
@@ -267,6 +276,7 @@ impl Agent for QueryPlanningAgent {
             return Err(error.into());
         }
 
+        let used_path = found.as_ref().and_then(|f| f.3);
         let mut answer = match found {
             None => match kind {
                 QuestionKind::Boolean => Answer {
@@ -343,11 +353,17 @@ impl Agent for QueryPlanningAgent {
             // "Is there a DOI for X?", "Does X have a homepage?": whether the path has a value
             // at all, when the question names none of them.
             let question = state.working_question();
-            let exists = asks_existence(question) && !answer.values.iter().any(|v| named_in(v.display(), question));
+            // Named besides the path's own anchor: "Is bash built from the dash source?" is not
+            // answered by the path returning to bash.
+            let anchor = used_path
+                .and_then(|i| state.anchors.get(ranked[i].anchor))
+                .map(|a| a.mention.as_str());
+            let rest = without_mentions(question, anchor.as_slice());
+            let exists = asks_existence(question) && !answer.values.iter().any(|v| named_in(v.display(), &rest));
             let named = answer
                 .values
                 .iter()
-                .find(|v| over_members || exists || named_in(v.display(), question));
+                .find(|v| over_members || exists || named_in(v.display(), &rest));
             let mut value = AnswerValue::boolean(named.is_some());
             value.provenance = named.map(|v| v.provenance.clone()).unwrap_or_default();
             answer.values = vec![value];
@@ -752,7 +768,12 @@ fn words_beside_class(state: &AgentState, form: &QuestionForm) -> Vec<String> {
 
 /// The question's words that neither its linked mentions nor its class say.
 fn words_left_over(state: &AgentState) -> Vec<String> {
-    let mut said: Vec<&str> = state.entities.iter().map(|l| l.mention.as_str()).collect();
+    let mut said: Vec<&str> = state
+        .entities
+        .iter()
+        .filter(|l| !l.read_as_words)
+        .map(|l| l.mention.as_str())
+        .collect();
     if let Some(c) = &state.class {
         said.push(c.mention.as_str());
     }
@@ -1050,6 +1071,21 @@ fn asks_existence(question: &str) -> bool {
     there || have || has
 }
 
+/// The question's words with each linked mention taken out once.
+fn without_mentions(question: &str, mentions: &[&str]) -> String {
+    let mut words = normalize_tokens(question);
+    for mention in mentions {
+        let mention = normalize_tokens(mention);
+        if let Some(i) = (!mention.is_empty())
+            .then(|| words.windows(mention.len()).position(|w| w == mention.as_slice()))
+            .flatten()
+        {
+            words.drain(i..i + mention.len());
+        }
+    }
+    words.join(" ")
+}
+
 /// Whether `value` is written in `question` (as whole words, up to case and accents); a date
 /// also by its year ("released in 1994" and 1994-07-06).
 fn named_in(value: &str, question: &str) -> bool {
@@ -1222,6 +1258,8 @@ mod tests {
     #[test]
     fn values_named_in_the_question() {
         assert!(named_in("1994", "Was Forrest Gump released in 1994?"));
+        let rest = without_mentions("Is bash built from the dash source package?", &["bash"]);
+        assert!(!named_in("bash", &rest) && named_in("dash", &rest));
         assert!(named_in("Gert Fröbe", "did gert frobe star in it"));
         assert!(!named_in("199", "Was it released in 1994?"));
         assert!(!named_in("", "anything"));

@@ -32,7 +32,8 @@ pub struct Anchor {
     pub iri: String,
     pub label: String,
     /// Found among the values of the asked class's instances, for a word modifying the class
-    /// ("*Danish* films"): the one hop from it to them is what the word says.
+    /// ("*Danish* films"), or written as the class's owner ("*Jordi Mallach's* packages"): the
+    /// one hop from it to them is what the word says.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub modifies_class: bool,
 }

@@ -4,3 +4,37 @@
 
 pub(crate) mod modifiers;
 pub(crate) mod spotting;
+
+use crate::state::{EntityLink, LinkMethod};
+
+/// The one linked mention, of two, written as a common noun (no capital, no digit, no quote)
+/// while the other is written as a name, when neither was read as words already: "In which
+/// *time zone* is Rome?", "the *video game* World of Warcraft". Where the two vertices never
+/// meet, or no word but the mentions is left, the noun's words say the relation or the kind.
+pub(crate) fn common_noun_link(entities: &[EntityLink]) -> Option<usize> {
+    let linked: Vec<usize> = (0..entities.len()).filter(|&i| entities[i].iri.is_some()).collect();
+    if linked.len() != 2 || entities.iter().any(|l| l.read_as_words) {
+        return None;
+    }
+    let common = |m: &str| {
+        m.chars().any(char::is_alphabetic)
+            && !m
+                .chars()
+                .any(|c| c.is_uppercase() || c.is_ascii_digit() || !(c.is_alphanumeric() || c == ' ' || c == '-'))
+    };
+    let nouns: Vec<usize> = linked
+        .iter()
+        .copied()
+        .filter(|&i| common(&entities[i].mention))
+        .collect();
+    match nouns.as_slice() {
+        [i] if !matches!(
+            entities[*i].method,
+            LinkMethod::Referent | LinkMethod::Clarified | LinkMethod::Literal | LinkMethod::Modifier
+        ) =>
+        {
+            Some(*i)
+        }
+        _ => None,
+    }
+}

@@ -119,5 +119,6 @@ pub(crate) async fn ground_modifier(
             .collect(),
         homonyms: Vec::new(),
         homonym_retried: false,
+        read_as_words: false,
     }))
 }

@@ -22,11 +22,22 @@ const FUNCTION_WORDS: &[&str] = &[
     "a", "an", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "was",
     "were", "be", "been", "do", "does", "did", "can", "could", "you", "me", "i", "give", "tell", "list", "name", "of",
     "in", "on", "for", "to", "by", "with", "and", "or", "that", "this", "it", "its", "as", "at", "from", "some", "any",
-    "few", "please", "many", "much", "has", "have", "had",
+    "few", "please", "many", "much", "has", "have", "had", "all", "every", "each",
 ];
 
 pub(crate) fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)
+}
+
+/// Whether the words of a span are the class mention `class` or a run of its words: the class
+/// read over them is the longer reading ("all *basketball* players" with a class "basketball
+/// player" asks for players, not for the sport).
+fn names_part_of(span: &[String], class: &str) -> bool {
+    let class: Vec<&str> = class.split(' ').collect();
+    !span.is_empty()
+        && class
+            .windows(span.len())
+            .any(|w| w.iter().zip(span).all(|(a, b)| *a == b.as_str()))
 }
 
 /// A span of the question that is exactly the label of a vertex.
@@ -41,6 +52,9 @@ pub(crate) struct Spotted {
     /// A name written in part: no label is it, but some hold all its words.
     pub partial: bool,
 }
+
+/// A one-word span this strong looks like a name (a capital, or the word modifying the class).
+const NAME_STRENGTH: f32 = 2.5;
 
 /// Words that may open a label ("The Grudge") though they are function words.
 const ARTICLES: &[&str] = &["the", "a", "an"];
@@ -74,6 +88,11 @@ pub(crate) async fn spot_entities(
         }
     }
     let lower: Vec<String> = words.iter().map(|(w, _)| normalize_tokens(w).join(" ")).collect();
+    // The word right before the asked class ("which *education* packages") says which of them,
+    // as a name would: a vertex labelled so is a mention even in lower case.
+    let modifier = skip
+        .and_then(|class| crate::linking::modifiers::modifier_of(question, class))
+        .map(|m| normalize_tokens(&m).join(" "));
     // Predicates and classes are what questions say of entities, never the entities.
     let predicates = ctx.schema_terms().await;
     let mut found: Vec<Spotted> = Vec::new();
@@ -92,7 +111,7 @@ pub(crate) async fn spot_entities(
                 || (is_function_word(&span[0]) && !ARTICLES.contains(&span[0].as_str()))
                 || span.iter().any(|w| QUESTION_WORDS.contains(&w.as_str()));
             if content == 0
-                || skip.is_some_and(|s| span.join(" ") == s)
+                || skip.is_some_and(|s| names_part_of(span, s))
                 || (loose && !titled)
                 || (len == 1 && span[0].len() < 3)
                 || found.iter().any(|f| start >= f.start && start + len <= f.start + f.len)
@@ -135,11 +154,16 @@ pub(crate) async fn spot_entities(
                 .enumerate()
                 .filter(|(i, (w, _))| (start + i > 0) && w.chars().next().is_some_and(char::is_uppercase))
                 .count();
+            let strength = len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5;
             found.push(Spotted {
                 mention,
                 start,
                 len,
-                strength: len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5,
+                strength: if modifier.as_deref() == Some(span.join(" ").as_str()) {
+                    strength.max(NAME_STRENGTH)
+                } else {
+                    strength
+                },
                 partial: false,
             });
         }
@@ -194,7 +218,7 @@ pub(crate) async fn spot_entities(
             .map(|(w, _)| w.as_str())
             .collect::<Vec<_>>()
             .join(" ");
-        if skip.is_some_and(|s| normalize_tokens(&mention).join(" ") == s) {
+        if skip.is_some_and(|s| names_part_of(&normalize_tokens(&mention), s)) {
             continue;
         }
         partial += 1;
@@ -290,7 +314,7 @@ fn choose(mut found: Vec<Spotted>, max: usize) -> Vec<Spotted> {
         let overlaps = chosen
             .iter()
             .any(|c| span.start < c.start + c.len && c.start < span.start + span.len);
-        let looks_like_a_name = span.len >= 2 || span.strength >= 2.5;
+        let looks_like_a_name = span.len >= 2 || span.strength >= NAME_STRENGTH;
         if !overlaps && (chosen.is_empty() || looks_like_a_name) {
             chosen.push(span);
         }
@@ -343,6 +367,7 @@ pub(crate) async fn spot(
             spotted.is_empty()
                 && !values.iter().any(|v| v.contains(c.as_str()))
                 && modifier.as_deref() != Some(c.as_str())
+                && !class.is_some_and(|class| names_part_of(&normalize_tokens(c), class))
         })
         .collect();
     let written = values.len();

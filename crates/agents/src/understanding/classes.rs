@@ -116,6 +116,17 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     {
         return Some(ClassRole::Answer);
     }
+    // "Which of Jordi Mallach's *packages*": the class a name's possessive stands before, in a
+    // "which of" question, is what is asked for.
+    if before(1) == Some("s") {
+        let mut back = 2;
+        while back <= MODIFIERS + 2 && before(back).is_some_and(|w| !crate::linking::spotting::is_function_word(w)) {
+            back += 1;
+        }
+        if back > 2 && before(back) == Some("of") && matches!(before(back + 1), Some("which" | "what")) {
+            return Some(ClassRole::Answer);
+        }
+    }
     // The class follows the asking word, or its modifiers do ("which *Peruvian* cities", "all
     // *Swiss non-profit* organizations", "which U.S. states"): up to three words that are no
     // function words stand between.
@@ -177,6 +188,20 @@ pub fn singular(word: &str) -> String {
     } else {
         word.to_owned()
     }
+}
+
+/// Whether `mention` is written as the owner of the asked class: its possessive stands right
+/// before the class's words ("Which of *Jordi Mallach's* packages …"). The possessive names no
+/// relation: the graph's one hop from the owner to the class is what it says.
+pub fn owns_class(question: &str, mention: &str, class: &ClassMention) -> bool {
+    let words = normalize_tokens(question);
+    let mut owned = normalize_tokens(mention);
+    if class.role != ClassRole::Answer || owned.is_empty() {
+        return false;
+    }
+    owned.push("s".to_owned());
+    owned.extend(class.mention.split(' ').map(str::to_owned));
+    words.windows(owned.len()).any(|w| w == owned.as_slice())
 }
 
 /// The only words that may stand beside a class (and a superlative) in a question about the
@@ -299,6 +324,12 @@ mod tests {
             answer("http://e/PopulatedPlace")
         );
         assert_eq!(spot("Which U.S. countries …"), answer("http://e/Country"));
+        // After a name's possessive in a "which of" question.
+        assert_eq!(
+            spot("Which of Ada Lovelace's cities is oldest?"),
+            answer("http://e/City")
+        );
+        assert_eq!(spot("Who lived in Ada Lovelace's city?"), None);
         // A spelling one letter apart names a long class name, not a short one.
         let classes = [
             class("http://e/Organisation", "Organisation", 3),
@@ -319,6 +350,31 @@ mod tests {
         assert!(spot_class("Who led the battles which took place in Ohio?", &form, &classes).is_none());
         let form = QuestionForm::detect("In which place was Ada born?", None);
         assert!(spot_class("In which place was Ada born?", &form, &classes).is_some());
+    }
+
+    #[test]
+    fn owners_of_the_class() {
+        let class = |mention: &str, role| ClassMention {
+            iri: "http://e/Package".into(),
+            label: "package".into(),
+            mention: mention.into(),
+            role,
+            applied: false,
+        };
+        let packages = class("packages", ClassRole::Answer);
+        let q = "Which of Jordi Mallach's packages are large?";
+        assert!(owns_class(q, "Jordi Mallach", &packages));
+        assert!(!owns_class(q, "Mallach", &class("packages", ClassRole::Membership)));
+        assert!(!owns_class(
+            "Which packages does Jordi Mallach maintain?",
+            "Jordi Mallach",
+            &packages
+        ));
+        assert!(!owns_class(
+            "Which of Jordi Mallach's friends' packages?",
+            "Jordi Mallach",
+            &packages
+        ));
     }
 
     #[test]
