@@ -485,3 +485,21 @@ async fn a_lower_case_word_modifying_the_class_is_a_mention_beside_a_name() {
     let e = ask(&pipeline, "Which packages does Ann Lee maintain?").await;
     assert_eq!(sorted(&e), ["Alpha Tool", "Delta Lib"], "{:#?}", e.sparql);
 }
+
+#[tokio::test]
+async fn a_class_word_after_a_name_says_which_vertex_it_is() {
+    let Some(pipeline) = pipeline() else { return };
+    // Two vertices are labelled "Riverton": a town (more edges, among them a film shot there)
+    // and a film. "The Riverton film" is the film; "film" is its kind, not the town's relation.
+    let e = ask(&pipeline, "Who directed the Riverton film?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Thomas Vinterberg"],
+        "{:#?}\n{:#?}",
+        e.entities,
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+    // Without the kind word the town, the vertex with more edges, is meant.
+    let e = ask(&pipeline, "In which time zone is Riverton?").await;
+    assert_eq!(e.display_answers(), ["Eastern Time"], "{:#?}", e.entities);
+}

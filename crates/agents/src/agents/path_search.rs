@@ -24,10 +24,11 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::state::{AgentState, ChoiceReason, LinkMethod, Outcome, PathChoice, RelationLink};
-use crate::understanding::classes::{ClassMention, ClassRole};
+use crate::understanding::classes::{ClassMention, ClassRole, singular};
 use crate::understanding::form::{Expectation, QuestionForm};
 use crate::understanding::qir::{QirSource, QuestionKind};
 use chatty_kg_graph::Term;
+use chatty_kg_graph::text::normalize_tokens;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
@@ -157,7 +158,23 @@ impl Agent for PathSearchAgent {
             }
             return Ok(OVER_CLASS);
         }
-        let mentions: Vec<String> = anchors.iter().map(|a| a.mention.clone()).collect();
+        // "The Runic *block*", "the Deseret *script*": a word after a mention that names a class
+        // its vertex belongs to says what the vertex is, not a relation from it; of homonyms,
+        // the one of that class is meant.
+        let mut mentions: Vec<String> = Vec::with_capacity(anchors.len());
+        for anchor in &mut anchors {
+            let e = state
+                .entities
+                .iter()
+                .position(|l| l.iri.as_deref() == Some(anchor.iri.as_str()));
+            let homonyms = e.map(|e| state.entities[e].homonyms.clone()).unwrap_or_default();
+            let (mention, member) = with_kind(ctx, &question, anchor, &homonyms).await?;
+            if let (Some(e), Some(member)) = (e, member.filter(|m| *m != anchor.iri)) {
+                take_homonym(&mut state.entities[e], &member);
+                anchor.iri = member;
+            }
+            mentions.push(mention);
+        }
         let phrases = if qir.source == QirSource::Model {
             qir.relations.clone()
         } else {
@@ -322,6 +339,54 @@ async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool
         chatty_kg_graph::QueryResults::Boolean(b) => b,
     })
 }
+
+/// The anchor's mention with the class word that follows it in the question, and the vertex of
+/// that class (the anchor's, else the first homonym's) when one is ("Runic" → "Runic block");
+/// else the mention alone.
+async fn with_kind(
+    ctx: &AgentContext,
+    question: &str,
+    anchor: &Anchor,
+    homonyms: &[String],
+) -> Result<(String, Option<String>), AgentError> {
+    let alone = (anchor.mention.clone(), None);
+    let words = normalize_tokens(question);
+    let mention = normalize_tokens(&anchor.mention);
+    let Some(end) = (!mention.is_empty())
+        .then(|| words.windows(mention.len()).position(|w| w == mention.as_slice()))
+        .flatten()
+        .map(|start| start + mention.len())
+    else {
+        return Ok(alone);
+    };
+    let Ok(profile) = ctx.kg.profile().await else {
+        return Ok(alone);
+    };
+    // The longest class name first ("source package" before "package").
+    let mut named: Vec<(usize, &str)> = Vec::new();
+    for class in &profile.classes {
+        let name: Vec<String> = normalize_tokens(&class.label).iter().map(|w| singular(w)).collect();
+        let said = !name.is_empty()
+            && end + name.len() <= words.len()
+            && name.iter().zip(&words[end..]).all(|(n, w)| singular(w) == *n);
+        if said {
+            named.push((name.len(), class.iri.as_str()));
+        }
+    }
+    named.sort_by(|a, b| b.0.cmp(&a.0));
+    for (len, class) in named.into_iter().take(MAX_KIND_CHECKS) {
+        for vertex in std::iter::once(&anchor.iri).chain(homonyms.iter().take(MAX_KIND_CHECKS)) {
+            if is_member(ctx, vertex, class).await? {
+                let mention = format!("{} {}", anchor.mention, words[end..end + len].join(" "));
+                return Ok((mention, Some(vertex.clone())));
+            }
+        }
+    }
+    Ok(alone)
+}
+
+/// Classes named after a mention, and homonyms, checked for its vertex.
+const MAX_KIND_CHECKS: usize = 3;
 
 /// What is left of the question's one search budget for another homonym's search, or `None`
 /// when the tries are used up or too little is left (a hop takes up to four queries).

@@ -9,7 +9,10 @@
 //!   attribute one hop beyond the path's answers, most similar to the superlative's words, LIMIT 1).
 //! - **Two anchors** ("which films starring X were directed by Y"): the best paths of each join at
 //!   the answer, best pair first. When none of the joins has an answer the graph links nothing to
-//!   both, and that is the answer: a path from one anchor alone would answer another question.
+//!   both, and that is the answer: a path from one anchor alone would answer another question
+//!   — unless one of the two is a common noun beside a name ("the *video game* World of
+//!   Warcraft"): its words are read as the relation's or the kind's, and the search runs again
+//!   from the name ([`RELINKED`]).
 //! - **Execution with feedback**: when the chosen path's query is empty, up to `fallback_queries`
 //!   other paths are tried in rank order; an empty graph result is reported as "no answer".
 //! - A multi-hop path that comes back to the anchor does not answer with it ("films that share
@@ -353,17 +356,22 @@ impl Agent for QueryPlanningAgent {
             // "Is there a DOI for X?", "Does X have a homepage?": whether the path has a value
             // at all, when the question names none of them.
             let question = state.working_question();
-            // Named besides the path's own anchor: "Is bash built from the dash source?" is not
-            // answered by the path returning to bash.
-            let anchor = used_path
-                .and_then(|i| state.anchors.get(ranked[i].anchor))
-                .map(|a| a.mention.as_str());
-            let rest = without_mentions(question, anchor.as_slice());
-            let exists = asks_existence(question) && !answer.values.iter().any(|v| named_in(v.display(), &rest));
-            let named = answer
-                .values
-                .iter()
-                .find(|v| over_members || exists || named_in(v.display(), &rest));
+            // A value with the anchor's own name is the question's only as the literal of a path
+            // that says the question's words ("Is Walter Brenner the primary creator …": his
+            // "primary creator name"); a vertex of that name is another thing ("Is bash built
+            // from the dash source?": not the source named bash), and a path the words hardly
+            // say returns the name of anything ("Was X a nominee of …" → X's "name").
+            let own = used_path.map(|i| &state.paths[i]).and_then(|s| {
+                let strong = s.support >= crate::candidates::ranking::FULL_SUPPORT;
+                state.anchors.get(s.path.anchor).map(|a| (a.label.as_str(), strong))
+            });
+            let named_in = |v: &AnswerValue| {
+                let repeats = own.filter(|(label, _)| same_name(v.display(), label));
+                named_in(v.display(), question)
+                    && repeats.is_none_or(|(_, strong)| strong && v.kind == ValueKind::Literal)
+            };
+            let exists = asks_existence(question) && !answer.values.iter().any(named_in);
+            let named = answer.values.iter().find(|v| over_members || exists || named_in(v));
             let mut value = AnswerValue::boolean(named.is_some());
             value.provenance = named.map(|v| v.provenance.clone()).unwrap_or_default();
             answer.values = vec![value];
@@ -1071,19 +1079,9 @@ fn asks_existence(question: &str) -> bool {
     there || have || has
 }
 
-/// The question's words with each linked mention taken out once.
-fn without_mentions(question: &str, mentions: &[&str]) -> String {
-    let mut words = normalize_tokens(question);
-    for mention in mentions {
-        let mention = normalize_tokens(mention);
-        if let Some(i) = (!mention.is_empty())
-            .then(|| words.windows(mention.len()).position(|w| w == mention.as_slice()))
-            .flatten()
-        {
-            words.drain(i..i + mention.len());
-        }
-    }
-    words.join(" ")
+/// Two names that are the same up to case, accents and punctuation.
+fn same_name(a: &str, b: &str) -> bool {
+    normalize_tokens(a) == normalize_tokens(b)
 }
 
 /// Whether `value` is written in `question` (as whole words, up to case and accents); a date
@@ -1258,8 +1256,7 @@ mod tests {
     #[test]
     fn values_named_in_the_question() {
         assert!(named_in("1994", "Was Forrest Gump released in 1994?"));
-        let rest = without_mentions("Is bash built from the dash source package?", &["bash"]);
-        assert!(!named_in("bash", &rest) && named_in("dash", &rest));
+        assert!(same_name("bash", "Bash") && !same_name("bash", "dash"));
         assert!(named_in("Gert Fröbe", "did gert frobe star in it"));
         assert!(!named_in("199", "Was it released in 1994?"));
         assert!(!named_in("", "anything"));

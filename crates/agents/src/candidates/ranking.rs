@@ -51,7 +51,7 @@ const STEM_MATCH: f32 = 0.9;
 const RELEVANCE_FLOOR: f32 = 0.25;
 /// Similarity at or above this is full evidence that a hop says a word ("born" / "birth place"
 /// is 0.60): a hop is not worth less for being said in other words.
-const FULL_SUPPORT: f32 = 0.55;
+pub(crate) const FULL_SUPPORT: f32 = 0.55;
 /// The QIR's phrases weigh this much against the question's own words.
 const QIR_PHRASE_WEIGHT: f32 = 0.5;
 /// Each hop beyond the first.
