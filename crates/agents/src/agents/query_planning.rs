@@ -356,19 +356,17 @@ impl Agent for QueryPlanningAgent {
             // "Is there a DOI for X?", "Does X have a homepage?": whether the path has a value
             // at all, when the question names none of them.
             let question = state.working_question();
-            // A value with the anchor's own name is the question's only as the literal of a path
-            // that says the question's words ("Is Walter Brenner the primary creator …": his
-            // "primary creator name"); a vertex of that name is another thing ("Is bash built
-            // from the dash source?": not the source named bash), and a path the words hardly
-            // say returns the name of anything ("Was X a nominee of …" → X's "name").
+            // A value with the anchor's own name is the question's only where the path says the
+            // question's words ("Is Walter Brenner the primary creator …": his "primary creator
+            // name"); a path the words hardly say returns the name of anything ("Was X a nominee
+            // of the US Senate?" → X's "name").
             let own = used_path.map(|i| &state.paths[i]).and_then(|s| {
-                let strong = s.support >= crate::candidates::ranking::FULL_SUPPORT;
-                state.anchors.get(s.path.anchor).map(|a| (a.label.as_str(), strong))
+                let said = s.support >= crate::candidates::ranking::FULL_SUPPORT;
+                state.anchors.get(s.path.anchor).map(|a| (a.label.as_str(), said))
             });
             let named_in = |v: &AnswerValue| {
-                let repeats = own.filter(|(label, _)| same_name(v.display(), label));
                 named_in(v.display(), question)
-                    && repeats.is_none_or(|(_, strong)| strong && v.kind == ValueKind::Literal)
+                    && own.is_none_or(|(label, said)| said || !same_name(v.display(), label))
             };
             let exists = asks_existence(question) && !answer.values.iter().any(named_in);
             let named = answer.values.iter().find(|v| over_members || exists || named_in(v));
