@@ -342,7 +342,8 @@ async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool
 
 /// The anchor's mention with the class word that follows it in the question, and the vertex of
 /// that class (the anchor's, else the first homonym's) when one is ("Runic" → "Runic block");
-/// else the mention alone.
+/// else the mention alone. After a preposition the class word stays the relation's ("in the
+/// Runic block": "in block"), and only the vertex is chosen by it.
 async fn with_kind(
     ctx: &AgentContext,
     question: &str,
@@ -352,13 +353,21 @@ async fn with_kind(
     let alone = (anchor.mention.clone(), None);
     let words = normalize_tokens(question);
     let mention = normalize_tokens(&anchor.mention);
-    let Some(end) = (!mention.is_empty())
+    let Some(start) = (!mention.is_empty())
         .then(|| words.windows(mention.len()).position(|w| w == mention.as_slice()))
         .flatten()
-        .map(|start| start + mention.len())
     else {
         return Ok(alone);
     };
+    let end = start + mention.len();
+    // After a preposition ("characters *in the Runic block*", "part *of the Greek script*") the
+    // class word goes with it to name the relation ("in block"): it still says which vertex is
+    // meant, but stays a word of the relation.
+    let before = words[..start]
+        .iter()
+        .rev()
+        .find(|w| !matches!(w.as_str(), "the" | "a" | "an"));
+    let relation_word = before.is_some_and(|w| RELATION_PREPOSITIONS.contains(&w.as_str()));
     let Ok(profile) = ctx.kg.profile().await else {
         return Ok(alone);
     };
@@ -377,13 +386,20 @@ async fn with_kind(
     for (len, class) in named.into_iter().take(MAX_KIND_CHECKS) {
         for vertex in std::iter::once(&anchor.iri).chain(homonyms.iter().take(MAX_KIND_CHECKS)) {
             if is_member(ctx, vertex, class).await? {
-                let mention = format!("{} {}", anchor.mention, words[end..end + len].join(" "));
+                let mention = if relation_word {
+                    anchor.mention.clone()
+                } else {
+                    format!("{} {}", anchor.mention, words[end..end + len].join(" "))
+                };
                 return Ok((mention, Some(vertex.clone())));
             }
         }
     }
     Ok(alone)
 }
+
+/// Prepositions with which a class word after a mention names a relation ("in the X block").
+const RELATION_PREPOSITIONS: &[&str] = &["in", "into", "to", "of", "from", "on", "at", "within"];
 
 /// Classes named after a mention, and homonyms, checked for its vertex.
 const MAX_KIND_CHECKS: usize = 3;
