@@ -788,13 +788,13 @@ fn prefer_several(ranked: &mut Vec<ScoredPath>, tie: f32) {
 }
 
 /// Moves the paths that reach the class (`reach`, per path) first and marks them (and whether the
-/// class selects among their values, `mixed`): among them the
-/// words decide (the score), except that scores within [`CLASS_REACH_TIE`] of the best, and the
-/// one hop from an anchor that modifies or owns the class (`owned`: "*Danish* films", "*Jordi
-/// Mallach's* packages", which no word need say), go by
-/// the fewest hops (a hop no word tells apart from the shorter path is not asked for: "Jordi
-/// Mallach's packages" are the ones he maintains, not those of his packages' priority), then by
-/// the number of instances reached ("which cities are in Peru": "located in", not "capital").
+/// class selects among their values, `mixed`): among them the words decide (the score), except
+/// that scores within [`CLASS_REACH_TIE`] of the best, and the one hop from an anchor that
+/// modifies or owns the class (`owned`: "*Danish* films", "*Jordi Mallach's* packages", which no
+/// word need say), go by the fewest hops (a hop no word tells apart from the shorter path is not
+/// asked for: "Jordi Mallach's packages" are the ones he maintains, not those of his packages'
+/// priority), then by the number of instances reached ("which cities are in Peru": "located
+/// in", not "capital").
 fn order_by_class(ranked: &mut Vec<ScoredPath>, reach: &[u64], mixed: &[bool], owned: impl Fn(&ScoredPath) -> bool) {
     for (scored, selects) in ranked.iter_mut().zip(mixed) {
         scored.class_selects = *selects;
