@@ -502,4 +502,13 @@ async fn a_class_word_after_a_name_says_which_vertex_it_is() {
     // Without the kind word the town, the vertex with more edges, is meant.
     let e = ask(&pipeline, "In which time zone is Riverton?").await;
     assert_eq!(e.display_answers(), ["Eastern Time"], "{:#?}", e.entities);
+    // After a preposition the class word is the relation's too: what is *in* the Smileys
+    // *block* is what is "in block" of it, not its designer.
+    let e = ask(&pipeline, "What is in the Smileys block?").await;
+    assert_eq!(
+        sorted(&e),
+        ["Grin face", "Wink face"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
 }
