@@ -163,10 +163,7 @@ impl Agent for PathSearchAgent {
         // the one of that class is meant.
         let mut mentions: Vec<String> = Vec::with_capacity(anchors.len());
         for anchor in &mut anchors {
-            let e = state
-                .entities
-                .iter()
-                .position(|l| l.iri.as_deref() == Some(anchor.iri.as_str()));
+            let e = link_of(&state.entities, &anchor.iri);
             let homonyms = e.map(|e| state.entities[e].homonyms.clone()).unwrap_or_default();
             let (mention, member) = with_kind(ctx, &question, anchor, &homonyms).await?;
             if let (Some(e), Some(member)) = (e, member.filter(|m| *m != anchor.iri)) {
@@ -226,11 +223,7 @@ impl Agent for PathSearchAgent {
             if fits_from(&found.ranked, i) {
                 continue;
             }
-            let Some(e) = state
-                .entities
-                .iter()
-                .position(|l| l.iri.as_deref() == Some(anchors[i].iri.as_str()))
-            else {
+            let Some(e) = link_of(&state.entities, &anchors[i].iri) else {
                 continue;
             };
             for homonym in state.entities[e].homonyms.clone() {
@@ -254,10 +247,7 @@ impl Agent for PathSearchAgent {
         // is the artist of Crash": the album's "artist", not a film's "starring"). Each is
         // searched while tries and budget last, and the one with the clearly best path wins.
         if let [anchor] = anchors.as_slice()
-            && let Some(e) = state
-                .entities
-                .iter()
-                .position(|l| l.iri.as_deref() == Some(anchor.iri.as_str()))
+            && let Some(e) = link_of(&state.entities, &anchor.iri)
             && !state.entities[e].homonym_retried
             && state.entities[e].method != crate::state::LinkMethod::Clarified
             && !found.ranked.is_empty()
@@ -413,6 +403,11 @@ fn budget_left(budget: &SearchBudget, spent: usize, started: std::time::Instant,
         ..budget.clone()
     };
     (tries < MAX_HOMONYM_TRIES && left.max_queries >= 4 && !left.max_time.is_zero()).then_some(left)
+}
+
+/// The entity link whose vertex is `iri` (an anchor's).
+fn link_of(entities: &[crate::state::EntityLink], iri: &str) -> Option<usize> {
+    entities.iter().position(|l| l.iri.as_deref() == Some(iri))
 }
 
 /// Links `link` to its homonym `homonym` instead; the vertex it had joins the homonyms.

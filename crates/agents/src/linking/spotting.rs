@@ -62,12 +62,15 @@ const ARTICLES: &[&str] = &["the", "a", "an"];
 /// Spans of the question that are exactly a vertex's label (up to case and accents), best first,
 /// none overlapping, at most `max`. Longer spans are searched first and the spans inside a found
 /// one are skipped; a span may not start or end with a function word nor hold a question word,
-/// unless it is written in title case inside the question.
+/// unless it is written in title case inside the question. `skip` is the asked class's mention
+/// (no span inside it is an entity); `modifier` the word right before it, which is a mention
+/// even in lower case.
 pub(crate) async fn spot_entities(
     ctx: &AgentContext,
     question: &str,
     max: usize,
     skip: Option<&str>,
+    modifier: Option<&str>,
 ) -> Result<Vec<Spotted>, AgentError> {
     // Words as written, without surrounding punctuation; `possessive` when "'s" followed.
     let mut words: Vec<(String, bool)> = Vec::new();
@@ -90,9 +93,7 @@ pub(crate) async fn spot_entities(
     let lower: Vec<String> = words.iter().map(|(w, _)| normalize_tokens(w).join(" ")).collect();
     // The word right before the asked class ("which *education* packages") says which of them,
     // as a name would: a vertex labelled so is a mention even in lower case.
-    let modifier = skip
-        .and_then(|class| crate::linking::modifiers::modifier_of(question, class))
-        .map(|m| normalize_tokens(&m).join(" "));
+    let modifier = modifier.map(|m| normalize_tokens(m).join(" "));
     // Predicates and classes are what questions say of entities, never the entities.
     let predicates = ctx.schema_terms().await;
     let mut found: Vec<Spotted> = Vec::new();
@@ -342,7 +343,11 @@ pub(crate) async fn spot(
     kind: QuestionKind,
     class: Option<&str>,
 ) -> Result<Option<Qir>, AgentError> {
-    let mut spotted = spot_entities(ctx, question, MAX_ENTITIES, class).await?;
+    // The word modifying the asked class: a mention when a vertex is labelled so ("which
+    // *education* packages"), else read against the class's values, never as a code ("Which
+    // *Greek* parties": Greece, not a literal "Greek").
+    let modifier = class.and_then(|c| crate::linking::modifiers::modifier_of(question, c));
+    let mut spotted = spot_entities(ctx, question, MAX_ENTITIES, class, modifier.as_deref()).await?;
     // A name written in part inside a quoted value ("the thesis 'New Data Based …'") is that
     // value's words, looked up as the value below.
     let values = literal_mentions(question);
@@ -356,9 +361,6 @@ pub(crate) async fn spot(
     // Values written in the question that the graph stores as literals ("ISBN 0-306-40615-2",
     // a quoted title that is no label, a short code no label holds): the matching agent links
     // them by value.
-    // The word modifying the asked class is read against the class's values instead ("Which
-    // *Greek* parties": Greece, not a literal "Greek").
-    let modifier = class.and_then(|c| crate::linking::modifiers::modifier_of(question, c));
     // Short codes are the last resort before the model: beside a name the graph holds, a short
     // capitalised word is rather a name's abbreviation ("the *US* Senate") than an identifier.
     let codes: Vec<String> = short_codes(question)
