@@ -307,10 +307,13 @@ pub fn render(e: &Explanation) -> String {
     let chosen = e.path_choice.map(|c| c.index);
     for (i, path) in e.paths.iter().enumerate().take(5) {
         let mark = if Some(i) == chosen { "*" } else { " " };
-        let held = if path.reaches_class {
-            "  (reaches the class)"
-        } else {
-            ""
+        let held = match (path.reaches_class, path.class_selects, path.kinds_elsewhere) {
+            (false, ..) => "",
+            (true, false, _) => "  (reaches the class)",
+            (true, true, false) => "  (reaches the class among other kinds: only its instances answer)",
+            (true, true, true) => {
+                "  (reaches the class, few typed; the relation holds of other kinds elsewhere: only its instances answer)"
+            }
         };
         let _ = writeln!(s, "  path{mark} {:.3}  {}{held}", path.score, path.text);
     }

@@ -512,3 +512,60 @@ async fn a_class_word_after_a_name_says_which_vertex_it_is() {
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
 }
+
+#[tokio::test]
+async fn a_class_selects_where_the_graph_types_few_of_a_relations_values() {
+    let Some(pipeline) = pipeline() else { return };
+    // One of the three people born in Dover is typed (a writer); "born in" holds of a person
+    // who is no writer in Lowell. The two the graph does not type are not taken for writers.
+    let e = ask(&pipeline, "Which writers were born in Dover?").await;
+    assert_eq!(e.display_answers(), ["Kim Vale"], "{:#?}", e.sparql);
+    let chosen = e.chosen_path().expect("a path");
+    assert!(chosen.reaches_class && chosen.class_selects && chosen.kinds_elsewhere, "{chosen:#?}");
+}
+
+#[tokio::test]
+async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
+    let Some(pipeline) = pipeline() else { return };
+    // "The schools which also play Football": "schools" is the kind the clause describes, and the
+    // sports are the ones those schools play (out and back through "sport"), not what shares
+    // their country; "count" names no relation ("country").
+    let e = ask(&pipeline, "Count the sports played by the schools which also play Football.").await;
+    assert_eq!(
+        (e.answer_kind, e.display_answers()),
+        (Some(QuestionKind::Count), vec!["2".to_owned()]),
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+    // "Places" names the halls the clause describes, not the architects' birth places.
+    let e = ask(&pipeline, "Name the other architects of the historic places whose architect is Stan White.").await;
+    assert_eq!(
+        sorted(&e),
+        ["Carl Mead", "Dora Kent"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+    let e = ask(&pipeline, "Which sports are played by the schools which also play Football?").await;
+    assert_eq!(
+        sorted(&e),
+        ["Rowing", "Volleyball"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_partial_name_no_vertex_dominates_is_tried_on_each_holder() {
+    let Some(pipeline) = pipeline() else { return };
+    // "Vesta" is in two labels and neither vertex dominates: the more connected (the town) has
+    // no relation that says "discovered", the asteroid has, and its label is shown.
+    let e = ask(&pipeline, "Who discovered Vesta?").await;
+    assert_eq!(e.display_answers(), ["Heinrich Olbers"], "{:#?}", e.entities);
+    let link = &e.entities[0];
+    assert_eq!(
+        (link.method, link.label.as_deref()),
+        (LinkMethod::MostConnected, Some("Vesta (asteroid)")),
+        "{link:#?}"
+    );
+    assert_eq!(link.homonyms, ["http://dbpedia.example.org/resource/Vesta_Oregon"]);
+}

@@ -176,9 +176,14 @@ async fn link_entity(
     } else {
         None
     };
+    // A partial name no vertex dominates: the others that hold its words, by degree.
+    let mut rivals: Vec<String> = Vec::new();
     let forced = match forced {
         Some(method) => Some((method, first)),
-        None => dominant(ctx, mention, &candidates).await?,
+        None => dominant(ctx, mention, &candidates).await?.map(|(method, chosen, others)| {
+            rivals = others;
+            (method, chosen)
+        }),
     };
     let chosen = match forced {
         Some((method, chosen)) => {
@@ -202,12 +207,22 @@ async fn link_entity(
     link.label = Some(chosen.label.clone());
     // The other vertices of the same label, for the path search to try when this one has no
     // path that fits ("Who was born in Arequipa?" of a ship named after the city).
+    // A partial name no vertex dominates ("Ceres": a town, a dwarf planet) is as ambiguous:
+    // the others that hold its words are tried the same way, by degree.
     let same = normalize_tokens(&chosen.label);
     link.homonyms = candidates
         .iter()
         .filter(|c| c.iri != chosen.iri && normalize_tokens(&c.label) == same)
-        .take(MAX_HOMONYMS)
         .map(|c| c.iri.clone())
+        .chain(rivals.into_iter().filter(|r| *r != chosen.iri))
+        .fold(Vec::new(), |mut kept, iri| {
+            if !kept.contains(&iri) {
+                kept.push(iri);
+            }
+            kept
+        })
+        .into_iter()
+        .take(MAX_HOMONYMS)
         .collect();
     Ok(link)
 }
@@ -221,12 +236,13 @@ const DOMINANCE_CANDIDATES: usize = 20;
 /// one that has [`DOMINANCE`] times the edges of any other such one (`Dominant`: the graph says
 /// who is meant), else the one with the most edges (`MostConnected`: measured on the QALD-9
 /// train slice, the 0.5 B model's pick among such labels was right for 6 of 32 questions and took
-/// 2–28 s). `None` when no label holds every word (a typo): the model decides.
+/// 2–28 s), with the others by degree (the path search tries them as homonyms). `None` when no
+/// label holds every word (a typo): the model decides.
 pub(crate) async fn dominant<'c>(
     ctx: &AgentContext,
     mention: &str,
     candidates: &'c [EntityCandidate],
-) -> Result<Option<(LinkMethod, &'c EntityCandidate)>, AgentError> {
+) -> Result<Option<(LinkMethod, &'c EntityCandidate, Vec<String>)>, AgentError> {
     let holding: Vec<&EntityCandidate> = candidates
         .iter()
         .filter(|c| holds_every_word(mention, &c.label))
@@ -234,7 +250,7 @@ pub(crate) async fn dominant<'c>(
         .collect();
     match holding.as_slice() {
         [] => Ok(None),
-        [only] => Ok(Some((LinkMethod::Dominant, only))),
+        [only] => Ok(Some((LinkMethod::Dominant, only, Vec::new()))),
         _ => {
             let iris: Vec<&str> = holding.iter().map(|c| c.iri.as_str()).collect();
             let degrees = ctx.kg.degrees(&iris).await?;
@@ -243,12 +259,11 @@ pub(crate) async fn dominant<'c>(
             // Stable: the search's order among equals.
             by_degree.sort_by_key(|c| std::cmp::Reverse(degree(c)));
             let (top, next) = (degree(by_degree[0]), degree(by_degree[1]));
-            let method = if top >= DOMINANCE * next.max(1) {
-                LinkMethod::Dominant
-            } else {
-                LinkMethod::MostConnected
-            };
-            Ok(Some((method, by_degree[0])))
+            if top >= DOMINANCE * next.max(1) {
+                return Ok(Some((LinkMethod::Dominant, by_degree[0], Vec::new())));
+            }
+            let others = by_degree[1..].iter().map(|c| c.iri.clone()).collect();
+            Ok(Some((LinkMethod::MostConnected, by_degree[0], others)))
         }
     }
 }

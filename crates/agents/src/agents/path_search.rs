@@ -167,8 +167,8 @@ impl Agent for PathSearchAgent {
             let homonyms = e.map(|e| state.entities[e].homonyms.clone()).unwrap_or_default();
             let (mention, member) = with_kind(ctx, &question, anchor, &homonyms).await?;
             if let (Some(e), Some(member)) = (e, member.filter(|m| *m != anchor.iri)) {
-                take_homonym(&mut state.entities[e], &member);
-                anchor.iri = member;
+                *anchor = as_homonym(ctx, anchor, &member).await?;
+                take_homonym(&mut state.entities[e], anchor);
             }
             mentions.push(mention);
         }
@@ -232,11 +232,12 @@ impl Agent for PathSearchAgent {
                 };
                 tries += 1;
                 let mut tried = anchors.clone();
-                tried[i].iri = homonym.clone();
-                let again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
+                tried[i] = as_homonym(ctx, &anchors[i], &homonym).await?;
+                let tried_labels: Vec<String> = tried.iter().map(|a| a.label.clone()).collect();
+                let again = find_paths(ctx, &tried, &tried_labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
                 if fits_from(&again.ranked, i) {
-                    take_homonym(&mut state.entities[e], &homonym);
+                    take_homonym(&mut state.entities[e], &tried[i]);
                     anchors = tried;
                     found = again;
                     continue 'anchors;
@@ -253,28 +254,27 @@ impl Agent for PathSearchAgent {
             && !found.ranked.is_empty()
         {
             let mut best = found.ranked[0].score;
-            let mut switched: Option<(String, Found)> = None;
+            let mut switched: Option<(Anchor, Found)> = None;
             for homonym in state.entities[e].homonyms.clone() {
                 let Some(left) = budget_left(&budget, spent, started, tries) else {
                     break;
                 };
                 tries += 1;
-                let tried = [Anchor {
-                    iri: homonym.clone(),
-                    ..anchor.clone()
-                }];
-                let again = find_paths(ctx, &tried, &labels, &mut ranker, &left, &form, class.as_ref()).await?;
+                let tried = [as_homonym(ctx, anchor, &homonym).await?];
+                let tried_labels = [tried[0].label.clone()];
+                let again = find_paths(ctx, &tried, &tried_labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
                 if let Some(first) = again.ranked.first()
                     && first.score > best + BETTER_HOMONYM
                 {
                     best = first.score;
-                    switched = Some((homonym, again));
+                    let [tried] = tried;
+                    switched = Some((tried, again));
                 }
             }
             if let Some((homonym, again)) = switched {
                 take_homonym(&mut state.entities[e], &homonym);
-                anchors[0].iri = homonym;
+                anchors[0] = homonym;
                 found = again;
             }
         }
@@ -410,12 +410,30 @@ fn link_of(entities: &[crate::state::EntityLink], iri: &str) -> Option<usize> {
     entities.iter().position(|l| l.iri.as_deref() == Some(iri))
 }
 
-/// Links `link` to its homonym `homonym` instead; the vertex it had joins the homonyms.
-fn take_homonym(link: &mut crate::state::EntityLink, homonym: &str) {
-    let first = link.iri.replace(homonym.to_owned());
-    link.homonyms.retain(|h| h != homonym);
+/// Links `link` to the vertex of `homonym` instead (and its label: a rival of a partial name
+/// has its own); the vertex it had joins the homonyms.
+fn take_homonym(link: &mut crate::state::EntityLink, homonym: &Anchor) {
+    let first = link.iri.replace(homonym.iri.clone());
+    link.label = Some(homonym.label.clone());
+    link.homonyms.retain(|h| *h != homonym.iri);
     link.homonyms.extend(first);
     link.homonym_retried = true;
+}
+
+/// `anchor` moved to its homonym `iri`, with that vertex's label (the anchor's when it has
+/// none).
+async fn as_homonym(ctx: &AgentContext, anchor: &Anchor, iri: &str) -> Result<Anchor, AgentError> {
+    let label = ctx
+        .kg
+        .labels(&[iri])
+        .await?
+        .remove(iri)
+        .unwrap_or_else(|| anchor.label.clone());
+    Ok(Anchor {
+        iri: iri.to_owned(),
+        label,
+        ..anchor.clone()
+    })
 }
 
 /// What one search from a set of anchors gives.
@@ -503,7 +521,7 @@ async fn find_paths(
     let mut class_applied = false;
     ranker.confirm_class(false);
     if let Some(c) = class.filter(|c| c.role == ClassRole::Answer)
-        && let Some((reach, mixed)) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report.cut).await?
+        && let Some(found) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report.cut).await?
     {
         // Paths that reach instances of the class go first (before the cut to `query_num`, so
         // that a relation the words do not rank still counts), and the words that name the
@@ -515,7 +533,7 @@ async fn find_paths(
         }
         let owned =
             |s: &ScoredPath| s.path.hops.len() == 1 && anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class);
-        order_by_class(&mut ranked, &reach, &mixed, owned);
+        order_by_class(&mut ranked, &found, owned);
         class_applied = true;
     }
     ranked.truncate(p.query_num.max(1));
@@ -654,7 +672,7 @@ async fn class_reach(
     class: &str,
     kind: QuestionKind,
     cut: &mut Option<String>,
-) -> Result<Option<(Vec<u64>, Vec<bool>)>, AgentError> {
+) -> Result<Option<ClassReach>, AgentError> {
     // A count whose best path is a number the anchor itself stores ("how many people live in
     // X" is its population, though "people" names a class): the class does not apply. A value
     // further away (the length of a river in the continent) does not count the class's instances,
@@ -727,7 +745,7 @@ async fn class_reach(
         let Some(anchor) = anchors.get(path.anchor) else {
             continue;
         };
-        let query = crate::candidates::queries::class_reach(&anchor.iri, path, class, CLASS_REACH_CAP)?;
+        let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP)?;
         reach[i] = unless_slow(ctx, &query, cut)
             .await?
             .and_then(|r| crate::candidates::queries::count_of(&r))
@@ -737,7 +755,53 @@ async fn class_reach(
             mixed[i] = matches!(unless_slow(ctx, &query, cut).await?, Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty());
         }
     }
-    Ok(reach.iter().any(|&n| n > 0).then_some((reach, mixed)))
+    if reach.iter().all(|&n| n == 0) {
+        return Ok(None);
+    }
+    // A path whose own values are all of the class, or of no class: where the graph types
+    // fewer than half of them as the class and the relation holds of other kinds of things
+    // elsewhere ("born in": actors, swimmers, horses), the few it types say nothing of the
+    // rest, and a value of no class is no more an instance than any other. Where it types
+    // most, a missing type is a gap ("which cities are in Chile": one of two typed). One
+    // query per relation and one per path, the best few.
+    let mut elsewhere = vec![false; ranked.len()];
+    let mut seen: HashMap<(&str, bool), bool> = HashMap::new();
+    for i in 0..ranked.len() {
+        if reach[i] == 0 || mixed[i] || cut.is_some() || seen.len() >= CLASS_CHECKS {
+            continue;
+        }
+        let (Some(last), Some(anchor)) = (ranked[i].path.hops.last(), anchors.get(ranked[i].path.anchor)) else {
+            continue;
+        };
+        let key = (last.predicate.as_str(), last.forward);
+        let others = match seen.get(&key) {
+            Some(&others) => others,
+            None => {
+                let query = crate::candidates::queries::relation_outsiders(&last.predicate, last.forward, class)?;
+                let others = matches!(unless_slow(ctx, &query, cut).await?, Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty());
+                seen.insert(key, others);
+                others
+            }
+        };
+        if others && reach[i] < CLASS_REACH_CAP as u64 {
+            let query = crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP)?;
+            let values = unless_slow(ctx, &query, cut)
+                .await?
+                .and_then(|r| crate::candidates::queries::count_of(&r))
+                .unwrap_or(0);
+            elsewhere[i] = values > 2 * reach[i];
+        }
+    }
+    Ok(Some(ClassReach { reach, mixed, elsewhere }))
+}
+
+/// What [`class_reach`] found, per ranked path: instances of the class reached, whether the
+/// path's own values include things of another kind, and whether its last relation holds of
+/// other kinds elsewhere in the graph.
+struct ClassReach {
+    reach: Vec<u64>,
+    mixed: Vec<bool>,
+    elsewhere: Vec<bool>,
 }
 
 /// A class query's results, or `None` when it ran out of the store's query time: a slow count
@@ -782,19 +846,20 @@ fn prefer_several(ranked: &mut Vec<ScoredPath>, tie: f32) {
     }
 }
 
-/// Moves the paths that reach the class (`reach`, per path) first and marks them (and whether the
-/// class selects among their values, `mixed`): among them the words decide (the score), except
+/// Moves the paths that reach the class (`found.reach`, per path) first and marks them (and
+/// whether the class selects among their values: `found.mixed`, or `found.elsewhere`): among them the words decide (the score), except
 /// that scores within [`CLASS_REACH_TIE`] of the best, and the one hop from an anchor that
 /// modifies or owns the class (`owned`: "*Danish* films", "*Jordi Mallach's* packages", which no
 /// word need say), go by the fewest hops (a hop no word tells apart from the shorter path is not
 /// asked for: "Jordi Mallach's packages" are the ones he maintains, not those of his packages'
 /// priority), then by the number of instances reached ("which cities are in Peru": "located
 /// in", not "capital").
-fn order_by_class(ranked: &mut Vec<ScoredPath>, reach: &[u64], mixed: &[bool], owned: impl Fn(&ScoredPath) -> bool) {
-    for (scored, selects) in ranked.iter_mut().zip(mixed) {
-        scored.class_selects = *selects;
+fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl Fn(&ScoredPath) -> bool) {
+    for ((scored, mixed), elsewhere) in ranked.iter_mut().zip(&found.mixed).zip(&found.elsewhere) {
+        scored.class_selects = *mixed || *elsewhere;
+        scored.kinds_elsewhere = *elsewhere && !*mixed;
     }
-    let mut paths: Vec<(ScoredPath, u64)> = ranked.drain(..).zip(reach.iter().copied()).collect();
+    let mut paths: Vec<(ScoredPath, u64)> = ranked.drain(..).zip(found.reach.iter().copied()).collect();
     let best = paths
         .iter()
         .filter(|(_, n)| *n > 0)

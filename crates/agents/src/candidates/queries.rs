@@ -616,18 +616,18 @@ impl SetRewrite<'_> {
 
 /// `SELECT (COUNT(*) AS ?count) WHERE { { SELECT DISTINCT ?answer WHERE { anchor path ?answer .
 /// ?answer is an instance of <class> } LIMIT cap } }`: how many instances of `class`
-/// the path reaches, counted up to `cap`.
-pub fn class_reach(anchor: &str, path: &RelationPath, class: &str, cap: usize) -> Result<ReadQuery, GraphError> {
+/// the path reaches (with no class, how many values), counted up to `cap`.
+pub fn class_reach(anchor: &str, path: &RelationPath, class: Option<&str>, cap: usize) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
+    let bgp = GraphPattern::Bgp {
+        patterns: chain.patterns,
+    };
     let reached = differing(
-        member_of(
-            GraphPattern::Bgp {
-                patterns: chain.patterns,
-            },
-            &answer,
-            class,
-        )?,
+        match class {
+            Some(class) => member_of(bgp, &answer, class)?,
+            None => bgp,
+        },
         &chain.distinct,
     );
     let capped = GraphPattern::Slice {
@@ -733,6 +733,34 @@ pub fn class_outsiders(anchor: &str, path: &RelationPath, class: &str) -> Result
     ReadQuery::select(GraphPattern::Slice {
         inner: Box::new(GraphPattern::Project {
             inner: Box::new(outside_class(reached, &answer, class)?),
+            variables: vec![answer],
+        }),
+        start: 0,
+        length: Some(1),
+    })
+}
+
+/// `SELECT ?answer WHERE { ?s <predicate> ?answer . ?answer rdf:type ?t . FILTER NOT EXISTS {
+/// ?answer is an instance of <class> } } LIMIT 1` (`?answer <predicate> ?s` when the hop runs
+/// towards the anchor, `forward` false): whether the relation, anywhere in the graph, holds of
+/// something the graph types as another kind than the class. Where it does ("born in": actors,
+/// swimmers, horses), the class selects among the relation's values, and a value of no class
+/// at all is not one the graph says is of it ([`ClassFilter::strict`]).
+pub fn relation_outsiders(predicate: &str, forward: bool, class: &str) -> Result<ReadQuery, GraphError> {
+    let answer = var(ANSWER_VARIABLE);
+    let other = var("other_end");
+    let edge = if forward {
+        triple(other, named_node(predicate)?, answer.clone())
+    } else {
+        triple(answer.clone(), named_node(predicate)?, other)
+    };
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(outside_class(
+                GraphPattern::Bgp { patterns: vec![edge] },
+                &answer,
+                class,
+            )?),
             variables: vec![answer],
         }),
         start: 0,

@@ -37,7 +37,7 @@ use crate::candidates::paths::{EndKind, Hop, RelationPath};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::linking::spotting::is_function_word;
-use crate::understanding::form::{Expectation, QuestionForm, Word, words, words as words_of};
+use crate::understanding::form::{Expectation, QuestionForm, Word, counting_word, words, words as words_of};
 use crate::understanding::qir::QuestionKind;
 use chatty_kg_embed::cosine;
 use chatty_kg_graph::text::normalize_tokens;
@@ -106,6 +106,12 @@ pub struct ScoredPath {
     /// values, and only the class's instances answer (else untyped values stay).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub class_selects: bool,
+    /// The class selects though the path's own values are all of it or of no class: the graph
+    /// types fewer than half of them as the class, and its last relation holds of other kinds
+    /// of things elsewhere in the graph ("born in": actors, swimmers, horses), so a value of no
+    /// class is not taken for an instance.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kinds_elsewhere: bool,
     /// Hops that say nothing of the question no other hop says (each costs the score
     /// [`UNJUSTIFIED_HOP`]), unless the graph needs them to reach the question's other anchor.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -211,6 +217,11 @@ impl PathRanker {
             .map(|(i, m)| find_span(&words, m).or_else(|| find_span(&words, labels.get(i)?)))
             .collect();
         let in_mention = |i: usize| spans.iter().flatten().any(|(s, e)| i >= *s && i < *e);
+        // "The *historic places* whose architect is X", "the *school* which also plays Y": the
+        // noun phrase a relative clause describes is the kind of a vertex on the way to the
+        // answers (or of the answers); no hop need say it.
+        let kinds = clause_kinds(&words, &in_mention);
+        let in_kind = |i: usize| kinds.iter().any(|(s, e)| i >= *s && i < *e);
         // "the film X", "a city X": the noun between an article and a mention is the mention's
         // type, not a relation.
         let apposition = |i: usize| {
@@ -222,6 +233,13 @@ impl PathRanker {
         let governs = |i: usize| {
             spans.iter().flatten().any(|(s, e)| {
                 (i + 2 == *s && words[i + 1].text == "of") || (i == *e && *e > 0 && words[e - 1].possessive)
+            })
+        };
+        // The noun a clause's kind is "of" ("the *architect* of the historic places whose …").
+        let governs_kind = |i: usize| {
+            kinds.iter().any(|&(s, _)| {
+                words.get(i + 1).is_some_and(|w| w.text == "of")
+                    && (i + 2 == s || (i + 3 == s && matches!(words[i + 2].text.as_str(), "the" | "a" | "an")))
             })
         };
         // With two anchors to list or count ("awards given to *both* X and Y"), the sharing word
@@ -244,6 +262,8 @@ impl PathRanker {
             // A capitalised word inside the question is a name (one no mention covers: "Peru"
             // when only "Lima" was linked), not a relation.
             if in_mention(i)
+                || (in_kind(i) && asked != Some(i))
+                || (form.kind == QuestionKind::Count && counting_word(&words, i))
                 || apposition(i)
                 || word.capitalized
                 || is_function_word(w)
@@ -306,13 +326,18 @@ impl PathRanker {
         let stem = |w: &str| w.chars().take(4).collect::<String>();
         // Only when one of the two is the relation the mention stands in ("the director *of* X"):
         // "the director that directed X" names one hop twice.
+        // Or the relation of a clause's kind, named again in the clause ("the *architect* of the
+        // places whose *architect* is X").
         let repeated: Vec<String> = units
             .iter()
-            .filter(|a| a.position.is_some_and(|p| governs(p)) && a.text.len() >= 4)
+            .filter(|a| a.position.is_some_and(|p| governs(p) || governs_kind(p)) && a.text.len() >= 4)
             .filter(|a| {
-                units
-                    .iter()
-                    .any(|b| b.position.is_some() && b.text != a.text && stem(&b.text) == stem(&a.text))
+                units.iter().any(|b| {
+                    b.position.is_some()
+                        && b.position != a.position
+                        && (b.text != a.text || a.position.is_some_and(governs_kind))
+                        && stem(&b.text) == stem(&a.text)
+                })
             })
             .map(|a| a.text.clone())
             .collect();
@@ -845,6 +870,7 @@ impl PathRanker {
                     coverage,
                     reaches_class: false,
                     class_selects: false,
+                    kinds_elsewhere: false,
                     unjustified,
                     several: false,
                     unsaid: false,
@@ -1038,6 +1064,36 @@ fn shares_stem(label: &str, word: &str) -> bool {
             l == word
         }
     })
+}
+
+/// Words that open a clause describing the noun phrase before them.
+const RELATIVE: &[&str] = &["whose", "which", "that", "who", "where"];
+/// Words of a noun phrase before a relative clause, at most.
+const KIND_WORDS: usize = 3;
+
+/// The noun phrases a relative clause describes: after an article, before "whose", "which",
+/// "that", "who" or "where", no mention and no function word among them ("the *historic
+/// places* whose architect is X"), as word spans.
+fn clause_kinds(words: &[Word], in_mention: &impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
+    let mut kinds = Vec::new();
+    for (r, w) in words.iter().enumerate() {
+        if !RELATIVE.contains(&w.text.as_str()) {
+            continue;
+        }
+        let mut start = r;
+        while start > 0
+            && r - start < KIND_WORDS
+            && !in_mention(start - 1)
+            && !words[start - 1].capitalized
+            && !is_function_word(&words[start - 1].text)
+        {
+            start -= 1;
+        }
+        if start < r && start > 0 && matches!(words[start - 1].text.as_str(), "the" | "a" | "an") {
+            kinds.push((start, r));
+        }
+    }
+    kinds
 }
 
 /// Where `mention`'s words stand in the question (first occurrence), as `[start, end)`.

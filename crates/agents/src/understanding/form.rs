@@ -375,6 +375,18 @@ pub fn is_superlative(word: &str) -> bool {
     SUPERLATIVES.iter().any(|(s, _)| *s == word)
 }
 
+/// Whether `words[i]` is one of the words that ask for a count ("*count* the …", "the *total
+/// number* of …", "give me a *count* of …"), which name no relation of the graph.
+pub fn counting_word(words: &[Word], i: usize) -> bool {
+    let at = |k: usize| words.get(k).map(|w| w.text.as_str());
+    match words[i].text.as_str() {
+        "count" => i == 0 || at(i - 1) == Some("a"),
+        "number" => at(i + 1) == Some("of") && (i == 0 || matches!(at(i - 1), Some("the" | "total"))),
+        "total" => at(i + 1) == Some("number") && at(i + 2) == Some("of"),
+        _ => false,
+    }
+}
+
 impl QuestionForm {
     /// The form of `question`; `qir_kind` (the model's guess) only counts when the words are
     /// silent (no question word, no auxiliary, no "how many", no superlative).
