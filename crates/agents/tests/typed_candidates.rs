@@ -569,3 +569,21 @@ async fn a_partial_name_no_vertex_dominates_is_tried_on_each_holder() {
     );
     assert_eq!(link.homonyms, ["http://dbpedia.example.org/resource/Vesta_Oregon"]);
 }
+
+#[tokio::test]
+async fn two_anchors_each_with_its_own_relation_meet_at_the_answer() {
+    let Some(pipeline) = pipeline() else { return };
+    // Each anchor's best paths walk on to say the other's relation too; their own one hops
+    // meet at the college.
+    let e = ask(
+        &pipeline,
+        "What is the common affiliation of Old Hall and alma mater of Carl Mead?",
+    )
+    .await;
+    assert_eq!(
+        e.display_answers(),
+        ["Kent College"],
+        "{:#?}",
+        e.sparql.iter().map(|q| (&q.sparql, q.rows)).collect::<Vec<_>>()
+    );
+}

@@ -52,6 +52,9 @@ const MAX_HOMONYM_TRIES: usize = 3;
 
 /// How much better a homonym's best path must score to take its vertex instead.
 const BETTER_HOMONYM: f32 = 0.05;
+/// How much better a rival holder of a partial name's words must fit than the most connected
+/// one: the name says less of which vertex is meant, but the degree said it first.
+const BETTER_RIVAL: f32 = 0.15;
 
 /// A path reaching the question's other anchor is evidence the graph gives, for yes/no questions.
 const REACHES_OTHER_ANCHOR: f32 = 0.2;
@@ -230,13 +233,18 @@ impl Agent for PathSearchAgent {
                 let Some(left) = budget_left(&budget, spent, started, tries) else {
                     break 'anchors;
                 };
-                tries += 1;
                 let mut tried = anchors.clone();
                 tried[i] = as_homonym(ctx, &anchors[i], &homonym).await?;
+                // A vertex of another name (a partial name's rival) stands in only for a lone
+                // anchor: beside another anchor, that one may answer alone.
+                if anchors.len() > 1 && is_rival(&anchors[i], &tried[i]) {
+                    continue;
+                }
+                tries += 1;
                 let tried_labels: Vec<String> = tried.iter().map(|a| a.label.clone()).collect();
                 let again = find_paths(ctx, &tried, &tried_labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
-                if fits_from(&again.ranked, i) {
+                if fits_from(&again.ranked, i) && (!is_rival(&anchors[i], &tried[i]) || says_words(&again.ranked, i)) {
                     take_homonym(&mut state.entities[e], &tried[i]);
                     anchors = tried;
                     found = again;
@@ -264,8 +272,11 @@ impl Agent for PathSearchAgent {
                 let tried_labels = [tried[0].label.clone()];
                 let again = find_paths(ctx, &tried, &tried_labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
+                let rival = is_rival(anchor, &tried[0]);
+                let margin = if rival { BETTER_RIVAL } else { BETTER_HOMONYM };
                 if let Some(first) = again.ranked.first()
-                    && first.score > best + BETTER_HOMONYM
+                    && first.score > best + margin
+                    && (!rival || says_words(&again.ranked, 0))
                 {
                     best = first.score;
                     let [tried] = tried;
@@ -418,6 +429,21 @@ fn take_homonym(link: &mut crate::state::EntityLink, homonym: &Anchor) {
     link.homonyms.retain(|h| *h != homonym.iri);
     link.homonyms.extend(first);
     link.homonym_retried = true;
+}
+
+/// `homonym` is a vertex of another name than `anchor`'s: a rival holder of a partial name
+/// ("Lake Placid (Texas)" for "Lake Placid"), not one of the same label.
+fn is_rival(anchor: &Anchor, homonym: &Anchor) -> bool {
+    chatty_kg_graph::text::normalize_tokens(&anchor.label) != chatty_kg_graph::text::normalize_tokens(&homonym.label)
+}
+
+/// The best path from anchor `i` says the question's words (full support), not merely exists:
+/// what a rival of the linked vertex must show.
+fn says_words(ranked: &[ScoredPath], i: usize) -> bool {
+    ranked
+        .iter()
+        .find(|s| s.path.anchor == i)
+        .is_some_and(|s| s.support >= crate::candidates::ranking::FULL_SUPPORT)
 }
 
 /// `anchor` moved to its homonym `iri`, with that vertex's label (the anchor's when it has

@@ -875,20 +875,33 @@ fn join_pairs(ranked: &[RelationPath], order: &[usize], same: bool) -> Vec<(usiz
     pairs
 }
 
-/// Pairs of each anchor's best paths, fewer hops first.
+/// Pairs of each anchor's best paths (and its best one hop), fewer hops first.
 fn other_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
     let firsts: Vec<usize> = order
         .iter()
         .copied()
         .filter(|&i| ranked[i].end == EndKind::Entity)
         .collect();
+    // Each anchor's paths are ranked against all the question's words, so its best paths may
+    // walk on to say the other anchor's relation too ("the affiliation of X and alma mater of
+    // Y": X → affiliation → alma mater (of)); its own one relation, which meets the other's at
+    // the answer, is paired as well.
     let of = |anchor: usize| -> Vec<usize> {
-        firsts
+        let mut own: Vec<usize> = firsts
             .iter()
             .copied()
             .filter(|&i| ranked[i].anchor == anchor)
             .take(JOIN_PATHS)
-            .collect()
+            .collect();
+        if let Some(one) = firsts
+            .iter()
+            .copied()
+            .find(|&i| ranked[i].anchor == anchor && ranked[i].hops.len() == 1)
+            && !own.contains(&one)
+        {
+            own.push(one);
+        }
+        own
     };
     let (a, b) = (of(0), of(1));
     // Fewer hops first: each anchor's own relation meets the other's at the answer ("movies
