@@ -527,9 +527,9 @@ async fn a_class_selects_where_the_graph_types_few_of_a_relations_values() {
 #[tokio::test]
 async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
     let Some(pipeline) = pipeline() else { return };
-    // "The schools which also play Football": "schools" is the kind the clause describes, and the
-    // sports are the ones those schools play (out and back through "sport"), not what shares
-    // their country; "count" names no relation ("country").
+    // "The schools which also play Football": the sports are the ones those schools play (out
+    // and back through "sport", as "also" says), not what shares their country; "count" names
+    // no relation ("country").
     let e = ask(&pipeline, "Count the sports played by the schools which also play Football.").await;
     assert_eq!(
         (e.answer_kind, e.display_answers()),
@@ -537,7 +537,8 @@ async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
         "{:#?}",
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
-    // "Places" names the halls the clause describes, not the architects' birth places.
+    // "Places" names the halls the "whose" clause describes (the architects are "of" them), not
+    // the architects' birth places.
     let e = ask(&pipeline, "Name the other architects of the historic places whose architect is Stan White.").await;
     assert_eq!(
         sorted(&e),

@@ -217,9 +217,9 @@ impl PathRanker {
             .map(|(i, m)| find_span(&words, m).or_else(|| find_span(&words, labels.get(i)?)))
             .collect();
         let in_mention = |i: usize| spans.iter().flatten().any(|(s, e)| i >= *s && i < *e);
-        // "The *historic places* whose architect is X", "the *school* which also plays Y": the
-        // noun phrase a relative clause describes is the kind of a vertex on the way to the
-        // answers (or of the answers); no hop need say it.
+        // "The architect of the *historic places* whose architect is X": the noun phrase a
+        // "whose" clause describes, where another noun is "of" it, is the kind of a vertex on
+        // the way to the answers; no hop need say it.
         let kinds = clause_kinds(&words, &in_mention);
         let in_kind = |i: usize| kinds.iter().any(|(s, e)| i >= *s && i < *e);
         // "the film X", "a city X": the noun between an article and a mention is the mention's
@@ -1066,18 +1066,21 @@ fn shares_stem(label: &str, word: &str) -> bool {
     })
 }
 
-/// Words that open a clause describing the noun phrase before them.
-const RELATIVE: &[&str] = &["whose", "which", "that", "who", "where"];
 /// Words of a noun phrase before a relative clause, at most.
 const KIND_WORDS: usize = 3;
 
-/// The noun phrases a relative clause describes: after an article, before "whose", "which",
-/// "that", "who" or "where", no mention and no function word among them ("the *historic
-/// places* whose architect is X"), as word spans.
+/// The noun phrases a "whose" clause describes where another noun is "of" them ("the
+/// architect of *the historic places* whose architect is X", "the tenants of *the stadium*
+/// whose tenants was Y"): a vertex on the way to the answers, whose relation to the anchor the
+/// clause names ("whose *architect*") and whose relation to the answers the noun before "of"
+/// names. No mention, capitalised or function word among them; as word spans. A clause that
+/// names no relation ("the script *that* the letter belongs to", "the writers *that* …") leaves
+/// its noun a word of the relation, as is a "whose" clause's noun nothing is "of" ("the movies
+/// whose directors …": the answers, which a hop reaches).
 fn clause_kinds(words: &[Word], in_mention: &impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
     let mut kinds = Vec::new();
     for (r, w) in words.iter().enumerate() {
-        if !RELATIVE.contains(&w.text.as_str()) {
+        if w.text != "whose" {
             continue;
         }
         let mut start = r;
@@ -1089,7 +1092,8 @@ fn clause_kinds(words: &[Word], in_mention: &impl Fn(usize) -> bool) -> Vec<(usi
         {
             start -= 1;
         }
-        if start < r && start > 0 && matches!(words[start - 1].text.as_str(), "the" | "a" | "an") {
+        let article = start >= 2 && matches!(words[start - 1].text.as_str(), "the" | "a" | "an");
+        if start < r && article && words[start - 2].text == "of" {
             kinds.push((start, r));
         }
     }
