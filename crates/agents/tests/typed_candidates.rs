@@ -588,3 +588,19 @@ async fn two_anchors_each_with_its_own_relation_meet_at_the_answer() {
         e.sparql.iter().map(|q| (&q.sparql, q.rows)).collect::<Vec<_>>()
     );
 }
+
+#[tokio::test]
+async fn the_relation_that_reaches_the_class_answers_where_no_word_names_one() {
+    let Some(pipeline) = pipeline() else { return };
+    // No word but the class's is left ("show" opens the request, as "give" does): the one hop
+    // from Dover that reaches museums ("location") answers, though no word resembles it; the
+    // mill located there is no museum.
+    let e = ask(&pipeline, "Show me all museums in Dover.").await;
+    assert_eq!(
+        sorted(&e),
+        ["Dover Museum", "Sea Museum"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+    assert!(e.chosen_path().is_some_and(|p| p.reaches_class));
+}

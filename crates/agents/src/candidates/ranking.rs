@@ -71,6 +71,9 @@ const NEEDLESS_RETURN: f32 = -0.1;
 const SHARING_WORDS: &[&str] = &[
     "share", "shares", "shared", "sharing", "same", "also", "both", "co", "together",
 ];
+/// Verbs that open a request ("*Show* me all museums in London", "*Find* the tenants of X"),
+/// as "give", "list" and "tell" do: no relation.
+const REQUESTS: &[&str] = &["show", "find"];
 /// Question words and fillers that are never relations.
 const NOT_RELATIONS: &[&str] = &[
     "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which", "what",
@@ -264,6 +267,7 @@ impl PathRanker {
             if in_mention(i)
                 || (in_kind(i) && asked != Some(i))
                 || (form.kind == QuestionKind::Count && counting_word(&words, i))
+                || (i == 0 && REQUESTS.contains(&w))
                 || apposition(i)
                 || word.capitalized
                 || is_function_word(w)
