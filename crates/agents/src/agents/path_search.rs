@@ -788,12 +788,13 @@ async fn class_reach(
     // fewer than half of them as the class and the relation holds of other kinds of things
     // elsewhere ("born in": actors, swimmers, horses), the few it types say nothing of the
     // rest, and a value of no class is no more an instance than any other. Where it types
-    // most, a missing type is a gap ("which cities are in Chile": one of two typed). One
-    // query per relation and one per path, the best few.
+    // most, a missing type is a gap ("which cities are in Chile": one of two typed). At most
+    // `CLASS_CHECKS` relations asked and as many paths counted, the best first.
     let mut elsewhere = vec![false; ranked.len()];
     let mut seen: HashMap<(&str, bool), bool> = HashMap::new();
+    let mut counted = 0;
     for i in 0..ranked.len() {
-        if reach[i] == 0 || mixed[i] || cut.is_some() || seen.len() >= CLASS_CHECKS {
+        if reach[i] == 0 || mixed[i] || cut.is_some() {
             continue;
         }
         let (Some(last), Some(anchor)) = (ranked[i].path.hops.last(), anchors.get(ranked[i].path.anchor)) else {
@@ -802,14 +803,16 @@ async fn class_reach(
         let key = (last.predicate.as_str(), last.forward);
         let others = match seen.get(&key) {
             Some(&others) => others,
-            None => {
+            None if seen.len() < CLASS_CHECKS => {
                 let query = crate::candidates::queries::relation_outsiders(&last.predicate, last.forward, class)?;
                 let others = matches!(unless_slow(ctx, &query, cut).await?, Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty());
                 seen.insert(key, others);
                 others
             }
+            None => continue,
         };
-        if others && reach[i] < CLASS_REACH_CAP as u64 {
+        if others && reach[i] < CLASS_REACH_CAP as u64 && counted < CLASS_CHECKS {
+            counted += 1;
             let query = crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP)?;
             let values = unless_slow(ctx, &query, cut)
                 .await?
@@ -873,9 +876,9 @@ fn prefer_several(ranked: &mut Vec<ScoredPath>, tie: f32) {
 }
 
 /// Moves the paths that reach the class (`found.reach`, per path) first and marks them (and
-/// whether the class selects among their values: `found.mixed`, or `found.elsewhere`): among them the words decide (the score), except
-/// that scores within [`CLASS_REACH_TIE`] of the best, and the one hop from an anchor that
-/// modifies or owns the class (`owned`: "*Danish* films", "*Jordi Mallach's* packages", which no
+/// whether the class selects among their values: `found.mixed`, or `found.elsewhere`): among
+/// them the words decide (the score), except that scores within [`CLASS_REACH_TIE`] of the
+/// best, and the one hop from an anchor that modifies or owns the class (`owned`: "*Danish* films", "*Jordi Mallach's* packages", which no
 /// word need say), go by the fewest hops (a hop no word tells apart from the shorter path is not
 /// asked for: "Jordi Mallach's packages" are the ones he maintains, not those of his packages'
 /// priority), then by the number of instances reached ("which cities are in Peru": "located

@@ -238,13 +238,9 @@ impl PathRanker {
                 (i + 2 == *s && words[i + 1].text == "of") || (i == *e && *e > 0 && words[e - 1].possessive)
             })
         };
-        // The noun a clause's kind is "of" ("the *architect* of the historic places whose …").
-        let governs_kind = |i: usize| {
-            kinds.iter().any(|&(s, _)| {
-                words.get(i + 1).is_some_and(|w| w.text == "of")
-                    && (i + 2 == s || (i + 3 == s && matches!(words[i + 2].text.as_str(), "the" | "a" | "an")))
-            })
-        };
+        // The noun a clause's kind is "of" ("the *architect* of the historic places whose …"):
+        // each kind stands after "of" and an article.
+        let governs_kind = |i: usize| kinds.iter().any(|&(s, _)| i + 3 == s);
         // With two anchors to list or count ("awards given to *both* X and Y"), the sharing word
         // says the anchors share the answer, which their join does; no path goes out and back.
         let sharing = (mentions.len() < 2 || form.kind == QuestionKind::Boolean)
