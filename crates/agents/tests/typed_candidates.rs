@@ -521,7 +521,10 @@ async fn a_class_selects_where_the_graph_types_few_of_a_relations_values() {
     let e = ask(&pipeline, "Which writers were born in Dover?").await;
     assert_eq!(e.display_answers(), ["Kim Vale"], "{:#?}", e.sparql);
     let chosen = e.chosen_path().expect("a path");
-    assert!(chosen.reaches_class && chosen.class_selects && chosen.kinds_elsewhere, "{chosen:#?}");
+    assert!(
+        chosen.reaches_class && chosen.class_selects && chosen.kinds_elsewhere,
+        "{chosen:#?}"
+    );
 }
 
 #[tokio::test]
@@ -530,7 +533,11 @@ async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
     // "The schools which also play Football": the sports are the ones those schools play (out
     // and back through "sport", as "also" says), not what shares their country; "count" names
     // no relation ("country").
-    let e = ask(&pipeline, "Count the sports played by the schools which also play Football.").await;
+    let e = ask(
+        &pipeline,
+        "Count the sports played by the schools which also play Football.",
+    )
+    .await;
     assert_eq!(
         (e.answer_kind, e.display_answers()),
         (Some(QuestionKind::Count), vec!["2".to_owned()]),
@@ -539,14 +546,22 @@ async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
     );
     // "Places" names the halls the "whose" clause describes (the architects are "of" them), not
     // the architects' birth places.
-    let e = ask(&pipeline, "Name the other architects of the historic places whose architect is Stan White.").await;
+    let e = ask(
+        &pipeline,
+        "Name the other architects of the historic places whose architect is Stan White.",
+    )
+    .await;
     assert_eq!(
         sorted(&e),
         ["Carl Mead", "Dora Kent"],
         "{:#?}",
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
-    let e = ask(&pipeline, "Which sports are played by the schools which also play Football?").await;
+    let e = ask(
+        &pipeline,
+        "Which sports are played by the schools which also play Football?",
+    )
+    .await;
     assert_eq!(
         sorted(&e),
         ["Rowing", "Volleyball"],

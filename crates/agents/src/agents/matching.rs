@@ -180,10 +180,12 @@ async fn link_entity(
     let mut rivals: Vec<String> = Vec::new();
     let forced = match forced {
         Some(method) => Some((method, first)),
-        None => dominant(ctx, mention, &candidates).await?.map(|(method, chosen, others)| {
-            rivals = others;
-            (method, chosen)
-        }),
+        None => dominant(ctx, mention, &candidates)
+            .await?
+            .map(|(method, chosen, others)| {
+                rivals = others;
+                (method, chosen)
+            }),
     };
     let chosen = match forced {
         Some((method, chosen)) => {

@@ -821,7 +821,11 @@ async fn class_reach(
             elsewhere[i] = values > 2 * reach[i];
         }
     }
-    Ok(Some(ClassReach { reach, mixed, elsewhere }))
+    Ok(Some(ClassReach {
+        reach,
+        mixed,
+        elsewhere,
+    }))
 }
 
 /// What [`class_reach`] found, per ranked path: instances of the class reached, whether the

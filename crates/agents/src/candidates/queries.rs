@@ -617,7 +617,12 @@ impl SetRewrite<'_> {
 /// `SELECT (COUNT(*) AS ?count) WHERE { { SELECT DISTINCT ?answer WHERE { anchor path ?answer .
 /// ?answer is an instance of <class> } LIMIT cap } }`: how many instances of `class`
 /// the path reaches (with no class, how many values), counted up to `cap`.
-pub fn class_reach(anchor: &str, path: &RelationPath, class: Option<&str>, cap: usize) -> Result<ReadQuery, GraphError> {
+pub fn class_reach(
+    anchor: &str,
+    path: &RelationPath,
+    class: Option<&str>,
+    cap: usize,
+) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let bgp = GraphPattern::Bgp {
