@@ -383,7 +383,7 @@ async fn with_kind(
             named.push((name.len(), class.iri.as_str()));
         }
     }
-    named.sort_by(|a, b| b.0.cmp(&a.0));
+    named.sort_by_key(|&(len, _)| std::cmp::Reverse(len));
     for (len, class) in named.into_iter().take(MAX_KIND_CHECKS) {
         for vertex in std::iter::once(&anchor.iri).chain(homonyms.iter().take(MAX_KIND_CHECKS)) {
             if is_member(ctx, vertex, class).await? {
@@ -434,7 +434,7 @@ fn take_homonym(link: &mut crate::state::EntityLink, homonym: &Anchor) {
 /// `homonym` is a vertex of another name than `anchor`'s: a rival holder of a partial name
 /// ("Lake Placid (Texas)" for "Lake Placid"), not one of the same label.
 fn is_rival(anchor: &Anchor, homonym: &Anchor) -> bool {
-    chatty_kg_graph::text::normalize_tokens(&anchor.label) != chatty_kg_graph::text::normalize_tokens(&homonym.label)
+    normalize_tokens(&anchor.label) != normalize_tokens(&homonym.label)
 }
 
 /// The best path from anchor `i` says the question's words (full support), not merely exists:
@@ -772,13 +772,10 @@ async fn class_reach(
             continue;
         };
         let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP)?;
-        reach[i] = unless_slow(ctx, &query, cut)
-            .await?
-            .and_then(|r| crate::candidates::queries::count_of(&r))
-            .unwrap_or(0);
+        reach[i] = count_unless_slow(ctx, &query, cut).await?;
         if reach[i] > 0 {
             let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
-            mixed[i] = matches!(unless_slow(ctx, &query, cut).await?, Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty());
+            mixed[i] = any_row_unless_slow(ctx, &query, cut).await?;
         }
     }
     if reach.iter().all(|&n| n == 0) {
@@ -805,7 +802,7 @@ async fn class_reach(
             Some(&others) => others,
             None if seen.len() < CLASS_CHECKS => {
                 let query = crate::candidates::queries::relation_outsiders(&last.predicate, last.forward, class)?;
-                let others = matches!(unless_slow(ctx, &query, cut).await?, Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty());
+                let others = any_row_unless_slow(ctx, &query, cut).await?;
                 seen.insert(key, others);
                 others
             }
@@ -814,10 +811,7 @@ async fn class_reach(
         if others && reach[i] < CLASS_REACH_CAP as u64 && counted < CLASS_CHECKS {
             counted += 1;
             let query = crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP)?;
-            let values = unless_slow(ctx, &query, cut)
-                .await?
-                .and_then(|r| crate::candidates::queries::count_of(&r))
-                .unwrap_or(0);
+            let values = count_unless_slow(ctx, &query, cut).await?;
             elsewhere[i] = values > 2 * reach[i];
         }
     }
@@ -835,6 +829,30 @@ struct ClassReach {
     reach: Vec<u64>,
     mixed: Vec<bool>,
     elsewhere: Vec<bool>,
+}
+
+/// The count a class query returns (0 when it ran out of time: [`unless_slow`]).
+async fn count_unless_slow(
+    ctx: &AgentContext,
+    query: &chatty_kg_graph::ReadQuery,
+    cut: &mut Option<String>,
+) -> Result<u64, AgentError> {
+    Ok(unless_slow(ctx, query, cut)
+        .await?
+        .and_then(|r| crate::candidates::queries::count_of(&r))
+        .unwrap_or(0))
+}
+
+/// Whether a class query has any row (none when it ran out of time: [`unless_slow`]).
+async fn any_row_unless_slow(
+    ctx: &AgentContext,
+    query: &chatty_kg_graph::ReadQuery,
+    cut: &mut Option<String>,
+) -> Result<bool, AgentError> {
+    Ok(matches!(
+        unless_slow(ctx, query, cut).await?,
+        Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty()
+    ))
 }
 
 /// A class query's results, or `None` when it ran out of the store's query time: a slow count
