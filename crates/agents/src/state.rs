@@ -165,6 +165,10 @@ pub enum LinkMethod {
     /// No label holds the word, but it modifies the asked class ("*Danish* films") and names
     /// one of the values the class's instances have, by its embedding ("Denmark").
     Modifier,
+    /// A yes/no question's other named thing has this vertex as a neighbour, and the question
+    /// writes its name where the mention stands ("Pope John Paul II" beside Mother Teresa for
+    /// "John Paul the second"), where the search's vertex shares no edge with it.
+    Neighbour,
     /// Nothing in the graph matches the mention.
     NotFound,
     /// Candidates matched some of its words, and the model said none of them is what the

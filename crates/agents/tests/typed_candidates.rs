@@ -619,3 +619,45 @@ async fn the_relation_that_reaches_the_class_answers_where_no_word_names_one() {
     );
     assert!(e.chosen_path().is_some_and(|p| p.reaches_class));
 }
+
+#[tokio::test]
+async fn a_yes_no_questions_second_thing_is_found_among_the_first_ones_neighbours() {
+    let Some(pipeline) = pipeline() else { return };
+    // "Dover" is a label, but Mia Stone's club is the neighbour the question writes there.
+    let e = ask(&pipeline, "Does Mia Stone play for the Dover gymnast club?").await;
+    assert_eq!(e.display_answers(), ["true"], "{:#?}", e.entities);
+    let club = e
+        .entities
+        .iter()
+        .find(|l| l.mention.contains("Dover"))
+        .expect("a Dover mention");
+    assert_eq!(
+        (club.method, club.label.as_deref()),
+        (LinkMethod::Neighbour, Some("Dover Gymnastics Club")),
+        "{club:#?}"
+    );
+    // A title left out and an ordinal written out: "Pope Leo II" for "Leo the second".
+    let e = ask(&pipeline, "Was Rosa Vale canonized by Leo the second?").await;
+    assert_eq!(e.display_answers(), ["true"], "{:#?}", e.entities);
+    // A category that would take the relation's word "mayor" is no thing the question names.
+    let e = ask(&pipeline, "Is Tom Reed the mayor of Lowell?").await;
+    let lowell = e.entities.iter().find(|l| l.mention == "Lowell").expect("Lowell");
+    assert_eq!(
+        (lowell.method, lowell.label.as_deref()),
+        (LinkMethod::ExactLabel, Some("Lowell")),
+        "{lowell:#?}"
+    );
+    assert_ne!(e.display_answers(), ["true"], "{:#?}", e.sparql);
+    // A namesake among the film's neighbours (a tag) does not replace the person the question
+    // names exactly.
+    let e = ask(&pipeline, "Did Roy Park act in Quiet Days?").await;
+    let roy = e.entities.iter().find(|l| l.mention == "Roy Park").expect("Roy Park");
+    assert_eq!(
+        (roy.method, roy.iri.as_deref()),
+        (
+            LinkMethod::ExactLabel,
+            Some("http://dbpedia.example.org/resource/Roy_Park")
+        ),
+        "{roy:#?}"
+    );
+}

@@ -32,9 +32,9 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, named_node, neighbourhood_query,
-    neighbourhood_sample_query, predicates_around_query, predicates_between_query, subjects_query, triple,
-    value_subjects_query, var,
+    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, labelled_neighbours_query, named_node,
+    neighbourhood_query, neighbourhood_sample_query, predicates_around_query, predicates_between_query, subjects_query,
+    triple, value_subjects_query, var,
 };
 use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{

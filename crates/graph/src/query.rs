@@ -591,6 +591,27 @@ pub fn neighbourhood_query(vertices: &[&str], outgoing: bool, limit: usize) -> R
     ReadQuery::select(distinct_project(edges, vec![var("v"), var("p"), o], Some(limit)))
 }
 
+/// `SELECT DISTINCT ?o ?l WHERE { VALUES ?v {<vertex>} ?v ?p ?o . VALUES ?lp {…} ?o ?lp ?l }` (or
+/// `?o ?p ?v` for incoming) `LIMIT n`: a vertex's neighbours with their labels, in one query (a
+/// label lookup per neighbour is far slower on a large neighbourhood).
+pub fn labelled_neighbours_query(
+    vertex: &str,
+    outgoing: bool,
+    label_predicates: &[String],
+    limit: usize,
+) -> Result<ReadQuery, GraphError> {
+    let (o, lp, l) = (var("o"), var("lp"), var("l"));
+    let labelled = GraphPattern::Join {
+        left: Box::new(values(&lp, label_predicates.iter().map(String::as_str))?),
+        right: Box::new(bgp(vec![triple(o.clone(), lp.clone(), l.clone())])),
+    };
+    let joined = GraphPattern::Join {
+        left: Box::new(frontier_edges(&[vertex], outgoing, &o)?),
+        right: Box::new(labelled),
+    };
+    ReadQuery::select(distinct_project(joined, vec![o, l], Some(limit)))
+}
+
 /// `SELECT ?v ?p (SAMPLE(?x) AS ?o) WHERE { VALUES ?v {…} ?v ?p ?x } GROUP BY ?v ?p`: every
 /// predicate of every frontier vertex with one neighbour each, when the whole neighbourhood is too
 /// big to fetch (hub vertices).

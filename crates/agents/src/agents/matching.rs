@@ -19,6 +19,7 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::state::{AgentState, EntityLink, LinkMethod, Outcome};
+use crate::understanding::qir::QuestionKind;
 use chatty_kg_graph::EntityCandidate;
 use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 use serde::Deserialize;
@@ -98,10 +99,20 @@ impl Agent for MatchingAgent {
             .filter(|l| l.iri.is_none())
             .map(|l| l.mention.clone())
             .collect();
-        state.entities = links;
         if !unknown.is_empty() {
+            state.entities = links;
             return Ok(state.stop(Outcome::UnknownEntity { mentions: unknown }));
         }
+        // A yes/no question asks whether its two things are related: the second is looked for
+        // among the first one's neighbours where the search's vertex is not one. A graph error
+        // here (a timeout) leaves the search's links: the step only ever improves on them.
+        if qir.kind == QuestionKind::Boolean
+            && links.len() >= 2
+            && let Err(error) = crate::linking::coherence::relink_beside_anchors(ctx, &question, &mut links).await
+        {
+            tracing::info!(%error, "yes/no question's things not relinked among neighbours");
+        }
+        state.entities = links;
         Ok(LINKED)
     }
 }

@@ -1,7 +1,9 @@
 //! Linking the question's words to the graph: the spans that are exactly vertex labels, values
 //! written in the question, and names written in part ([`spotting`]). Choosing among the
-//! candidates of one mention is the matching agent's (`agents/matching.rs`).
+//! candidates of one mention is the matching agent's (`agents/matching.rs`); a yes/no question's
+//! second thing is looked for among the first one's neighbours ([`coherence`]).
 
+pub(crate) mod coherence;
 pub(crate) mod modifiers;
 pub(crate) mod spotting;
 

@@ -275,6 +275,11 @@ const TITLES: &[&str] = &[
     "governor",
 ];
 
+/// A title written before a name, never part of it ("President", "Pope", "Dr").
+pub(crate) fn is_title(word: &str) -> bool {
+    TITLES.contains(&word)
+}
+
 /// Runs of words written with a capital after the question's first word, titles dropped from
 /// their start, each as `(start, len)`; a run ends at a possessive.
 fn capitalised_runs(words: &[(String, bool)]) -> Vec<(usize, usize)> {
@@ -294,7 +299,7 @@ fn capitalised_runs(words: &[(String, bool)]) -> Vec<(usize, usize)> {
             }
         }
         let mut start = i;
-        while start + 1 < end && TITLES.contains(&words[start].0.to_lowercase().trim_end_matches('.')) {
+        while start + 1 < end && is_title(words[start].0.to_lowercase().trim_end_matches('.')) {
             start += 1;
         }
         runs.push((start, end - start));
