@@ -339,6 +339,49 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
     ));
 }
 
+/// A vertex's labelled neighbours with every label, in one query per direction (how a yes/no
+/// question's second thing is looked for beside the first): literals and unlabelled vertices are
+/// not rows, the limit holds.
+async fn labelled_neighbours(kg: Arc<dyn KnowledgeGraph>) {
+    let rows = |results: QueryResults| -> Vec<(String, String)> {
+        let QueryResults::Solutions(s) = results else {
+            panic!("not solutions")
+        };
+        let mut rows: Vec<(String, String)> = s
+            .rows
+            .iter()
+            .map(|r| match (r[0].as_ref(), r[1].as_ref()) {
+                (Some(Term::NamedNode(n)), Some(Term::Literal(l))) => {
+                    (n.as_str().trim_start_matches(E).to_owned(), l.value().to_owned())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let labels = &kg.settings().label_predicates;
+    let away = format!("{E}Cast_Away");
+    let query = chatty_kg_graph::labelled_neighbours_query(&away, true, labels, 10).unwrap();
+    assert_eq!(
+        rows(kg.query(&query).await.unwrap()),
+        [
+            ("Robert_Zemeckis".to_owned(), "Robert Zemeckis".to_owned()),
+            ("Tom_Hanks".to_owned(), "Tom Hanks".to_owned()),
+        ]
+    );
+    let hanks = format!("{E}Tom_Hanks");
+    let query = chatty_kg_graph::labelled_neighbours_query(&hanks, false, labels, 10).unwrap();
+    let incoming = rows(kg.query(&query).await.unwrap());
+    assert!(
+        incoming.contains(&("Cast_Away".to_owned(), "Seul au monde".to_owned())),
+        "{incoming:?}"
+    );
+    assert_eq!(incoming.len(), 4, "{incoming:?}");
+    let query = chatty_kg_graph::labelled_neighbours_query(&hanks, false, labels, 2).unwrap();
+    assert_eq!(rows(kg.query(&query).await.unwrap()).len(), 2);
+}
+
 async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
     let (hanks, gold, nobody) = (format!("{E}Tom_Hanks"), format!("{E}Goldfinger"), format!("{E}Nobody"));
     let cruise = format!("{E}Tom_Cruise");
@@ -535,6 +578,7 @@ macro_rules! all_cases {
                 predicate_neighbourhood,
                 predicates_between_vertices,
                 frontier_neighbourhood,
+                labelled_neighbours,
                 labels_of_answers,
                 the_schema_profile_counts_predicates_and_classes,
                 instances_of_a_class,
