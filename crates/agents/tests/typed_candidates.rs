@@ -661,3 +661,17 @@ async fn a_yes_no_questions_second_thing_is_found_among_the_first_ones_neighbour
         "{roy:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_kind_written_as_no_class_name_is_the_class_of_its_meaning() {
+    let Some(pipeline) = pipeline() else { return };
+    // No class is named "movie": Film is the class closest in meaning; the show is none.
+    let e = ask(&pipeline, "Which movies did Thomas Vinterberg direct?").await;
+    assert_eq!(sorted(&e), ["Festen", "Riverton", "The Hunt"], "{:#?}", e.class);
+    let class = e.class.as_ref().expect("a class");
+    assert_eq!(class.label, "Film");
+    // The explanation says the class was read by meaning, and how close.
+    assert!(class.by_meaning.is_some_and(|s| s >= 0.8), "{class:?}");
+    let e = ask(&pipeline, "Give me all the TV shows directed by Thomas Vinterberg.").await;
+    assert_eq!(sorted(&e), ["Dogme Hour"], "{:#?}", e.class);
+}

@@ -15,7 +15,9 @@ use crate::graph::Agent;
 use crate::linking::modifiers::ground_modifier;
 use crate::linking::spotting::{qir_of, spot};
 use crate::state::{AgentState, Outcome};
-use crate::understanding::classes::{ClassMention, ClassRole, about_the_class_alone, ordered_by_words, spot_class};
+use crate::understanding::classes::{
+    ClassMention, ClassRole, about_the_class_alone, class_by_meaning, ordered_by_words, spot_class,
+};
 use crate::understanding::form::{QuestionForm, ValueConstraint};
 use crate::understanding::qir::{
     Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question,
@@ -155,10 +157,21 @@ impl Agent for QirAgent {
 /// The class the question names, from the graph's schema profile; none when the profile cannot
 /// be had (the question is answered without it, as on a graph with no classes).
 async fn named_class(ctx: &AgentContext, question: &str, form: &QuestionForm) -> Option<ClassMention> {
-    match ctx.kg.profile().await {
-        Ok(profile) => spot_class(question, form, &profile.classes),
+    let profile = match ctx.kg.profile().await {
+        Ok(profile) => profile,
         Err(error) => {
             tracing::warn!(%error, "no schema profile: classes in the question are not recognised");
+            return None;
+        }
+    };
+    if let Some(class) = spot_class(question, form, &profile.classes) {
+        return Some(class);
+    }
+    // No class's name is written where a kind is asked: one its meaning names ("movies": Film).
+    match class_by_meaning(ctx, question, form, &profile.classes).await {
+        Ok(class) => class,
+        Err(error) => {
+            tracing::warn!(%error, "classes not compared by meaning");
             None
         }
     }

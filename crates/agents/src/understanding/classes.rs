@@ -29,6 +29,10 @@ pub struct ClassMention {
     /// question is about the class alone).
     #[serde(default)]
     pub applied: bool,
+    /// Where no class's name is written there, how close in meaning the question's words and the
+    /// class's name are (cosine of their sentence embeddings, [`CLASS_BY_MEANING`] at least).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_meaning: Option<f32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,12 +85,147 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
                         mention: words[start..start + name.len()].join(" "),
                         role,
                         applied: false,
+                        by_meaning: None,
                     },
                 ));
             }
         }
     }
     best.map(|(_, _, mention)| mention)
+}
+
+/// Cosine (sentence embeddings) at which a phrase standing where a kind is asked names a class
+/// whose name it does not spell. With MiniLM: "movies" and "film" 0.81 ("movie" 0.84), "tv
+/// shows" and "television show" 0.89, "parties" and "political party" 0.81; below it
+/// "musicians" and "musical artist" 0.71, "cosmonauts" and "astronaut" 0.67 (synonyms missed),
+/// "player" and "person" 0.62, "state" and "country" 0.58 (not synonyms; measured against the
+/// QALD-9 slice's classes and the Chatty-Gen and package graphs' class names).
+pub const CLASS_BY_MEANING: f32 = 0.8;
+
+/// The class a phrase standing where English asks for a kind means, where no class's name is
+/// written there ([`spot_class`] found none): "Give me all *movies* with Tom Cruise" (`Film`),
+/// "all the *TV shows* with Neil Patrick Harris" (`TelevisionShow`). The phrases and the classes'
+/// names are compared by their sentence embeddings ([`CLASS_BY_MEANING`]); the closest pair wins,
+/// then the class with more instances. The classes' vectors are the embedder's cache's after the
+/// first question.
+pub async fn class_by_meaning(
+    ctx: &crate::context::AgentContext,
+    question: &str,
+    form: &QuestionForm,
+    classes: &[ClassProfile],
+) -> Result<Option<ClassMention>, crate::error::AgentError> {
+    let phrases = kind_phrases(question, form);
+    if phrases.is_empty() {
+        return Ok(None);
+    }
+    let named: Vec<(&ClassProfile, String)> = classes
+        .iter()
+        .take(MAX_CLASSES)
+        .filter_map(|c| class_phrase(&c.label).map(|p| (c, p)))
+        .collect();
+    if named.is_empty() {
+        return Ok(None);
+    }
+    let texts: Vec<String> = phrases
+        .iter()
+        .map(|p| p.phrase.clone())
+        .chain(named.iter().map(|(_, name)| name.clone()))
+        .collect();
+    let vectors = crate::candidates::ranking::embed(ctx, texts).await?;
+    let (said, names) = vectors.split_at(phrases.len());
+    let mut best: Option<(f32, u64, ClassMention)> = None;
+    for (phrase, v) in phrases.iter().zip(said) {
+        for ((class, _), w) in named.iter().zip(names) {
+            let similarity = chatty_kg_embed::cosine(v, w);
+            if similarity < CLASS_BY_MEANING {
+                continue;
+            }
+            let better = best
+                .as_ref()
+                .is_none_or(|(s, n, _)| similarity > *s || (similarity == *s && class.instances > *n));
+            if better {
+                best = Some((
+                    similarity,
+                    class.instances,
+                    ClassMention {
+                        iri: class.iri.clone(),
+                        label: class.label.clone(),
+                        mention: phrase.mention.clone(),
+                        role: phrase.role,
+                        applied: false,
+                        by_meaning: Some(similarity),
+                    },
+                ));
+            }
+        }
+    }
+    Ok(best.map(|(_, _, mention)| mention))
+}
+
+/// A phrase standing where English asks for a kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindPhrase {
+    /// What is compared: the words as written ("tv shows"), or with the last in the singular.
+    pub phrase: String,
+    /// The question's words it spans ("tv shows").
+    pub mention: String,
+    pub role: ClassRole,
+}
+
+/// The phrases standing where English asks for a kind ([`role_at`]): each word there, and it with
+/// the next where neither is a function word or a number ("TV shows"), each as written and in the
+/// singular.
+pub fn kind_phrases(question: &str, form: &QuestionForm) -> Vec<KindPhrase> {
+    use crate::linking::spotting::is_function_word;
+    let words = normalize_tokens(question);
+    let mut out = Vec::new();
+    for start in 0..words.len() {
+        if ASKING.contains(&words[start].as_str()) {
+            continue;
+        }
+        let Some(role) = role_at(&words, start, form) else {
+            continue;
+        };
+        for len in 1..=2 {
+            let Some(span) = words.get(start..start + len) else {
+                break;
+            };
+            if span
+                .iter()
+                .any(|w| is_function_word(w) || w.len() < 2 || w.chars().any(|c| c.is_ascii_digit()))
+            {
+                break;
+            }
+            // As written and with its last word in the singular: the rules' singular is not
+            // always a word ("movies" → "movy").
+            let mut phrase = span.to_vec();
+            if let Some(last) = phrase.last_mut() {
+                *last = singular(last);
+            }
+            for text in [span.join(" "), phrase.join(" ")] {
+                if out.last().is_none_or(|p: &KindPhrase| p.phrase != text) {
+                    out.push(KindPhrase {
+                        phrase: text,
+                        mention: span.join(" "),
+                        role,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A class's name as a phrase ("television show" for `Television Show`); `None` for a name of
+/// function words or of one short word, and for an identifier with a number in it
+/// (`WrittenCommunication106349220`, a WordNet synset's class: no question says it).
+fn class_phrase(label: &str) -> Option<String> {
+    let words: Vec<String> = normalize_tokens(label);
+    let usable = !words.is_empty()
+        && !words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()))
+        && !(words.len() == 1 && words[0].len() < 3)
+        && !words.iter().all(|w| crate::linking::spotting::is_function_word(w));
+    usable.then(|| words.join(" "))
 }
 
 /// Whether a question word (as written, and in the singular) is a class name's word: "cities"
@@ -292,6 +431,23 @@ mod tests {
     }
 
     #[test]
+    fn the_phrases_where_a_kind_is_asked_are_compared_by_meaning() {
+        let phrases = |q: &str| {
+            let form = QuestionForm::detect(q, Some(QuestionKind::List));
+            kind_phrases(q, &form).into_iter().map(|p| p.phrase).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            phrases("Give me all the TV shows with Neil Patrick Harris."),
+            ["tv", "tv shows", "tv show", "shows", "show"]
+        );
+        assert_eq!(phrases("What movies does Jesse Eisenberg play in?"), ["movies", "movy"]);
+        assert!(phrases("Who directed Festen?").is_empty());
+        assert_eq!(class_phrase("Television Show").as_deref(), Some("television show"));
+        assert_eq!(class_phrase("Written Communication106349220"), None);
+        assert_eq!(class_phrase("Q5"), None);
+    }
+
+    #[test]
     fn classes_are_named_where_a_kind_is_asked_for() {
         let answer = |iri: &str| Some((iri.to_owned(), ClassRole::Answer));
         assert_eq!(spot("Which cities are in Peru?"), answer("http://e/City"));
@@ -360,6 +516,7 @@ mod tests {
             mention: mention.into(),
             role,
             applied: false,
+            by_meaning: None,
         };
         let packages = class("packages", ClassRole::Answer);
         let q = "Which of Jordi Mallach's packages are large?";
