@@ -221,11 +221,11 @@ pub fn kind_phrases(question: &str, form: &QuestionForm) -> Vec<KindPhrase> {
 /// (`WrittenCommunication106349220`, a WordNet synset's class: no question says it).
 fn class_phrase(label: &str) -> Option<String> {
     let words: Vec<String> = normalize_tokens(label);
-    let usable = !words.is_empty()
-        && !words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()))
-        && !(words.len() == 1 && words[0].len() < 3)
-        && !words.iter().all(|w| crate::linking::spotting::is_function_word(w));
-    usable.then(|| words.join(" "))
+    let unusable = words.is_empty()
+        || words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()))
+        || (words.len() == 1 && words[0].len() < 3)
+        || words.iter().all(|w| crate::linking::spotting::is_function_word(w));
+    (!unusable).then(|| words.join(" "))
 }
 
 /// Whether a question word (as written, and in the singular) is a class name's word: "cities"
