@@ -591,9 +591,10 @@ pub fn neighbourhood_query(vertices: &[&str], outgoing: bool, limit: usize) -> R
     ReadQuery::select(distinct_project(edges, vec![var("v"), var("p"), o], Some(limit)))
 }
 
-/// `SELECT DISTINCT ?o ?l WHERE { VALUES ?v {<vertex>} ?v ?p ?o . VALUES ?lp {…} ?o ?lp ?l }` (or
-/// `?o ?p ?v` for incoming) `LIMIT n`: a vertex's neighbours with their labels, in one query (a
-/// label lookup per neighbour is far slower on a large neighbourhood).
+/// `SELECT DISTINCT ?o ?l ?p WHERE { VALUES ?v {<vertex>} ?v ?p ?o . VALUES ?lp {…} ?o ?lp ?l }`
+/// (or `?o ?p ?v` for incoming) `LIMIT n`: a vertex's neighbours with their labels and the
+/// predicate that joins them, in one query (a label lookup per neighbour is far slower on a large
+/// neighbourhood).
 pub fn labelled_neighbours_query(
     vertex: &str,
     outgoing: bool,
@@ -609,7 +610,7 @@ pub fn labelled_neighbours_query(
         left: Box::new(frontier_edges(&[vertex], outgoing, &o)?),
         right: Box::new(labelled),
     };
-    ReadQuery::select(distinct_project(joined, vec![o, l], Some(limit)))
+    ReadQuery::select(distinct_project(joined, vec![o, l, var("p")], Some(limit)))
 }
 
 /// `SELECT ?v ?p (SAMPLE(?x) AS ?o) WHERE { VALUES ?v {…} ?v ?p ?x } GROUP BY ?v ?p`: every

@@ -3,7 +3,7 @@
 //! "Was Mother Teresa beatified by John Paul the second?" asks whether two things are related;
 //! the graph relates Mother Teresa to "Pope John Paul II", while the label search, reading "John
 //! Paul" alone, finds the better connected "John Paul McQueen". Where two named things of a
-//! yes/no question share no edge, the neighbours of the one linked by its whole name are read
+//! yes/no question share no edge, the neighbours of the one linked with confidence are read
 //! against the question's words: a neighbour whose name the question writes (every word of it,
 //! a title or a parenthesis aside), where the other mention stands, and at least as fully as the
 //! vertex it replaces is named, is the thing meant ("the City of Liverpool gymnast club" for
@@ -22,16 +22,17 @@ use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{QueryResults, Term};
 use std::collections::BTreeSet;
 
-/// Labelled neighbours read around the anchor, each way (one row per label); an anchor with more
-/// is not read.
+/// Rows read around the anchor, each way (one per neighbour, label and relation); an anchor with
+/// more is not read.
 const NEIGHBOURS: usize = 2000;
 
 /// Other neighbours named as fully, kept for the path search to try.
 const MAX_HOMONYMS: usize = 4;
 
 /// Relinks, in place, each mention of a yes/no question whose vertex shares no edge with another
-/// mention's vertex linked by its whole name, to that vertex's neighbour the question names
-/// there ([`LinkMethod::Neighbour`]). Returns how many were relinked.
+/// mention's vertex linked with confidence ([`firm`]), to that vertex's neighbour the question names
+/// there ([`LinkMethod::Neighbour`]). Returns how many were relinked; a graph error on one pair
+/// leaves that pair as it was.
 pub(crate) async fn relink_beside_anchors(
     ctx: &AgentContext,
     question: &str,
@@ -50,14 +51,29 @@ pub(crate) async fn relink_beside_anchors(
             let (Some(anchor), Some(current)) = (links[a].iri.clone(), links[b].iri.clone()) else {
                 continue;
             };
-            if anchor == current || !ctx.kg.predicates_between(&anchor, &current).await?.is_empty() {
+            if anchor == current {
                 break;
+            }
+            // A graph error (a timeout) on one pair leaves that pair's link as the search made it.
+            match ctx.kg.predicates_between(&anchor, &current).await {
+                Ok(links) if !links.is_empty() => break,
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::info!(%error, "yes/no question's things not compared");
+                    continue;
+                }
             }
             let anchor_span = span(&words, &links[a].mention);
             let mention_span = span(&words, &links[b].mention);
             let current_label = links[b].label.clone().unwrap_or_default();
             let current_cover = cover(&current_label, &words, &anchor_span).map_or(0, |c| c.len());
-            let mut found = named_neighbours(ctx, &anchor, &current, &words, &anchor_span, &mention_span).await?;
+            let mut found = match named_neighbours(ctx, &anchor, &current, &words, &anchor_span, &mention_span).await {
+                Ok(found) => found,
+                Err(error) => {
+                    tracing::info!(%error, "neighbours not read");
+                    continue;
+                }
+            };
             // A vertex labelled exactly as the question writes the mention, case and all ("Tom
             // Hanks"), is not replaced by a namesake that says no more of the question (the tag
             // "tom hanks" of a film).
@@ -102,7 +118,8 @@ fn relinkable(link: &EntityLink) -> bool {
         )
 }
 
-/// A link whose vertex the question names in full, or that the dialogue or the user gave.
+/// A link made with confidence: an exact label, the only candidate, a partial name one vertex
+/// dominates, or the dialogue's or the user's vertex.
 fn firm(link: &EntityLink) -> bool {
     link.iri.is_some()
         && matches!(
@@ -164,8 +181,8 @@ async fn named_neighbours(
 }
 
 /// The anchor's labelled IRI neighbours but `current`, each way, as `(iri, label)` (every label
-/// it has); `None` when it has more than [`NEIGHBOURS`] of them one way (too many to read: a
-/// country, a year).
+/// it has) through relations that are not blacklisted; `None` when more than [`NEIGHBOURS`] rows
+/// come one way (too many to read: a country, a year).
 async fn neighbours_of(
     ctx: &AgentContext,
     anchor: &str,
@@ -185,9 +202,16 @@ async fn neighbours_of(
             return Ok(None);
         }
         for row in &solutions.rows {
-            if let (Some(Some(Term::NamedNode(n))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1))
+            // Through a relation the path search reads (a blacklisted one, `rdf:type` or a wiki
+            // link, joins nothing the question asks about).
+            if let (Some(Some(Term::NamedNode(n))), Some(Some(Term::Literal(label))), Some(Some(Term::NamedNode(p)))) =
+                (row.first(), row.get(1), row.get(2))
+                && !ctx.kg.settings().is_blacklisted(p.as_str())
                 && n.as_str() != current
                 && n.as_str() != anchor
+                && !neighbours
+                    .iter()
+                    .any(|(known, l)| known == n.as_str() && l == label.value())
             {
                 neighbours.push((n.as_str().to_owned(), label.value().to_owned()));
             }
