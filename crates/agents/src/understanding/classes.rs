@@ -61,10 +61,7 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
     let mut best: Option<(usize, u64, ClassMention)> = None;
     for class in classes.iter().take(MAX_CLASSES) {
         let name: Vec<String> = normalize_tokens(&class.label).iter().map(|w| singular(w)).collect();
-        if name.is_empty()
-            || (name.len() == 1 && name[0].len() < 3)
-            || name.iter().all(|w| crate::linking::spotting::is_function_word(w))
-        {
+        if names_nothing(&name) {
             continue;
         }
         for start in 0..words.len().saturating_sub(name.len() - 1) {
@@ -221,11 +218,16 @@ pub fn kind_phrases(question: &str, form: &QuestionForm) -> Vec<KindPhrase> {
 /// (`WrittenCommunication106349220`, a WordNet synset's class: no question says it).
 fn class_phrase(label: &str) -> Option<String> {
     let words: Vec<String> = normalize_tokens(label);
-    let unusable = words.is_empty()
-        || words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()))
-        || (words.len() == 1 && words[0].len() < 3)
-        || words.iter().all(|w| crate::linking::spotting::is_function_word(w));
+    let unusable = names_nothing(&words) || words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
     (!unusable).then(|| words.join(" "))
+}
+
+/// A class name's words that no question's words can be said to name: none, one short word, or
+/// only function words.
+fn names_nothing(name: &[String]) -> bool {
+    name.is_empty()
+        || (name.len() == 1 && name[0].len() < 3)
+        || name.iter().all(|w| crate::linking::spotting::is_function_word(w))
 }
 
 /// Whether a question word (as written, and in the singular) is a class name's word: "cities"
