@@ -179,6 +179,16 @@ async fn a_value_constraint_holds_a_paths_answers() {
         "{:#?}",
         e.sparql
     );
+    // No book of his is that long: no answer, never a path whose answers cannot hold the value
+    // (his birth date, once the paths to his books found none).
+    let e = ask(&pipeline, "What did Jack Kerouac write with more than 5000 pages?").await;
+    assert_eq!(
+        e.outcome,
+        Outcome::NoAnswer,
+        "{:?}\n{:#?}",
+        e.display_answers(),
+        e.sparql
+    );
 }
 
 #[tokio::test]
@@ -369,6 +379,25 @@ async fn a_modifier_of_the_asked_noun_constrains_through_the_graph() {
 }
 
 #[tokio::test]
+async fn each_named_thing_holds_the_answers_by_its_own_relation() {
+    let Some(pipeline) = pipeline() else { return };
+    // No word says "introduced in" ("added in" is too far from it), nor "in block": each name's
+    // one hop to the faces still meets the other's, and the answers are of both.
+    let e = ask(&pipeline, "Which Smileys faces were added in Version Five?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Wink face"],
+        "{:#?}\n{:#?}",
+        e.paths
+            .iter()
+            .take(8)
+            .map(|p| (&p.text, p.score, p.support))
+            .collect::<Vec<_>>(),
+        e.sparql
+    );
+}
+
+#[tokio::test]
 async fn two_mentions_side_by_side_are_asked_one_relation() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "Which awards were given to both Ada Smith and Ben Jones?").await;
@@ -511,6 +540,41 @@ async fn a_class_word_after_a_name_says_which_vertex_it_is() {
         "{:#?}",
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
+}
+
+#[tokio::test]
+async fn a_common_word_typed_by_its_class_is_a_name() {
+    let Some(pipeline) = pipeline() else { return };
+    // "stable" is the label of a status; the class named right after it makes it a mention
+    // beside the name, and the two meet at Ann Lee's stable package.
+    let e = ask(&pipeline, "Which of Ann Lee's packages have stable status?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Alpha Tool"],
+        "{:#?}\n{:#?}",
+        e.entities,
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+    assert!(e.entities.iter().any(|l| l.mention == "stable"), "{:#?}", e.entities);
+    // Without the class after it, the common word is no name: Ann Lee's packages, all of them.
+    let e = ask(&pipeline, "Which of Ann Lee's packages are stable?").await;
+    assert!(!e.entities.iter().any(|l| l.mention == "stable"), "{:#?}", e.entities);
+}
+
+#[tokio::test]
+async fn is_a_thing_of_a_class_asks_each_vertex_of_its_name() {
+    let Some(pipeline) = pipeline() else { return };
+    // Two vertices are labelled "Riverton": the town (more edges, no class) and a film.
+    let e = ask(&pipeline, "Is Riverton a film?").await;
+    assert_eq!(e.display_answers(), ["true"], "{:#?}\n{:#?}", e.entities, e.sparql);
+    // The film's type is the provenance, not the town's lack of one.
+    assert!(
+        e.answers[0].provenance.iter().any(|t| t[0].ends_with("/Riverton_film")),
+        "{:#?}",
+        e.answers
+    );
+    let e = ask(&pipeline, "Is Riverton a book?").await;
+    assert_eq!(e.display_answers(), ["false"], "{:#?}", e.sparql);
 }
 
 #[tokio::test]

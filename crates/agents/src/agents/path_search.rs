@@ -24,7 +24,7 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::state::{AgentState, ChoiceReason, LinkMethod, Outcome, PathChoice, RelationLink};
-use crate::understanding::classes::{ClassMention, ClassRole, singular};
+use crate::understanding::classes::{ClassMention, ClassRole};
 use crate::understanding::form::{Expectation, QuestionForm};
 use crate::understanding::qir::{QirSource, QuestionKind};
 use chatty_kg_graph::Term;
@@ -143,7 +143,7 @@ impl Agent for PathSearchAgent {
                 .entities
                 .iter()
                 .any(|l| l.method == LinkMethod::Literal && l.iri.as_deref() == Some(anchor.iri.as_str()))
-            && is_member(ctx, &anchor.iri, &c.iri).await?
+            && crate::linking::typed::is_member(ctx, &anchor.iri, &c.iri).await?
         {
             state.form = Some(form);
             state.anchors = anchors;
@@ -165,13 +165,19 @@ impl Agent for PathSearchAgent {
         // its vertex belongs to says what the vertex is, not a relation from it; of homonyms,
         // the one of that class is meant.
         let mut mentions: Vec<String> = Vec::with_capacity(anchors.len());
+        // The vertices whose class the question names after their mention: names, whatever
+        // their case.
+        let mut typed: Vec<String> = Vec::new();
         for anchor in &mut anchors {
             let e = link_of(&state.entities, &anchor.iri);
             let homonyms = e.map(|e| state.entities[e].homonyms.clone()).unwrap_or_default();
             let (mention, member) = with_kind(ctx, &question, anchor, &homonyms).await?;
-            if let (Some(e), Some(member)) = (e, member.filter(|m| *m != anchor.iri)) {
-                *anchor = as_homonym(ctx, anchor, &member).await?;
+            if let (Some(e), Some(member)) = (e, member.as_ref().filter(|m| **m != anchor.iri)) {
+                *anchor = as_homonym(ctx, anchor, member).await?;
                 take_homonym(&mut state.entities[e], anchor);
+            }
+            if member.is_some() {
+                typed.push(anchor.iri.clone());
             }
             mentions.push(mention);
         }
@@ -187,12 +193,13 @@ impl Agent for PathSearchAgent {
             .map(|c| c.mention.as_str());
         let mut ranker = PathRanker::new(ctx, &question, &mentions, &labels, &phrases, &form, named).await?;
         // No word left but the mentions ("What is the official language of Suriname?"): a
-        // common noun among them says the relation, and the name alone is searched with it (a
-        // yes/no question about two vertices asks how they relate: "Was Henry Knox a major
-        // general?").
+        // common noun among them (not one its class typed as a name) says the relation, and the
+        // name alone is searched with it (a yes/no question about two vertices asks how they
+        // relate: "Was Henry Knox a major general?").
         if !ranker.has_units()
             && form.kind != QuestionKind::Boolean
             && let Some(e) = crate::linking::common_noun_link(&state.entities)
+            && !state.entities[e].iri.as_ref().is_some_and(|iri| typed.contains(iri))
         {
             state.entities[e].read_as_words = true;
             return Ok(RELINKED);
@@ -215,10 +222,11 @@ impl Agent for PathSearchAgent {
         // With two anchors of a list or count, a path fits only if it ends at vertices: the
         // anchors' paths must meet at the answer.
         let joined = anchors.len() >= 2 && form.kind != QuestionKind::Boolean;
+        // A path no word says (kept only to join) is no fit.
         let fits_from = |ranked: &[ScoredPath], i: usize| {
             ranked
                 .iter()
-                .any(|s| s.path.anchor == i && (!joined || s.path.end == EndKind::Entity))
+                .any(|s| s.path.anchor == i && !s.unsaid && (!joined || s.path.end == EndKind::Entity))
         };
         let mut spent = found.report.queries;
         let mut tries = 0;
@@ -332,15 +340,6 @@ impl Agent for PathSearchAgent {
     }
 }
 
-/// Whether `entity` is an instance of `class` (or of a subclass).
-async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool, AgentError> {
-    let query = crate::candidates::queries::membership(entity, class)?;
-    Ok(match ctx.kg.query(&query.query).await? {
-        chatty_kg_graph::QueryResults::Solutions(s) => !s.rows.is_empty(),
-        chatty_kg_graph::QueryResults::Boolean(b) => b,
-    })
-}
-
 /// The anchor's mention with the class word that follows it in the question, and the vertex of
 /// that class (the anchor's, else the first homonym's) when one is ("Runic" → "Runic block");
 /// else the mention alone. After a preposition the class word stays the relation's ("in the
@@ -354,13 +353,9 @@ async fn with_kind(
     let alone = (anchor.mention.clone(), None);
     let words = normalize_tokens(question);
     let mention = normalize_tokens(&anchor.mention);
-    let Some(start) = (!mention.is_empty())
-        .then(|| words.windows(mention.len()).position(|w| w == mention.as_slice()))
-        .flatten()
-    else {
+    let Some((start, end)) = crate::linking::typed::find_span(&words, &mention) else {
         return Ok(alone);
     };
-    let end = start + mention.len();
     // After a preposition ("characters *in the Runic block*", "part *of the Greek script*") the
     // class word goes with it to name the relation ("in block"): it still says which vertex is
     // meant, but stays a word of the relation.
@@ -369,41 +364,22 @@ async fn with_kind(
         .rev()
         .find(|w| !matches!(w.as_str(), "the" | "a" | "an"));
     let relation_word = before.is_some_and(|w| RELATION_PREPOSITIONS.contains(&w.as_str()));
-    let Ok(profile) = ctx.kg.profile().await else {
-        return Ok(alone);
-    };
-    // The longest class name first ("source package" before "package").
-    let mut named: Vec<(usize, &str)> = Vec::new();
-    for class in &profile.classes {
-        let name: Vec<String> = normalize_tokens(&class.label).iter().map(|w| singular(w)).collect();
-        let said = !name.is_empty()
-            && end + name.len() <= words.len()
-            && name.iter().zip(&words[end..]).all(|(n, w)| singular(w) == *n);
-        if said {
-            named.push((name.len(), class.iri.as_str()));
-        }
-    }
-    named.sort_by_key(|&(len, _)| std::cmp::Reverse(len));
-    for (len, class) in named.into_iter().take(MAX_KIND_CHECKS) {
-        for vertex in std::iter::once(&anchor.iri).chain(homonyms.iter().take(MAX_KIND_CHECKS)) {
-            if is_member(ctx, vertex, class).await? {
-                let mention = if relation_word {
-                    anchor.mention.clone()
-                } else {
-                    format!("{} {}", anchor.mention, words[end..end + len].join(" "))
-                };
-                return Ok((mention, Some(vertex.clone())));
-            }
-        }
+    let vertices: Vec<&str> = std::iter::once(anchor.iri.as_str())
+        .chain(homonyms.iter().map(String::as_str))
+        .collect();
+    if let Some((vertex, len)) = crate::linking::typed::typed_vertex(ctx, &words, end, &vertices).await? {
+        let mention = if relation_word {
+            anchor.mention.clone()
+        } else {
+            format!("{} {}", anchor.mention, words[end..end + len].join(" "))
+        };
+        return Ok((mention, Some(vertex)));
     }
     Ok(alone)
 }
 
 /// Prepositions with which a class word after a mention names a relation ("in the X block").
 const RELATION_PREPOSITIONS: &[&str] = &["in", "into", "to", "of", "from", "on", "at", "within"];
-
-/// Classes named after a mention, and homonyms, checked for its vertex.
-const MAX_KIND_CHECKS: usize = 3;
 
 /// What is left of the question's one search budget for another homonym's search, or `None`
 /// when the tries are used up or too little is left (a hop takes up to four queries).
@@ -527,8 +503,22 @@ async fn find_paths(
             && (anchors.len() >= 2 && ranker.attached(s.path.anchor)
                 || anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class))
     };
-    for s in &mut ranked {
-        s.unsaid = judged && s.support < p.min_relation_score && attached(s);
+    // Every thing a list or a count names holds its answers: each anchor's best one-hop path to
+    // vertices stays for the join though no word says it ("characters *added in* Unicode 6.0":
+    // the graph's "introduced in"). Where the two meet is the answer; alone it answers nothing.
+    let mut own_relation = vec![false; ranked.len()];
+    if anchors.len() >= 2 && matches!(form.kind, QuestionKind::List | QuestionKind::Count) {
+        for a in 0..anchors.len() {
+            if let Some(i) = ranked
+                .iter()
+                .position(|s| s.path.anchor == a && s.path.hops.len() == 1 && s.path.end == EndKind::Entity)
+            {
+                own_relation[i] = true;
+            }
+        }
+    }
+    for (s, own) in ranked.iter_mut().zip(own_relation) {
+        s.unsaid = judged && s.support < p.min_relation_score && (attached(s) || own);
     }
     ranked.retain(|s| {
         (!judged || s.support >= p.min_relation_score || s.unsaid)

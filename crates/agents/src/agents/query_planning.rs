@@ -113,6 +113,9 @@ impl Agent for QueryPlanningAgent {
 
         // The queries to try, in order.
         let mut attempts: Vec<(CandidateQuery, QueryReason, Option<usize>)> = Vec::new();
+        // Whether a join of two paths the question's words say was tried: only that one finding
+        // nothing says the anchors' relations never meet.
+        let mut said_join = false;
         if anchors.len() >= 2 && kind != QuestionKind::Boolean {
             let mentions: Vec<&str> = state.anchors.iter().map(|a| a.mention.as_str()).collect();
             let same = coordinated(state.working_question(), &mentions);
@@ -128,6 +131,7 @@ impl Agent for QueryPlanningAgent {
                     _ => Shape::List { distinct_only: false },
                 };
                 let class = class_of(a).or(class_of(b));
+                said_join |= !state.paths[a].unsaid && !state.paths[b].unsaid;
                 attempts.push((select_in(&pair, &shape, class)?, QueryReason::Join, None));
             }
         }
@@ -142,17 +146,19 @@ impl Agent for QueryPlanningAgent {
             (Some(constraint), Some(path)) if path.end == EndKind::Entity && kind != QuestionKind::Boolean => {
                 let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
                 let kinds = attributes_of(ctx, &sample).await?;
+                let compared = kinds.len();
                 rank_attributes(ctx, constraint, &words_left_over(state), &kinds)
                     .await?
                     .into_iter()
-                    .next()
-                    .map(|a| (a, kinds.len()))
+                    .map(|a| (a, compared))
+                    .collect()
             }
-            _ => None,
+            _ => Vec::new(),
         };
-        let constraint_of = |path: &RelationPath| {
+        // The `k`-th attribute most like the value's words, on a path whose answers have it.
+        let constraint_at = |path: &RelationPath, k: usize| {
             constrained
-                .as_ref()
+                .get(k)
                 .map(|(a, _)| a)
                 .zip(form.constraint.as_ref())
                 .filter(|_| path.end == EndKind::Entity)
@@ -165,8 +171,26 @@ impl Agent for QueryPlanningAgent {
             .map(|s| s.unsaid && !state.anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class))
             .collect();
         let said = |i: &&usize| !unsaid.get(**i).copied().unwrap_or(false);
-        for (n, &i) in order.iter().filter(said).take(tries).enumerate() {
+        // A value the question writes holds the answers: a path whose answers cannot have it
+        // (a version string for "less than 1000 kB") answers another question.
+        let holds = |i: &&usize| constrained.is_empty() || ranked[**i].end == EndKind::Entity;
+        // The chosen path is tried with each attribute like the value's words in turn (the first
+        // may hold none of its answers: download sizes in bytes for "less than 1000 kB of disk");
+        // the other paths with the first.
+        let tried: Vec<(usize, usize)> = order
+            .iter()
+            .filter(said)
+            .filter(holds)
+            .take(tries)
+            .enumerate()
+            .flat_map(|(n, &i)| {
+                let attributes = if n == 0 { constrained.len().max(1) } else { 1 };
+                (0..attributes).map(move |k| (i, k))
+            })
+            .collect();
+        for (n, &(i, k)) in tried.iter().enumerate() {
             let path = &ranked[i];
+            let constraint_of = |path: &RelationPath| constraint_at(path, k);
             let anchor = anchors[path.anchor].as_str();
             let class = class_of(i);
             let query = match kind {
@@ -197,7 +221,7 @@ impl Agent for QueryPlanningAgent {
                 },
             };
             // The attribute a value the question writes held the answers to.
-            let query = match (&constrained, constraint_of(path)) {
+            let query = match (constrained.get(k), constraint_of(path)) {
                 (Some((attribute, compared)), Some(_))
                     if kind == QuestionKind::Count || (kind == QuestionKind::List && form.order.is_none()) =>
                 {
@@ -224,8 +248,9 @@ impl Agent for QueryPlanningAgent {
 
         // Two anchors whose paths exist but never meet: the graph links nothing to both, and a
         // path from one alone would answer another question. Unless one anchor's paths are only
-        // the unsaid ones of a modifier ("the television show Charmed" taken for two things):
-        // then the other anchor's path answers.
+        // the unsaid ones of a modifier ("the television show Charmed" taken for two things), or
+        // every join tried had an unsaid path (kept as evidence for a join, no more): then the
+        // other anchor's path answers.
         let joins = attempts.iter().filter(|a| a.1 == QueryReason::Join).count();
         let both_said = (0..anchors.len()).all(|a| state.paths.iter().any(|s| s.path.anchor == a && !s.unsaid));
         let mut last_error = None;
@@ -235,6 +260,7 @@ impl Agent for QueryPlanningAgent {
                 && n == joins
                 && found.is_none()
                 && both_said
+                && said_join
                 && state.queries.iter().all(|q| q.error.is_none())
             {
                 // One of them written as a common noun beside a name ("In which *time zone* is
@@ -520,6 +546,9 @@ fn value_holder(state: &AgentState, answer: &Answer) -> Option<AnswerValue> {
         })
 }
 
+/// Homonyms of the entity a yes/no question asks the class of that are tried at most.
+const MEMBERSHIP_HOMONYMS: usize = 4;
+
 /// A question about a class alone ("how many countries are there", "list the cities", "which is
 /// the largest city": ORDER BY the attribute of its instances most like the superlative's words),
 /// or whether the one entity is of it ("is Lima a city").
@@ -623,7 +652,37 @@ async fn about_the_class(
             }
         }
         QuestionKind::Boolean => {
-            let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+            let mut found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+            // Several vertices share the label: the thing so named is of the class when one of
+            // them is ("is wesnoth-1.16 a source package": the source package of that name, not
+            // the binary one the search ranked first).
+            let first = state.queries.len() - 1;
+            let homonyms: Vec<String> = state
+                .anchors
+                .first()
+                .and_then(|a| state.entities.iter().find(|l| l.iri.as_deref() == Some(a.iri.as_str())))
+                .filter(|l| l.method == crate::state::LinkMethod::ExactLabel)
+                .map(|l| l.homonyms.clone())
+                .unwrap_or_default();
+            for other in homonyms.iter().take(MEMBERSHIP_HOMONYMS) {
+                if !found.values.is_empty() {
+                    break;
+                }
+                let candidate = membership(other, class)?;
+                let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
+                // A homonym the graph could not be asked about is left out; the query shows why.
+                let Ok(results) = result else {
+                    state.queries.push(executed);
+                    continue;
+                };
+                let again = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+                executed.used = !again.values.is_empty();
+                state.queries.push(executed);
+                if !again.values.is_empty() {
+                    state.queries[first].used = false;
+                    found = again;
+                }
+            }
             let mut value = AnswerValue::boolean(!found.values.is_empty());
             value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
             Answer {

@@ -1,11 +1,14 @@
 //! Linking the question's words to the graph: the spans that are exactly vertex labels, values
 //! written in the question, and names written in part ([`spotting`]). Choosing among the
 //! candidates of one mention is the matching agent's (`agents/matching.rs`); a yes/no question's
-//! second thing is looked for among the first one's neighbours ([`coherence`]).
+//! second thing is looked for among the first one's neighbours ([`coherence`]); a class named
+//! right after a mention types it ([`typed`]: a common word there is a name, and the vertex of
+//! that class is the one meant).
 
 pub(crate) mod coherence;
 pub(crate) mod modifiers;
 pub(crate) mod spotting;
+pub(crate) mod typed;
 
 use crate::state::{EntityLink, LinkMethod};
 

@@ -51,6 +51,9 @@ pub(crate) struct Spotted {
     pub strength: f32,
     /// A name written in part: no label is it, but some hold all its words.
     pub partial: bool,
+    /// A common word that is a name because the class of its vertex follows it ("*required*
+    /// priority"); it does not take the place of the question's one common-word mention.
+    pub typed: bool,
 }
 
 /// A one-word span this strong looks like a name (a capital, or the word modifying the class).
@@ -96,6 +99,27 @@ pub(crate) async fn spot_entities(
     let modifier = modifier.map(|m| normalize_tokens(m).join(" "));
     // Predicates and classes are what questions say of entities, never the entities.
     let predicates = ctx.schema_terms().await;
+    let profile = ctx.kg.profile().await.ok();
+    let class_names = || {
+        profile
+            .iter()
+            .flat_map(|p| p.classes.iter())
+            .map(|c| normalize_tokens(&c.label))
+    };
+    // The head nouns of the graph's class names ("film", "lake", "state", "version").
+    let class_heads: std::collections::HashSet<String> = class_names()
+        .filter_map(|mut name| name.pop())
+        .map(|w| crate::understanding::classes::singular(&w))
+        .collect();
+    // The first words of the graph's class names ("source" of "source package"): a span
+    // followed by one may be typed by the class (see `linking::typed`).
+    let class_words: std::collections::HashSet<String> = class_names()
+        .filter_map(|name| name.into_iter().next())
+        .map(|w| crate::understanding::classes::singular(&w))
+        .collect();
+    // The question's words as the graph's texts are compared (a label before a class name).
+    let tokens = normalize_tokens(question);
+    let mut typed_checks = 0;
     let mut found: Vec<Spotted> = Vec::new();
     let mut searches = 0;
     for len in (1..=words.len().min(MAX_SPAN)).rev() {
@@ -155,17 +179,44 @@ pub(crate) async fn spot_entities(
                 .enumerate()
                 .filter(|(i, (w, _))| (start + i > 0) && w.chars().next().is_some_and(char::is_uppercase))
                 .count();
-            let strength = len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5;
+            let mut strength = len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5;
+            if modifier.as_deref() == Some(span.join(" ").as_str()) {
+                strength = strength.max(NAME_STRENGTH);
+            }
+            // A common word the question types with the name of its vertex's class right after
+            // it ("*required* priority", "the *dash* source package") is a name.
+            let mut typed = false;
+            if strength < NAME_STRENGTH && typed_checks < MAX_TYPED_CHECKS {
+                let named = normalize_tokens(&mention);
+                if let Some((_, end)) = crate::linking::typed::find_span(&tokens, &named)
+                    && tokens
+                        .get(end)
+                        .is_some_and(|w| class_words.contains(&crate::understanding::classes::singular(w)))
+                {
+                    typed_checks += 1;
+                    let exact: Vec<&str> = hits
+                        .iter()
+                        .filter(|c| c.score >= EXACT_MATCH_SCORE && !predicates.contains(&c.iri))
+                        .map(|c| c.iri.as_str())
+                        .collect();
+                    // A graph error here (a timeout) leaves the word as common as it was.
+                    match crate::linking::typed::typed_vertex(ctx, &tokens, end, &exact).await {
+                        Ok(Some(_)) => {
+                            strength = NAME_STRENGTH;
+                            typed = true;
+                        }
+                        Ok(None) => {}
+                        Err(error) => tracing::info!(%error, mention = %mention, "a mention's class not checked"),
+                    }
+                }
+            }
             found.push(Spotted {
                 mention,
                 start,
                 len,
-                strength: if modifier.as_deref() == Some(span.join(" ").as_str()) {
-                    strength.max(NAME_STRENGTH)
-                } else {
-                    strength
-                },
+                strength,
                 partial: false,
+                typed,
             });
         }
     }
@@ -173,16 +224,6 @@ pub(crate) async fn spot_entities(
     // words that no label is, titles aside, but that is part of some vertex's label. Matching
     // links it when one such vertex dominates the graph.
     let mut partial = 0;
-    // The head nouns of the graph's class names ("film", "lake", "state", "version").
-    let class_heads: std::collections::HashSet<String> = match ctx.kg.profile().await {
-        Ok(profile) => profile
-            .classes
-            .iter()
-            .filter_map(|c| normalize_tokens(&c.label).pop())
-            .map(|w| crate::understanding::classes::singular(&w))
-            .collect(),
-        Err(_) => std::collections::HashSet::new(),
-    };
     for (start, len) in capitalised_runs(&words) {
         if partial == MAX_PARTIAL_NAMES || searches >= MAX_SEARCHES {
             break;
@@ -236,12 +277,16 @@ pub(crate) async fn spot_entities(
                 len,
                 strength: 1.5 + 1.5 * len as f32,
                 partial: true,
+                typed: false,
             });
         }
     }
     Ok(choose(found, max))
 }
 
+/// Spans whose vertices are checked against the class named after them (a few membership
+/// queries each, see [`crate::linking::typed::typed_vertex`]) at most.
+const MAX_TYPED_CHECKS: usize = 4;
 /// Partial names searched per question at most.
 const MAX_PARTIAL_NAMES: usize = 3;
 /// Candidates looked at for a partial name.
@@ -309,7 +354,9 @@ fn capitalised_runs(words: &[(String, bool)]) -> Vec<(usize, usize)> {
 }
 
 /// The strongest spans that do not overlap; a second one only when it looks like a name (capitals
-/// or several words), not a common word that happens to be some vertex's label.
+/// or several words, or a common word its vertex's class follows), not a common word that happens
+/// to be some vertex's label. A typed common word is not the first: the strongest other one may
+/// stand beside it ("Which *shells* have *required* priority?").
 fn choose(mut found: Vec<Spotted>, max: usize) -> Vec<Spotted> {
     found.sort_by(|a, b| b.strength.total_cmp(&a.strength).then(a.start.cmp(&b.start)));
     let mut chosen: Vec<Spotted> = Vec::new();
@@ -321,7 +368,7 @@ fn choose(mut found: Vec<Spotted>, max: usize) -> Vec<Spotted> {
             .iter()
             .any(|c| span.start < c.start + c.len && c.start < span.start + span.len);
         let looks_like_a_name = span.len >= 2 || span.strength >= NAME_STRENGTH;
-        if !overlaps && (chosen.is_empty() || looks_like_a_name) {
+        if !overlaps && (chosen.iter().all(|c| c.typed) || looks_like_a_name) {
             chosen.push(span);
         }
     }
@@ -602,6 +649,7 @@ mod tests {
             len,
             strength,
             partial: false,
+            typed: false,
         }
     }
 
@@ -663,5 +711,22 @@ mod tests {
         assert_eq!(chosen, ["Tom Hanks"], "a lower-case common word is no second entity");
         let alone = vec![span("star", 5, 1, 1.5)];
         assert_eq!(choose(alone, 2).len(), 1, "but it may be the only one");
+        // A common word its vertex's class follows is a name, and leaves the place of the one
+        // common word to the other ("Which shells have required priority?").
+        let typed = Spotted {
+            typed: true,
+            ..span("required", 3, 1, NAME_STRENGTH)
+        };
+        let chosen: Vec<String> = choose(vec![span("shells", 1, 1, 1.5), typed.clone()], 2)
+            .into_iter()
+            .map(|s| s.mention)
+            .collect();
+        assert_eq!(chosen, ["required", "shells"]);
+        let typed = Spotted { start: 7, ..typed };
+        let chosen: Vec<String> = choose(vec![span("Tom Hanks", 3, 2, 6.0), typed, span("star", 5, 1, 1.5)], 3)
+            .into_iter()
+            .map(|s| s.mention)
+            .collect();
+        assert_eq!(chosen, ["Tom Hanks", "required"], "beside a name, still no common word");
     }
 }

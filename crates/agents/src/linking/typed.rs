@@ -1,0 +1,121 @@
+//! A mention the question types itself: the name of a class of the graph written right after it
+//! ("the *dash* source package", "*required* priority", "the Riverton film"). The class says
+//! which of the vertices of that label is meant (the path search takes it), and that a common
+//! word there is a name at all (spotting keeps it). Only the graph's own classes count: the words
+//! after the mention must be the name of a class in the schema profile, and the vertex must be
+//! of it (`rdf:type`, subclasses included), never a list of words.
+
+use crate::context::AgentContext;
+use crate::error::AgentError;
+use crate::understanding::classes::singular;
+use chatty_kg_graph::text::normalize_tokens;
+
+/// Classes named after a mention, and other vertices of its label, checked for membership at most.
+pub(crate) const MAX_KIND_CHECKS: usize = 3;
+
+/// The graph's classes (IRIs) whose names the question's normalised `words` write starting at
+/// `end` (right after a mention), each with the name's length in words, the longest first
+/// ("source package" before "package"); each name's words compared in the singular.
+pub(crate) async fn classes_named_after(ctx: &AgentContext, words: &[String], end: usize) -> Vec<(usize, String)> {
+    let Ok(profile) = ctx.kg.profile().await else {
+        return Vec::new();
+    };
+    let mut named: Vec<(usize, String)> = profile
+        .classes
+        .iter()
+        .filter(|class| names_class_at(words, end, &class.label))
+        .map(|class| (normalize_tokens(&class.label).len(), class.iri.clone()))
+        .collect();
+    named.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
+    named
+}
+
+/// Whether `words` write the class name `label` starting at `end`, word by word in the singular.
+fn names_class_at(words: &[String], end: usize, label: &str) -> bool {
+    let name: Vec<String> = normalize_tokens(label).iter().map(|w| singular(w)).collect();
+    !name.is_empty()
+        && end + name.len() <= words.len()
+        && name.iter().zip(&words[end..]).all(|(n, w)| singular(w) == *n)
+}
+
+/// Where the words of `mention` first stand in `words`, as `start..end`.
+pub(crate) fn find_span(words: &[String], mention: &[String]) -> Option<(usize, usize)> {
+    if mention.is_empty() || mention.len() > words.len() {
+        return None;
+    }
+    words
+        .windows(mention.len())
+        .position(|w| w == mention)
+        .map(|start| (start, start + mention.len()))
+}
+
+/// Whether `entity` is an instance of `class` (or of a subclass).
+pub(crate) async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool, AgentError> {
+    let query = crate::candidates::queries::membership(entity, class)?;
+    Ok(match ctx.kg.query(&query.query).await? {
+        chatty_kg_graph::QueryResults::Solutions(s) => !s.rows.is_empty(),
+        chatty_kg_graph::QueryResults::Boolean(b) => b,
+    })
+}
+
+/// The first of `vertices` (the first and at most [`MAX_KIND_CHECKS`] others, in their order) that is of a class the
+/// question names right after the span ending at `end` (the longest name first), with that
+/// name's length in words; `None` when no class is named there or none of them is of it.
+pub(crate) async fn typed_vertex(
+    ctx: &AgentContext,
+    words: &[String],
+    end: usize,
+    vertices: &[&str],
+) -> Result<Option<(String, usize)>, AgentError> {
+    for (len, class) in classes_named_after(ctx, words, end)
+        .await
+        .into_iter()
+        .take(MAX_KIND_CHECKS)
+    {
+        for vertex in vertices.iter().take(1 + MAX_KIND_CHECKS) {
+            if is_member(ctx, vertex, &class).await? {
+                return Ok(Some(((*vertex).to_owned(), len)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        normalize_tokens(text)
+    }
+
+    #[test]
+    fn a_class_name_is_read_right_after_the_span() {
+        let q = words("Is bash built from the dash source package?");
+        let (_, end) = find_span(&q, &words("dash")).unwrap();
+        assert!(names_class_at(&q, end, "source package"));
+        assert!(!names_class_at(&q, end, "package"), "the word after is 'source'");
+        let q = words("Which shells have required priority?");
+        let (_, end) = find_span(&q, &words("required")).unwrap();
+        assert!(names_class_at(&q, end, "Priority"));
+        // In the plural.
+        let q = words("Are nano and vim packages?");
+        let (_, end) = find_span(&q, &words("vim")).unwrap();
+        assert!(names_class_at(&q, end, "package"));
+        // A word between, the question's end, no name.
+        let q = words("Which shells have required the priority?");
+        let (_, end) = find_span(&q, &words("required")).unwrap();
+        assert!(!names_class_at(&q, end, "priority"));
+        assert!(!names_class_at(&words("dash"), 1, "package"));
+        assert!(!names_class_at(&q, 0, ""));
+    }
+
+    #[test]
+    fn a_mention_is_found_by_its_words() {
+        let q = words("Who maintains the dash source package?");
+        assert_eq!(find_span(&q, &words("dash")), Some((3, 4)));
+        assert_eq!(find_span(&q, &words("source package")), Some((4, 6)));
+        assert_eq!(find_span(&q, &words("zsh")), None);
+        assert_eq!(find_span(&q, &[]), None);
+    }
+}
