@@ -353,7 +353,7 @@ async fn with_kind(
     let alone = (anchor.mention.clone(), None);
     let words = normalize_tokens(question);
     let mention = normalize_tokens(&anchor.mention);
-    let Some((start, end)) = crate::linking::typed::find_span(&words, &mention) else {
+    let Some((start, end)) = crate::linking::find_span(&words, &mention) else {
         return Ok(alone);
     };
     // After a preposition ("characters *in the Runic block*", "part *of the Greek script*") the

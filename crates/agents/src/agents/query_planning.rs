@@ -546,6 +546,27 @@ fn value_holder(state: &AgentState, answer: &Answer) -> Option<AnswerValue> {
         })
 }
 
+/// Whether `entity` is of `class`, by one membership query kept in the explanation (used when
+/// it is): the type triples that make it one, or `None` when it is not or the graph could not be
+/// asked (the query shows why).
+async fn membership_provenance(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    entity: &str,
+    class: &str,
+) -> Result<Option<Vec<[String; 3]>>, AgentError> {
+    let candidate = membership(entity, class)?;
+    let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
+    let Ok(results) = result else {
+        state.queries.push(executed);
+        return Ok(None);
+    };
+    let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+    executed.used = !found.values.is_empty();
+    state.queries.push(executed);
+    Ok((!found.values.is_empty()).then(|| found.values.into_iter().flat_map(|v| v.provenance).collect()))
+}
+
 /// Homonyms of the entity a yes/no question asks the class of that are tried at most.
 const MEMBERSHIP_HOMONYMS: usize = 4;
 
@@ -629,19 +650,9 @@ async fn about_the_class(
                 .map(|l| l.homonyms.clone())
                 .unwrap_or_default();
             for other in others {
-                let candidate = membership(&other, class)?;
-                let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
-                // A holder the graph could not be asked about is left out; the query shows why.
-                let Ok(results) = result else {
-                    state.queries.push(executed);
-                    continue;
-                };
-                let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
-                executed.used = !found.values.is_empty();
-                state.queries.push(executed);
-                if !found.values.is_empty() {
+                if let Some(provenance) = membership_provenance(ctx, state, &other, class).await? {
                     let mut value = holder_value(&other)?;
-                    value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
+                    value.provenance = provenance;
                     values.push(value);
                 }
             }
@@ -652,7 +663,9 @@ async fn about_the_class(
             }
         }
         QuestionKind::Boolean => {
-            let mut found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+            let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
+            let mut is_one = !found.values.is_empty();
+            let mut provenance: Vec<[String; 3]> = found.values.into_iter().flat_map(|v| v.provenance).collect();
             // Several vertices share the label: the thing so named is of the class when one of
             // them is ("is wesnoth-1.16 a source package": the source package of that name, not
             // the binary one the search ranked first).
@@ -665,26 +678,17 @@ async fn about_the_class(
                 .map(|l| l.homonyms.clone())
                 .unwrap_or_default();
             for other in homonyms.iter().take(MEMBERSHIP_HOMONYMS) {
-                if !found.values.is_empty() {
+                if is_one {
                     break;
                 }
-                let candidate = membership(other, class)?;
-                let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
-                // A homonym the graph could not be asked about is left out; the query shows why.
-                let Ok(results) = result else {
-                    state.queries.push(executed);
-                    continue;
-                };
-                let again = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
-                executed.used = !again.values.is_empty();
-                state.queries.push(executed);
-                if !again.values.is_empty() {
+                if let Some(types) = membership_provenance(ctx, state, other, class).await? {
                     state.queries[first].used = false;
-                    found = again;
+                    is_one = true;
+                    provenance = types;
                 }
             }
-            let mut value = AnswerValue::boolean(!found.values.is_empty());
-            value.provenance = found.values.into_iter().flat_map(|v| v.provenance).collect();
+            let mut value = AnswerValue::boolean(is_one);
+            value.provenance = provenance;
             Answer {
                 kind,
                 values: vec![value],

@@ -224,10 +224,8 @@ async fn neighbours_of(
 /// each is.
 fn span(words: &[String], mention: &str) -> BTreeSet<usize> {
     let m = normalize_tokens(mention);
-    if !m.is_empty()
-        && let Some(start) = words.windows(m.len()).position(|w| w == m.as_slice())
-    {
-        return (start..start + m.len()).collect();
+    if let Some((start, end)) = crate::linking::find_span(words, &m) {
+        return (start..end).collect();
     }
     (0..words.len()).filter(|i| m.contains(&words[*i])).collect()
 }

@@ -43,3 +43,34 @@ pub(crate) fn common_noun_link(entities: &[EntityLink]) -> Option<usize> {
         _ => None,
     }
 }
+
+/// Where the words `mention` (normalised, as `words` are) first stand together in `words`, as
+/// `start..end`; `None` when they do not, or `mention` is empty.
+pub(crate) fn find_span(words: &[String], mention: &[String]) -> Option<(usize, usize)> {
+    if mention.is_empty() || mention.len() > words.len() {
+        return None;
+    }
+    words
+        .windows(mention.len())
+        .position(|w| w == mention)
+        .map(|start| (start, start + mention.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chatty_kg_graph::text::normalize_tokens;
+
+    fn words(text: &str) -> Vec<String> {
+        normalize_tokens(text)
+    }
+
+    #[test]
+    fn a_mention_is_found_by_its_words() {
+        let q = words("Who maintains the dash source package?");
+        assert_eq!(find_span(&q, &words("dash")), Some((3, 4)));
+        assert_eq!(find_span(&q, &words("source package")), Some((4, 6)));
+        assert_eq!(find_span(&q, &words("zsh")), None);
+        assert_eq!(find_span(&q, &[]), None);
+    }
+}

@@ -188,7 +188,7 @@ pub(crate) async fn spot_entities(
             let mut typed = false;
             if strength < NAME_STRENGTH && typed_checks < MAX_TYPED_CHECKS {
                 let named = normalize_tokens(&mention);
-                if let Some((_, end)) = crate::linking::typed::find_span(&tokens, &named)
+                if let Some((_, end)) = crate::linking::find_span(&tokens, &named)
                     && tokens
                         .get(end)
                         .is_some_and(|w| class_words.contains(&crate::understanding::classes::singular(w)))
@@ -627,7 +627,7 @@ pub(crate) fn identifying(value: &str) -> bool {
 
 /// Whether the words `inner` stand together in `outer`.
 fn holds(outer: &[String], inner: &[String]) -> bool {
-    !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner)
+    crate::linking::find_span(outer, inner).is_some()
 }
 
 /// Vertices that may store a short code for it to identify them.

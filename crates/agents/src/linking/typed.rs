@@ -11,12 +11,12 @@ use crate::understanding::classes::singular;
 use chatty_kg_graph::text::normalize_tokens;
 
 /// Classes named after a mention, and other vertices of its label, checked for membership at most.
-pub(crate) const MAX_KIND_CHECKS: usize = 3;
+const MAX_KIND_CHECKS: usize = 3;
 
 /// The graph's classes (IRIs) whose names the question's normalised `words` write starting at
 /// `end` (right after a mention), each with the name's length in words, the longest first
 /// ("source package" before "package"); each name's words compared in the singular.
-pub(crate) async fn classes_named_after(ctx: &AgentContext, words: &[String], end: usize) -> Vec<(usize, String)> {
+async fn classes_named_after(ctx: &AgentContext, words: &[String], end: usize) -> Vec<(usize, String)> {
     let Ok(profile) = ctx.kg.profile().await else {
         return Vec::new();
     };
@@ -38,17 +38,6 @@ fn names_class_at(words: &[String], end: usize, label: &str) -> bool {
         && name.iter().zip(&words[end..]).all(|(n, w)| singular(w) == *n)
 }
 
-/// Where the words of `mention` first stand in `words`, as `start..end`.
-pub(crate) fn find_span(words: &[String], mention: &[String]) -> Option<(usize, usize)> {
-    if mention.is_empty() || mention.len() > words.len() {
-        return None;
-    }
-    words
-        .windows(mention.len())
-        .position(|w| w == mention)
-        .map(|start| (start, start + mention.len()))
-}
-
 /// Whether `entity` is an instance of `class` (or of a subclass).
 pub(crate) async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool, AgentError> {
     let query = crate::candidates::queries::membership(entity, class)?;
@@ -58,9 +47,10 @@ pub(crate) async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> 
     })
 }
 
-/// The first of `vertices` (the first and at most [`MAX_KIND_CHECKS`] others, in their order) that is of a class the
-/// question names right after the span ending at `end` (the longest name first), with that
-/// name's length in words; `None` when no class is named there or none of them is of it.
+/// The first of `vertices` (the first and at most [`MAX_KIND_CHECKS`] others, in their order)
+/// that is of a class the question names right after the span ending at `end` (the longest name
+/// first), with that name's length in words; `None` when no class is named there or none of them
+/// is of it.
 pub(crate) async fn typed_vertex(
     ctx: &AgentContext,
     words: &[String],
@@ -84,6 +74,7 @@ pub(crate) async fn typed_vertex(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linking::find_span;
 
     fn words(text: &str) -> Vec<String> {
         normalize_tokens(text)
@@ -108,14 +99,5 @@ mod tests {
         assert!(!names_class_at(&q, end, "priority"));
         assert!(!names_class_at(&words("dash"), 1, "package"));
         assert!(!names_class_at(&q, 0, ""));
-    }
-
-    #[test]
-    fn a_mention_is_found_by_its_words() {
-        let q = words("Who maintains the dash source package?");
-        assert_eq!(find_span(&q, &words("dash")), Some((3, 4)));
-        assert_eq!(find_span(&q, &words("source package")), Some((4, 6)));
-        assert_eq!(find_span(&q, &words("zsh")), None);
-        assert_eq!(find_span(&q, &[]), None);
     }
 }
