@@ -316,6 +316,10 @@ pub fn render(e: &Explanation) -> String {
             }
         };
         let _ = writeln!(s, "  path{mark} {:.3}  {}{held}", path.score, path.text);
+        for hop in path.path.hops.iter().filter(|h| !h.also.is_empty()) {
+            let predicates: Vec<String> = hop.predicates().map(|p| format!("<{p}>")).collect();
+            let _ = writeln!(s, "        \"{}\" is any of {}", hop.label, predicates.join(", "));
+        }
     }
     if let Some(choice) = e.path_choice {
         let why = match choice.reason {
@@ -348,6 +352,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::Value => "an attribute held to the question's value",
             QueryReason::Homonym => "same path from a homonym",
             QueryReason::Example => "an example from feedback",
+            QueryReason::Witness => "what made the yes true",
         };
         let status = match &q.error {
             Some(error) => format!("error: {error}"),

@@ -276,6 +276,8 @@ pub enum QueryReason {
     /// Whether the answer's path also answers from another vertex of the same label (the
     /// clarify agent's check; never an answer).
     Homonym,
+    /// One solution of a true ASK: the bindings that made it true, for its provenance.
+    Witness,
 }
 
 /// How a question ended.

@@ -739,3 +739,103 @@ async fn a_kind_written_as_no_class_name_is_the_class_of_its_meaning() {
     let e = ask(&pipeline, "Give me all the TV shows directed by Thomas Vinterberg.").await;
     assert_eq!(sorted(&e), ["Dogme Hour"], "{:#?}", e.class);
 }
+
+/// Two predicates of one label (`dbo:designer`, `dbp:designer`) are one relation to the
+/// question's words: a list and a yes/no take either (`VALUES`), each answer's provenance names
+/// the one that holds; a count takes the best alone (one thing written two ways would count twice).
+#[tokio::test]
+async fn two_predicates_of_one_label_are_one_relation() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Who is the designer of Stone Tower?").await;
+    assert_eq!(sorted(&e), ["Gil Hart", "Ivy Hart"], "{:#?}", e.sparql);
+    let chosen = e.chosen_path().expect("a chosen path");
+    assert_eq!(chosen.path.hops[0].predicates().count(), 2, "{:#?}", chosen.path);
+    let provenance: Vec<&str> = e
+        .answers
+        .iter()
+        .flat_map(|a| a.provenance.iter().map(|t| t[1].as_str()))
+        .collect();
+    assert!(
+        provenance.contains(&"http://dbpedia.example.org/ontology/designer"),
+        "{provenance:?}"
+    );
+    assert!(
+        provenance.contains(&"http://dbpedia.example.org/property/designer"),
+        "{provenance:?}"
+    );
+
+    // Only the infobox's predicate holds for Ivy Hart: the yes's provenance says which.
+    let e = ask(&pipeline, "Is Ivy Hart the designer of Stone Tower?").await;
+    assert_eq!(e.display_answers(), ["true"], "{:#?}", e.sparql);
+    assert_eq!(
+        e.answers[0].provenance,
+        [[
+            "http://dbpedia.example.org/resource/Stone_Tower".to_owned(),
+            "http://dbpedia.example.org/property/designer".to_owned(),
+            "http://dbpedia.example.org/resource/Ivy_Hart".to_owned()
+        ]],
+        "{:#?}",
+        e.sparql
+    );
+
+    let e = ask(&pipeline, "How many designers does Stone Tower have?").await;
+    assert_eq!(e.display_answers(), ["1"], "{:#?}", e.sparql);
+}
+
+/// A hop of several predicates (`VALUES`) lists what either reaches, and the witness of a true
+/// ASK binds the one that holds; on the embedded store and on Virtuoso alike.
+#[tokio::test]
+async fn a_hop_of_several_predicates_and_the_witness_of_a_yes() {
+    let Some(fixture) = common::fixture() else { return };
+    several_predicates_on(fixture.store.clone()).await;
+    if let Some(kg) = common::virtuoso() {
+        several_predicates_on(kg).await;
+    }
+}
+
+async fn several_predicates_on(kg: std::sync::Arc<dyn chatty_kg_graph::KnowledgeGraph>) {
+    use chatty_kg_agents::candidates::queries::{Shape, ask as ask_query, select, witness};
+    use chatty_kg_agents::{EndKind, Hop, RelationPath};
+    use chatty_kg_graph::{QueryResults, term_text};
+    let path = RelationPath {
+        anchor: 0,
+        hops: vec![Hop {
+            predicate: "http://example.org/relation/directedBy".to_owned(),
+            label: "directed by".to_owned(),
+            forward: false,
+            also: vec!["http://example.org/relation/starredActors".to_owned()],
+        }],
+        end: EndKind::Entity,
+        reached: 0,
+        endpoints: Vec::new(),
+    };
+    let column = |results: QueryResults, variable: &str| match results {
+        QueryResults::Solutions(s) => {
+            let mut v: Vec<String> = s.column(variable).filter_map(term_text).collect();
+            v.sort();
+            v.dedup();
+            v
+        }
+        other => panic!("{other:?}"),
+    };
+    // Tom Hanks directs nothing here: what he starred in answers through the other predicate.
+    let hanks = "http://example.org/entity/Tom_Hanks";
+    let query = select(&[(hanks, &path)], &Shape::List { distinct_only: true }).unwrap();
+    let films = column(kg.query(&query.query).await.unwrap(), "answer");
+    assert!(
+        films.contains(&"http://example.org/entity/Forrest_Gump".to_owned()),
+        "{films:?}"
+    );
+    assert!(
+        films.contains(&"http://example.org/entity/Cast_Away".to_owned()),
+        "{films:?}"
+    );
+    let asked = ask_query(hanks, &path, "http://example.org/entity/Cast_Away").unwrap();
+    assert!(matches!(
+        kg.query(&asked.query).await.unwrap(),
+        QueryResults::Boolean(true)
+    ));
+    let witness = witness(&asked).unwrap().expect("a variable to bind");
+    let bound = column(kg.query(&witness.query).await.unwrap(), "xp1");
+    assert_eq!(bound, ["http://example.org/relation/starredActors"]);
+}

@@ -524,9 +524,15 @@ async fn find_paths(
         (!judged || s.support >= p.min_relation_score || s.unsaid)
             && !(form.expects == Expectation::Temporal && form.order.is_none() && s.path.end != EndKind::Temporal)
     });
-    // Paths with the same text (two predicates with one label) are one choice, the best kept.
-    let mut seen = std::collections::HashSet::new();
-    ranked.retain(|s| seen.insert(s.text.clone()));
+    // Paths with the same text (two predicates with one label) are one choice: for a count, the
+    // best alone (the two may name one thing two ways, an IRI and a string, and a count would
+    // take it twice); otherwise any of them.
+    if form.kind == QuestionKind::Count {
+        let mut seen = std::collections::HashSet::new();
+        ranked.retain(|s| seen.insert(s.text.clone()));
+    } else {
+        merge_twins(&mut ranked);
+    }
     if form.kind == QuestionKind::Count {
         prefer_several(&mut ranked, CLASS_REACH_TIE);
     } else if form.kind == QuestionKind::List && form.order.is_none() && ranker.asks_for_several() {
@@ -559,6 +565,39 @@ async fn find_paths(
         report,
         class_applied,
     })
+}
+
+/// Paths that read the same (two predicates of one label at some hop: DBpedia's `dbo:location`
+/// and `dbp:location`) are one choice: the question's words cannot tell them apart. Where they
+/// run from the same anchor and reach the same kind of value, the best keeps the other's
+/// predicates as its hops' [`Hop::also`](crate::candidates::paths::Hop::also) (the query takes any
+/// of them) and its values; otherwise (a date and a string under one label) the best alone is kept.
+fn merge_twins(ranked: &mut Vec<ScoredPath>) {
+    let mut kept: Vec<ScoredPath> = Vec::with_capacity(ranked.len());
+    for scored in ranked.drain(..) {
+        let Some(first) = kept.iter_mut().find(|k| k.text == scored.text) else {
+            kept.push(scored);
+            continue;
+        };
+        let (best, twin) = (&mut first.path, &scored.path);
+        if best.anchor != twin.anchor || best.end != twin.end || best.hops.len() != twin.hops.len() {
+            continue;
+        }
+        for (hop, other) in best.hops.iter_mut().zip(&twin.hops) {
+            if hop.forward == other.forward && !hop.predicates().any(|p| p == other.predicate) {
+                hop.also.push(other.predicate.clone());
+            }
+        }
+        let before = best.endpoints.len();
+        for value in &twin.endpoints {
+            if !best.endpoints.contains(value) {
+                best.endpoints.push(value.clone());
+            }
+        }
+        let added = best.endpoints.len() - before;
+        best.reached = (best.reached + added).max(twin.reached);
+    }
+    *ranked = kept;
 }
 
 /// The margin rule, or the model's pick among the best few. A path that is the best one walked

@@ -25,7 +25,7 @@ use crate::answer::{Answer, AnswerValue, ValueKind};
 use crate::candidates::paths::{EndKind, Hop, RelationPath, iri_of};
 use crate::candidates::queries::{
     ANSWER_VARIABLE, COUNT_VARIABLE, CandidateQuery, ClassFilter, SetScope, Shape, TYPE_VARIABLE, ask, count_of,
-    membership, over_class, over_set, over_values, select, select_in, select_with,
+    membership, over_class, over_set, over_values, select, select_in, select_with, witness,
 };
 use crate::candidates::values::{
     Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, instances_of, predicate_labels,
@@ -330,6 +330,20 @@ impl Agent for QueryPlanningAgent {
                             .iter()
                             .filter_map(|p| instantiate(p, &HashMap::new()))
                             .collect();
+                        // A variable (a vertex between, the predicate a hop of several took):
+                        // one solution of the same pattern says which.
+                        if value.provenance.len() < candidate.patterns.len()
+                            && let Some(witness) = witness(&candidate)?
+                        {
+                            let (executed, result) = execute(ctx, state, &witness, QueryReason::Witness).await;
+                            state.queries.push(executed);
+                            if let Ok(found) = result {
+                                let found = aggregate(QuestionKind::List, ANSWER_VARIABLE, &[(&witness, found)], 1);
+                                if let Some(first) = found.values.into_iter().next() {
+                                    value.provenance = first.provenance;
+                                }
+                            }
+                        }
                     }
                     Answer {
                         kind,
@@ -882,6 +896,7 @@ async fn attribute_like(
             predicate: predicates[best].to_owned(),
             label: labels[best].clone(),
             forward: true,
+            also: Vec::new(),
         },
         temporal: numbers < dates,
         similarity: similarity[best].0,
@@ -1264,9 +1279,13 @@ fn instantiate(pattern: &TriplePattern, bindings: &HashMap<&str, &Term>) -> Opti
             _ => None,
         }
     };
+    // A hop of several predicates binds the one that holds.
     let predicate = match &pattern.predicate {
         NamedNodePattern::NamedNode(n) => n.as_str().to_owned(),
-        NamedNodePattern::Variable(_) => return None,
+        NamedNodePattern::Variable(v) => match bindings.get(v.as_str())? {
+            Term::NamedNode(n) => n.as_str().to_owned(),
+            _ => return None,
+        },
     };
     Some([term(&pattern.subject)?, predicate, term(&pattern.object)?])
 }

@@ -39,12 +39,24 @@ pub struct Anchor {
 }
 
 /// One edge of a path, read from the anchor's side.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Hop {
     pub predicate: String,
     pub label: String,
     /// The graph's edge runs away from the anchor (`?prev p ?next`); else towards it.
     pub forward: bool,
+    /// Other predicates of the same label, the same way and the same kind of value (DBpedia's
+    /// `dbo:location` and `dbp:location`): the question's words cannot tell them apart, so the
+    /// hop is any of them ([`crate::candidates::queries::chain`]: `VALUES`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+}
+
+impl Hop {
+    /// The hop's predicate, then its [`Hop::also`] ones.
+    pub fn predicates(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.predicate.as_str()).chain(self.also.iter().map(String::as_str))
+    }
 }
 
 /// What the end of a path is, judged from the sample it reached.
@@ -212,6 +224,7 @@ pub(crate) async fn search(
                         .unwrap_or_else(|| predicate_label(&edge.predicate)),
                     predicate: edge.predicate.clone(),
                     forward: edge.direction == Direction::Outgoing,
+                    also: Vec::new(),
                 };
                 edges
                     .entry(edge.vertex.as_str())

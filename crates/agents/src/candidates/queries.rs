@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use spargebra::Query;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
 use spargebra::term::{Literal, Variable};
-use spargebra::term::{TermPattern, TriplePattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 
 /// A predicate proposed for one QIR triple.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,13 +72,47 @@ pub struct Chain {
     /// Terms that must differ: where the path goes out and straight back through one relation
     /// ("films that share a director with X"), it may not come back to where it was (X).
     pub distinct: Vec<(TermPattern, TermPattern)>,
+    /// A hop of several predicates ([`Hop::also`]): the variable in its place and the predicates
+    /// it takes (`VALUES`).
+    pub alternatives: Vec<(Variable, Vec<NamedNode>)>,
+}
+
+impl Chain {
+    /// The chain's patterns as a graph pattern, each hop of several predicates bound by `VALUES`.
+    pub fn pattern(&self) -> GraphPattern {
+        with_alternatives(
+            GraphPattern::Bgp {
+                patterns: self.patterns.clone(),
+            },
+            &self.alternatives,
+        )
+    }
+}
+
+/// `inner` joined with `VALUES ?p { <a> <b> }` for each hop of several predicates, the values
+/// first (the engine starts from the few predicates, not from every edge).
+fn with_alternatives(inner: GraphPattern, alternatives: &[(Variable, Vec<NamedNode>)]) -> GraphPattern {
+    alternatives.iter().rev().fold(inner, |inner, (variable, predicates)| {
+        join(
+            GraphPattern::Values {
+                variables: vec![variable.clone()],
+                bindings: predicates
+                    .iter()
+                    .map(|p| vec![Some(spargebra::term::GroundTerm::NamedNode(p.clone()))])
+                    .collect(),
+            },
+            inner,
+        )
+    })
 }
 
 /// The chain's patterns from `anchor` along `hops`, intermediate variables named `{prefix}1…`,
-/// ending at `end`.
+/// ending at `end`; a hop of several predicates is a variable `{prefix}p1…` among the
+/// intermediates, which its solutions bind to the predicate that holds (the provenance's).
 pub fn chain(anchor: &str, hops: &[Hop], prefix: &str, end: TermPattern) -> Result<Chain, GraphError> {
     let mut patterns = Vec::with_capacity(hops.len());
     let mut intermediates = Vec::new();
+    let mut alternatives = Vec::new();
     let mut previous: TermPattern = named_node(anchor)?.into();
     let mut nodes = vec![previous.clone()];
     for (i, hop) in hops.iter().enumerate() {
@@ -89,7 +123,15 @@ pub fn chain(anchor: &str, hops: &[Hop], prefix: &str, end: TermPattern) -> Resu
             intermediates.push(v.clone());
             v.into()
         };
-        let predicate = named_node(&hop.predicate)?;
+        let predicate: NamedNodePattern = if hop.also.is_empty() {
+            named_node(&hop.predicate)?.into()
+        } else {
+            let v = var(&format!("{prefix}p{}", i + 1));
+            let predicates = hop.predicates().map(named_node).collect::<Result<Vec<_>, _>>()?;
+            alternatives.push((v.clone(), predicates));
+            intermediates.push(v.clone());
+            v.into()
+        };
         patterns.push(if hop.forward {
             triple(previous, predicate, next.clone())
         } else {
@@ -106,6 +148,7 @@ pub fn chain(anchor: &str, hops: &[Hop], prefix: &str, end: TermPattern) -> Resu
         patterns,
         intermediates,
         distinct,
+        alternatives,
     })
 }
 
@@ -172,13 +215,15 @@ pub fn select_with(
     let mut intermediates = Vec::new();
     let mut predicates = Vec::new();
     let mut distinct = Vec::new();
+    let mut alternatives = Vec::new();
     for (i, (anchor, path)) in paths.iter().enumerate() {
         let prefix = ["x", "y", "z"].get(i).copied().unwrap_or("w");
         let chain = chain(anchor, &path.hops, prefix, answer.clone().into())?;
         patterns.extend(chain.patterns);
         intermediates.extend(chain.intermediates);
         distinct.extend(chain.distinct);
-        predicates.extend(path.hops.iter().map(|h| h.predicate.clone()));
+        alternatives.extend(chain.alternatives);
+        predicates.extend(path.hops.iter().flat_map(Hop::predicates).map(str::to_owned));
     }
     let key = var(KEY_VARIABLE);
     if let Shape::Superlative {
@@ -188,9 +233,12 @@ pub fn select_with(
         patterns.push(triple(answer.clone(), named_node(&hop.predicate)?, key.clone()));
         predicates.push(hop.predicate.clone());
     }
-    let mut core = GraphPattern::Bgp {
-        patterns: patterns.clone(),
-    };
+    let mut core = with_alternatives(
+        GraphPattern::Bgp {
+            patterns: patterns.clone(),
+        },
+        &alternatives,
+    );
     if let Some(class) = class {
         core = of_class(core, &answer, class)?;
     }
@@ -625,9 +673,7 @@ pub fn class_reach(
 ) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
-    let bgp = GraphPattern::Bgp {
-        patterns: chain.patterns,
-    };
+    let bgp = chain.pattern();
     let reached = differing(
         match class {
             Some(class) => member_of(bgp, &answer, class)?,
@@ -729,12 +775,7 @@ fn outside_class(inner: GraphPattern, answer: &Variable, class: &str) -> Result<
 pub fn class_outsiders(anchor: &str, path: &RelationPath, class: &str) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
-    let reached = differing(
-        GraphPattern::Bgp {
-            patterns: chain.patterns,
-        },
-        &chain.distinct,
-    );
+    let reached = differing(chain.pattern(), &chain.distinct);
     ReadQuery::select(GraphPattern::Slice {
         inner: Box::new(GraphPattern::Project {
             inner: Box::new(outside_class(reached, &answer, class)?),
@@ -833,12 +874,7 @@ pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQu
         dataset: None,
         // The parser's shape for ASK (a projection of nothing), which prints as `ASK { … }`.
         pattern: GraphPattern::Project {
-            inner: Box::new(differing(
-                GraphPattern::Bgp {
-                    patterns: chain.patterns.clone(),
-                },
-                &chain.distinct,
-            )),
+            inner: Box::new(differing(chain.pattern(), &chain.distinct)),
             variables: vec![],
         },
         base_iri: None,
@@ -846,9 +882,51 @@ pub fn ask(anchor: &str, path: &RelationPath, other: &str) -> Result<CandidateQu
     Ok(CandidateQuery {
         attribute: None,
         query,
-        predicates: path.hops.iter().map(|h| h.predicate.clone()).collect(),
+        predicates: path.hops.iter().flat_map(Hop::predicates).map(str::to_owned).collect(),
         patterns: chain.patterns,
     })
+}
+
+/// `SELECT * WHERE { … } LIMIT 1` of an ASK's pattern: the bindings that made it true (the
+/// predicate a hop of several took, a multi-hop path's vertices), for its provenance.
+pub fn witness(candidate: &CandidateQuery) -> Result<Option<CandidateQuery>, GraphError> {
+    let Query::Ask { pattern, .. } = candidate.query.as_query() else {
+        return Ok(None);
+    };
+    let inner = match pattern {
+        GraphPattern::Project { inner, .. } => inner.as_ref().clone(),
+        other => other.clone(),
+    };
+    let mut variables: Vec<Variable> = Vec::new();
+    for p in &candidate.patterns {
+        let named = [&p.subject, &p.object].into_iter().filter_map(|t| match t {
+            TermPattern::Variable(v) => Some(v.clone()),
+            _ => None,
+        });
+        let predicate = match &p.predicate {
+            NamedNodePattern::Variable(v) => Some(v.clone()),
+            NamedNodePattern::NamedNode(_) => None,
+        };
+        for v in named.chain(predicate) {
+            if !variables.contains(&v) {
+                variables.push(v);
+            }
+        }
+    }
+    if variables.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(CandidateQuery {
+        query: ReadQuery::select(GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(inner),
+                variables,
+            }),
+            start: 0,
+            length: Some(1),
+        })?,
+        ..candidate.clone()
+    }))
 }
 
 #[cfg(test)]
@@ -865,6 +943,7 @@ mod tests {
                     predicate: format!("http://e/{p}"),
                     label: (*p).to_owned(),
                     forward: *forward,
+                    also: Vec::new(),
                 })
                 .collect(),
             end: EndKind::Entity,

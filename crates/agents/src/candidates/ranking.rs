@@ -1143,6 +1143,7 @@ mod tests {
             predicate: predicate.to_owned(),
             label: label.to_owned(),
             forward: true,
+            also: Vec::new(),
         };
         assert!(same_relation(
             &hop("dbo:battle", "battle"),

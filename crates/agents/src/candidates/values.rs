@@ -221,6 +221,7 @@ pub(crate) async fn rank_attributes(
                 predicate: (*p).clone(),
                 label,
                 forward: true,
+                also: Vec::new(),
             },
             temporal: *temporal,
             similarity: s.min(STEM_EVIDENCE),
