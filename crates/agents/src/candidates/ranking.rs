@@ -1051,13 +1051,20 @@ fn same_relation(a: &Hop, b: &Hop) -> bool {
     a.predicate == b.predicate || key(&a.label) == key(&b.label)
 }
 
-/// A word of `label` and `word` share their first four letters (or are equal when shorter), or
-/// one ends a compound made of the other ("screenwriter" / "written by", "birthplace" / "place").
+/// A word of `label` and `word` differ only after a common stem of four letters or more that
+/// leaves at most [`SUFFIX`] letters of the shorter ("published" / "publisher", "written" /
+/// "writer", "successor" / "succeeded"; not "discipline" / "discovered"), or are equal when
+/// shorter, or one ends a compound made of the other ("screenwriter" / "written by",
+/// "birthplace" / "place").
 fn shares_stem(label: &str, word: &str) -> bool {
     let stem = |w: &str| w.chars().take(4).collect::<String>();
+    let common = |a: &str, b: &str| {
+        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        shared >= 4 && shared + SUFFIX >= a.chars().count().min(b.chars().count())
+    };
     chatty_kg_graph::text::normalize_tokens(label).iter().any(|l| {
         if l.len() >= 4 && word.len() >= 4 {
-            stem(l) == stem(word)
+            common(l, word)
                 || (word.len() > l.len().min(6) + 2 && word[2..].contains(&stem(l)))
                 || (l.len() > word.len().min(6) + 2 && l[2..].contains(&stem(word)))
         } else {
@@ -1065,6 +1072,9 @@ fn shares_stem(label: &str, word: &str) -> bool {
         }
     })
 }
+
+/// Letters after a shared stem that an ending may take ("-ed", "-er", "-ing", "-ion", "-ions").
+const SUFFIX: usize = 4;
 
 /// Words of a noun phrase before a relative clause, at most.
 const KIND_WORDS: usize = 3;
@@ -1139,6 +1149,11 @@ mod tests {
         assert!(shares_stem("birthplace", "place"));
         assert!(!shares_stem("has genre", "generous"));
         assert!(!shares_stem("in language", "inch"), "short words must be equal");
+        assert!(shares_stem("writer", "written"));
+        assert!(shares_stem("successor", "succeeded"));
+        assert!(shares_stem("publication", "published"));
+        assert!(!shares_stem("academic discipline", "discovered"), "only four letters shared");
+        assert!(!shares_stem("president", "presented"));
         let hop = |predicate: &str, label: &str| Hop {
             predicate: predicate.to_owned(),
             label: label.to_owned(),
