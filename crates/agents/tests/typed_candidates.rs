@@ -839,3 +839,18 @@ async fn several_predicates_on(kg: std::sync::Arc<dyn chatty_kg_graph::Knowledge
     let bound = column(kg.query(&witness.query).await.unwrap(), "xp1");
     assert_eq!(bound, ["http://example.org/relation/starredActors"]);
 }
+
+/// "Which country" where the graph has a class Country asks for a vertex: a string stored under
+/// the relation named "country" ("Asia") is no country, though the graph does not type the
+/// vertex the other relation reaches.
+#[tokio::test]
+async fn an_asked_noun_naming_a_class_wants_a_vertex_not_a_string() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Route 9 is a part of which country?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Zembla"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}

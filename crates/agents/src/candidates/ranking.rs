@@ -401,6 +401,13 @@ impl PathRanker {
             })
     }
 
+    /// The noun right after the question word names a class of the graph ("which *country*").
+    fn asks_for_an_instance(&self) -> bool {
+        self.form.kind == QuestionKind::List
+            && self.form.expects == Expectation::Any
+            && self.units.iter().any(|unit| unit.asked_noun && unit.class_word)
+    }
+
     /// The noun the question asks for is plural ("which *airports* …"): it wants several answers.
     pub(crate) fn asks_for_several(&self) -> bool {
         self.units
@@ -707,6 +714,12 @@ impl PathRanker {
         // for, which names no relation of the graph, is a kind of thing: the answers are
         // vertices, not an attribute's values (the books' page counts).
         if self.asks_for_things() && !superlative && path.end != EndKind::Entity {
+            return KIND_MISMATCH;
+        }
+        // "Which *country* is X part of" where the graph has a class Country: what is asked for
+        // is an instance of it, a vertex, not a string stored under the same relation's name
+        // ("ASIA"), even where the graph types too few vertices to show it.
+        if self.asks_for_an_instance() && !superlative && path.end == EndKind::Text {
             return KIND_MISMATCH;
         }
         let place = match (self.place, path.hops.last()) {
