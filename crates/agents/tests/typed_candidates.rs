@@ -854,3 +854,17 @@ async fn an_asked_noun_naming_a_class_wants_a_vertex_not_a_string() {
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
 }
+
+/// "Which *river* does X cross": a hop named "river" walked backwards reaches the things whose
+/// river it is (a town), not rivers; the forward one answers.
+#[tokio::test]
+async fn a_relation_named_after_its_value_walked_backwards_is_not_the_asked_noun() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which river does Old Bridge cross?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Blue River"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}

@@ -154,6 +154,10 @@ struct Unit {
     phrase: Option<String>,
 }
 
+/// How much of its likeness a hop walked backwards says of the asked noun when its name is a
+/// noun for its object ([`PathRanker::say`]).
+const OBJECT_NOUN_BACKWARDS: f32 = 0.5;
+
 /// An asked-for type noun counts as a relation word only when a predicate is this similar to it
 /// (a shared stem is 0.9; "films" / "starred actors" is 0.54, "books" / "author" 0.50).
 const TYPE_IS_RELATION: f32 = 0.7;
@@ -530,6 +534,22 @@ impl PathRanker {
         !self.units[u].asked_noun || h + 1 == path.hops.len()
     }
 
+    /// How much of its likeness to unit `u` hop `h` says. A hop walked backwards whose name is
+    /// a noun of its object ("company (of)": the things whose company the vertex is) reaches
+    /// things that *have* one, which are seldom one themselves: it says the asked noun at
+    /// [`OBJECT_NOUN_BACKWARDS`] ("which *companies* published X" is the publisher, not the
+    /// things whose company it is); where it is the only relation so named, it still may
+    /// ("the *relatives* of X": those whose relative X is). One named for its subject's role
+    /// ("member of (of)", "ship namesake (of)") says it in full.
+    fn say(&self, u: usize, h: usize, path: &RelationPath) -> f32 {
+        let hop = &path.hops[h];
+        if self.units[u].asked_noun && !hop.forward && object_noun(&hop.label, &self.units[u].text) {
+            OBJECT_NOUN_BACKWARDS
+        } else {
+            1.0
+        }
+    }
+
     /// One-to-one matching of hops to units, best pairs first: (support per hop, unit per hop).
     fn align(&self, path: &RelationPath) -> (Vec<f32>, Vec<Option<usize>>) {
         let matrix = self.matrix(path);
@@ -537,7 +557,7 @@ impl PathRanker {
         for (h, sims) in matrix.iter().enumerate() {
             for (u, s) in sims.iter().enumerate() {
                 if self.counts(u, Some(path.end)) && self.may_say(u, h, path) {
-                    pairs.push((*s * self.units[u].weight, h, u));
+                    pairs.push((*s * self.say(u, h, path) * self.units[u].weight, h, u));
                 }
             }
         }
@@ -635,7 +655,7 @@ impl PathRanker {
                 .iter()
                 .enumerate()
                 .filter(|(h, _)| self.may_say(u, *h, path))
-                .filter_map(|(_, sims)| sims.get(u).copied())
+                .filter_map(|(h, sims)| sims.get(u).map(|s| s * self.say(u, h, path)))
                 .fold(0.0f32, f32::max);
             total += w * ((best - RELEVANCE_FLOOR) / attainable).clamp(0.0, 1.0);
             weight += w;
@@ -923,6 +943,19 @@ impl PathRanker {
     }
 }
 
+/// A relation's name ends in `word` as a noun for the value it holds ("company", "publisher",
+/// "product"), not as a role of its subject ("member of", "located in", "directed by"); "ship
+/// namesake" names its value a namesake, and its subject's "ship" is no noun of the value.
+fn object_noun(label: &str, word: &str) -> bool {
+    let tokens = chatty_kg_graph::text::normalize_tokens(label);
+    tokens.last().is_some_and(|last| {
+        !PREPOSITIONS.contains(&last.as_str())
+            && !last.ends_with("ed")
+            && !last.ends_with("ing")
+            && shares_stem(last, word)
+    })
+}
+
 /// Words whose object a mention can be ("the author *of* X").
 const PREPOSITIONS: &[&str] = &["of", "by", "in", "with", "for", "from", "on", "at", "about", "to"];
 
@@ -1165,8 +1198,18 @@ mod tests {
         assert!(shares_stem("writer", "written"));
         assert!(shares_stem("successor", "succeeded"));
         assert!(shares_stem("publication", "published"));
-        assert!(!shares_stem("academic discipline", "discovered"), "only four letters shared");
+        assert!(
+            !shares_stem("academic discipline", "discovered"),
+            "only four letters shared"
+        );
         assert!(!shares_stem("president", "presented"));
+        assert!(object_noun("company", "companies"));
+        assert!(!object_noun("member of", "members"), "a role of the subject");
+        assert!(
+            !object_noun("ship namesake", "ships"),
+            "the subject's word, not the value's"
+        );
+        assert!(!object_noun("pope elected", "pope"));
         let hop = |predicate: &str, label: &str| Hop {
             predicate: predicate.to_owned(),
             label: label.to_owned(),
