@@ -786,17 +786,12 @@ async fn two_predicates_of_one_label_are_one_relation() {
 /// ASK binds the one that holds; on the embedded store and on Virtuoso alike.
 #[tokio::test]
 async fn a_hop_of_several_predicates_and_the_witness_of_a_yes() {
-    let Some(fixture) = common::fixture() else { return };
-    several_predicates_on(fixture.store.clone()).await;
-    if let Some(kg) = common::virtuoso() {
-        several_predicates_on(kg).await;
-    }
-}
-
-async fn several_predicates_on(kg: std::sync::Arc<dyn chatty_kg_graph::KnowledgeGraph>) {
     use chatty_kg_agents::candidates::queries::{Shape, ask as ask_query, select, witness};
     use chatty_kg_agents::{EndKind, Hop, RelationPath};
     use chatty_kg_graph::{QueryResults, term_text};
+    let Some(fixture) = common::fixture() else { return };
+    let mut graphs: Vec<std::sync::Arc<dyn chatty_kg_graph::KnowledgeGraph>> = vec![fixture.store.clone()];
+    graphs.extend(common::virtuoso());
     let path = RelationPath {
         anchor: 0,
         hops: vec![Hop {
@@ -821,23 +816,25 @@ async fn several_predicates_on(kg: std::sync::Arc<dyn chatty_kg_graph::Knowledge
     // Tom Hanks directs nothing here: what he starred in answers through the other predicate.
     let hanks = "http://example.org/entity/Tom_Hanks";
     let query = select(&[(hanks, &path)], &Shape::List { distinct_only: true }).unwrap();
-    let films = column(kg.query(&query.query).await.unwrap(), "answer");
-    assert!(
-        films.contains(&"http://example.org/entity/Forrest_Gump".to_owned()),
-        "{films:?}"
-    );
-    assert!(
-        films.contains(&"http://example.org/entity/Cast_Away".to_owned()),
-        "{films:?}"
-    );
     let asked = ask_query(hanks, &path, "http://example.org/entity/Cast_Away").unwrap();
-    assert!(matches!(
-        kg.query(&asked.query).await.unwrap(),
-        QueryResults::Boolean(true)
-    ));
     let witness = witness(&asked).unwrap().expect("a variable to bind");
-    let bound = column(kg.query(&witness.query).await.unwrap(), "xp1");
-    assert_eq!(bound, ["http://example.org/relation/starredActors"]);
+    for kg in graphs {
+        let films = column(kg.query(&query.query).await.unwrap(), "answer");
+        assert!(
+            films.contains(&"http://example.org/entity/Forrest_Gump".to_owned()),
+            "{films:?}"
+        );
+        assert!(
+            films.contains(&"http://example.org/entity/Cast_Away".to_owned()),
+            "{films:?}"
+        );
+        assert!(matches!(
+            kg.query(&asked.query).await.unwrap(),
+            QueryResults::Boolean(true)
+        ));
+        let bound = column(kg.query(&witness.query).await.unwrap(), "xp1");
+        assert_eq!(bound, ["http://example.org/relation/starredActors"]);
+    }
 }
 
 /// "Which country" where the graph has a class Country asks for a vertex: a string stored under
