@@ -337,11 +337,20 @@ impl Agent for QueryPlanningAgent {
                         {
                             let (executed, result) = execute(ctx, state, &witness, QueryReason::Witness).await;
                             state.queries.push(executed);
-                            if let Ok(found) = result {
-                                let found = aggregate(QuestionKind::List, ANSWER_VARIABLE, &[(&witness, found)], 1);
-                                if let Some(first) = found.values.into_iter().next() {
-                                    value.provenance = first.provenance;
-                                }
+                            if let Ok(QueryResults::Solutions(solutions)) = result
+                                && let Some(row) = solutions.rows.first()
+                            {
+                                let bindings: HashMap<&str, &Term> = solutions
+                                    .variables
+                                    .iter()
+                                    .zip(row)
+                                    .filter_map(|(v, t)| Some((v.as_str(), t.as_ref()?)))
+                                    .collect();
+                                value.provenance = witness
+                                    .patterns
+                                    .iter()
+                                    .filter_map(|p| instantiate(p, &bindings))
+                                    .collect();
                             }
                         }
                     }
