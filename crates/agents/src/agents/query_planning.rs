@@ -340,12 +340,7 @@ impl Agent for QueryPlanningAgent {
                             if let Ok(QueryResults::Solutions(solutions)) = result
                                 && let Some(row) = solutions.rows.first()
                             {
-                                let bindings: HashMap<&str, &Term> = solutions
-                                    .variables
-                                    .iter()
-                                    .zip(row)
-                                    .filter_map(|(v, t)| Some((v.as_str(), t.as_ref()?)))
-                                    .collect();
+                                let bindings = row_bindings(&solutions.variables, row);
                                 value.provenance = witness
                                     .patterns
                                     .iter()
@@ -1258,12 +1253,7 @@ fn aggregate(
                     if slot.len() >= provenance_per_answer.saturating_mul(candidate.patterns.len()) {
                         continue;
                     }
-                    let bindings: HashMap<&str, &Term> = solutions
-                        .variables
-                        .iter()
-                        .zip(row)
-                        .filter_map(|(v, t)| Some((v.as_str(), t.as_ref()?)))
-                        .collect();
+                    let bindings = row_bindings(&solutions.variables, row);
                     for pattern in &candidate.patterns {
                         if let Some(t) = instantiate(pattern, &bindings)
                             && !slot.contains(&t)
@@ -1276,6 +1266,15 @@ fn aggregate(
         }
     }
     answer
+}
+
+/// One solution's bound variables by name.
+fn row_bindings<'a>(variables: &'a [String], row: &'a [Option<Term>]) -> HashMap<&'a str, &'a Term> {
+    variables
+        .iter()
+        .zip(row)
+        .filter_map(|(v, t)| Some((v.as_str(), t.as_ref()?)))
+        .collect()
 }
 
 /// A pattern with its variables bound, as `[s, p, o]` text; `None` if a variable is unbound.
