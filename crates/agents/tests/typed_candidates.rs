@@ -871,3 +871,16 @@ async fn a_relation_named_after_its_value_walked_backwards_is_not_the_asked_noun
         e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
     );
 }
+
+/// "Use less than 1000 kB of disk": the attribute most like the words (the download size, in
+/// bytes) holds none of Ann Lee's packages under 1000; the other size of the same packages,
+/// which the words name in no way the embedder sees, is tried next and holds one.
+#[tokio::test]
+async fn a_value_no_attribute_like_its_words_holds_is_tried_on_the_answers_other_attributes() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which of Ann Lee's packages use less than 1000 kB of disk?").await;
+    assert_eq!(e.display_answers(), ["Alpha Tool"], "{:#?}", e.sparql);
+    let used = e.sparql.iter().find(|q| q.used).expect("a query answered");
+    let attribute = used.attribute.as_ref().expect("the attribute it was held by");
+    assert!(attribute.label.contains("installed"), "{attribute:?}");
+}

@@ -147,7 +147,7 @@ impl Agent for QueryPlanningAgent {
                 let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
                 let kinds = attributes_of(ctx, &sample).await?;
                 let compared = kinds.len();
-                rank_attributes(ctx, constraint, &words_left_over(state), &kinds)
+                rank_attributes(ctx, constraint, &words_left_over(state), &kinds, true)
                     .await?
                     .into_iter()
                     .map(|a| (a, compared))
@@ -750,7 +750,7 @@ async fn by_value(
         }
         None => attributes_of_graph(ctx).await,
     };
-    let attributes = rank_attributes(ctx, constraint, &words_left_over(state), &kinds).await?;
+    let attributes = rank_attributes(ctx, constraint, &words_left_over(state), &kinds, false).await?;
     if attributes.is_empty() {
         return Ok(state.stop(Outcome::NoQuery));
     }

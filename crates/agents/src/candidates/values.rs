@@ -190,11 +190,18 @@ pub(crate) async fn attributes_of_graph(ctx: &AgentContext) -> Kinds {
 /// words, or those with the words the question has `left` over once its mentions and class are
 /// said — "more than 5000 kB once *installed*" — whichever is more like the attribute): years
 /// compare with dates and with numbers, other numbers with numbers only.
+///
+/// Those less like the words than [`MIN_SIMILARITY`] are left out, unless `after_named`: then,
+/// when some attribute is like the words, the others of these vertices follow it, to be tried
+/// only when it holds none of them ("use less than 1000 kB *of disk*" of a maintainer's
+/// packages, whose two sizes are a download size in bytes, which none is under 1000, and an
+/// installed size, which the words name in no way the embedder sees).
 pub(crate) async fn rank_attributes(
     ctx: &AgentContext,
     constraint: &ValueConstraint,
     left: &[String],
     kinds: &Kinds,
+    after_named: bool,
 ) -> Result<Vec<Attribute>, AgentError> {
     let predicates: Vec<(&String, bool)> = kinds
         .iter()
@@ -213,7 +220,7 @@ pub(crate) async fn rank_attributes(
         .iter()
         .zip(labels)
         .zip(&similarity)
-        .filter(|(_, (s, _))| *s >= MIN_SIMILARITY)
+        .filter(|(_, (s, _))| after_named || *s >= MIN_SIMILARITY)
         // A shared stem is as good as the same word: "founding year" and "founded" say what
         // "founded" says.
         .map(|(((p, temporal), label), (s, words))| Attribute {
@@ -235,6 +242,9 @@ pub(crate) async fn rank_attributes(
             .then(b.temporal.cmp(&a.temporal))
             .then(a.hop.predicate.cmp(&b.hop.predicate))
     });
+    if ranked.first().is_some_and(|a| a.similarity < MIN_SIMILARITY) {
+        return Ok(Vec::new());
+    }
     ranked.truncate(ATTRIBUTES_TRIED);
     Ok(ranked)
 }
