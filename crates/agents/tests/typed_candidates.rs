@@ -872,6 +872,26 @@ async fn a_relation_named_after_its_value_walked_backwards_is_not_the_asked_noun
     );
 }
 
+/// A relation named by one verb ("recommends") runs the way the verb stands beside the name:
+/// "the packages that *Alpha Tool recommends*" away from it, "the packages that *recommend
+/// Alpha Tool*" towards it.
+#[tokio::test]
+async fn a_one_verb_relation_runs_from_its_subject_to_its_object() {
+    let Some(pipeline) = pipeline() else { return };
+    for (question, expected) in [
+        ("Who maintains the packages that Alpha Tool recommends?", "Eve Moss"),
+        ("Who maintains the packages that recommend Alpha Tool?", "Fay Lin"),
+    ] {
+        let e = ask(&pipeline, question).await;
+        assert_eq!(
+            e.display_answers(),
+            [expected],
+            "{question}\n{:#?}",
+            e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        );
+    }
+}
+
 /// "Use less than 1000 kB of disk": the attribute most like the words (the download size, in
 /// bytes) holds none of Ann Lee's packages under 1000; the other size of the same packages,
 /// which the words name in no way the embedder sees, is tried next and holds one.

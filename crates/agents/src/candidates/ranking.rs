@@ -230,10 +230,17 @@ impl PathRanker {
         let kinds = clause_kinds(&words, &in_mention);
         let in_kind = |i: usize| kinds.iter().any(|(s, e)| i >= *s && i < *e);
         // "the film X", "a city X": the noun between an article and a mention is the mention's
-        // type, not a relation.
+        // type, not a relation. A "that" after a noun starts a clause: "the packages that
+        // *recommend* X" is a verb of the relation.
         let apposition = |i: usize| {
             spans.iter().flatten().any(|(s, _)| {
-                i + 1 == *s && i > 0 && matches!(words[i - 1].text.as_str(), "the" | "a" | "an" | "this" | "that")
+                i + 1 == *s
+                    && i > 0
+                    && match words[i - 1].text.as_str() {
+                        "the" | "a" | "an" | "this" => true,
+                        "that" => i < 2 || is_function_word(&words[i - 2].text),
+                        _ => false,
+                    }
             })
         };
         // The noun a mention is "of" ("the *director* of X"), or that follows its possessive.
@@ -842,6 +849,13 @@ impl PathRanker {
     /// (what X depends on).
     fn direction(&self, path: &RelationPath) -> f32 {
         let Some(first) = path.hops.first() else { return 0.0 };
+        if let Some(verb) = self.verb_beside(path.anchor, &first.label) {
+            return if first.forward == (verb == Side::After) {
+                AGENT_DIRECTION
+            } else {
+                -AGENT_DIRECTION
+            };
+        }
         let Some(last) = normalize_tokens(&first.label)
             .pop()
             .filter(|w| PREPOSITIONS.contains(&w.as_str()))
@@ -879,6 +893,42 @@ impl PathRanker {
             -AGENT_DIRECTION
         } else {
             AGENT_DIRECTION
+        }
+    }
+
+    /// A relation named by one verb as the question writes it ("recommends", "recommend"), that
+    /// stands right after the anchor's mention in a clause ("the packages that *zsh recommends*",
+    /// "what does *zsh recommend*": the mention is its subject, the relation runs away from it)
+    /// or right before it ("which packages *recommend zsh*": its object, the relation runs
+    /// towards it; "the *author* X" is a noun before a name, no verb). A noun of
+    /// the relation ("producer" for "the films X produced") says no such thing: only the verb's
+    /// own form, with or without its "-s", counts.
+    fn verb_beside(&self, anchor: usize, label: &str) -> Option<Side> {
+        let [verb] = normalize_tokens(label).try_into().ok()?;
+        let (start, end) = self.spans.get(anchor).copied().flatten()?;
+        let same = |i: usize| {
+            self.words.get(i).is_some_and(|w| {
+                w.text == verb
+                    || w.text.strip_suffix('s') == Some(verb.as_str())
+                    || verb.strip_suffix('s') == Some(&w.text)
+            })
+        };
+        // "that X recommends", "what does X recommend": a clause whose subject the mention is.
+        let clause = |i: usize| {
+            matches!(
+                self.words[i].text.as_str(),
+                "that" | "which" | "who" | "whom" | "does" | "do" | "did"
+            )
+        };
+        if same(end) && start > 0 && clause(start - 1) {
+            Some(Side::After)
+        } else if start >= 1
+            && same(start - 1)
+            && (start < 2 || !matches!(self.words[start - 2].text.as_str(), "the" | "a" | "an"))
+        {
+            Some(Side::Before)
+        } else {
+            None
         }
     }
 
@@ -941,6 +991,15 @@ impl PathRanker {
             })
             .collect())
     }
+}
+
+/// Where a relation's verb stands beside the mention ([`PathRanker::verb_beside`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// After it: the mention is the verb's subject.
+    After,
+    /// Before it: the mention is the verb's object.
+    Before,
 }
 
 /// A relation's name ends in `word` as a noun for the value it holds ("company", "publisher",
