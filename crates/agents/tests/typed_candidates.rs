@@ -904,3 +904,19 @@ async fn a_value_no_attribute_like_its_words_holds_is_tried_on_the_answers_other
     let attribute = used.attribute.as_ref().expect("the attribute it was held by");
     assert!(attribute.label.contains("installed"), "{attribute:?}");
 }
+
+/// Two vertices named "Kilo", a source and the package built from it: "what *sections* …" asks
+/// for sections, which only the package's dependencies reach; the source's paths (its one
+/// relation, "built from", walked for free) answer packages, however well their words fit.
+#[tokio::test]
+async fn a_homonym_whose_paths_miss_the_asked_class_is_not_taken() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "What sections do the dependencies of Kilo's own dependency belong to?").await;
+    let answers = sorted(&e);
+    assert!(
+        answers.contains(&"docs".to_owned()) && answers.iter().all(|a| ["docs", "libs"].contains(&a.as_str())),
+        "{answers:?}\n{:#?}\n{:?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>(),
+        e.entities
+    );
+}

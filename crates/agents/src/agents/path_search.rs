@@ -282,6 +282,13 @@ impl Agent for PathSearchAgent {
                 spent += again.report.queries;
                 let rival = is_rival(anchor, &tried[0]);
                 let margin = if rival { BETTER_RIVAL } else { BETTER_HOMONYM };
+                // The class the question asks for is a kind of answer the graph shows: a
+                // homonym none of whose paths reaches it ("what *sections* do the dependencies
+                // of gnuplot belong to" of the gnuplot source, whose paths end at packages)
+                // answers another question, however well its words fit.
+                if found.class_applied && !again.class_applied {
+                    continue;
+                }
                 if let Some(first) = again.ranked.first()
                     && first.score > best + margin
                     && (!rival || says_words(&again.ranked, 0))
