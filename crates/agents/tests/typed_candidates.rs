@@ -872,6 +872,26 @@ async fn a_relation_named_after_its_value_walked_backwards_is_not_the_asked_noun
     );
 }
 
+/// A relation under a name and under its plural (`dbo:child`, `dbp:children`), or under its
+/// words run together (`dbo:debutTeam` "debut team", `dbp:debutteam`), is one relation: either
+/// holds the answers.
+#[tokio::test]
+async fn a_name_its_plural_and_its_words_run_together_are_one_relation() {
+    let Some(pipeline) = pipeline() else { return };
+    for (question, expected) in [
+        ("Who are the children of Gil Hart?", ["Ivy Hart", "Jon Hart"]),
+        ("What is the debut team of Gil Hart?", ["Blue Sox", "Red Sox"]),
+    ] {
+        let e = ask(&pipeline, question).await;
+        assert_eq!(
+            sorted(&e),
+            expected,
+            "{question}\n{:#?}",
+            e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        );
+    }
+}
+
 /// A relation named by one verb ("recommends") runs the way the verb stands beside the name:
 /// "the packages that *Alpha Tool recommends*" away from it, "the packages that *recommend
 /// Alpha Tool*" towards it.
@@ -911,7 +931,11 @@ async fn a_value_no_attribute_like_its_words_holds_is_tried_on_the_answers_other
 #[tokio::test]
 async fn a_homonym_whose_paths_miss_the_asked_class_is_not_taken() {
     let Some(pipeline) = pipeline() else { return };
-    let e = ask(&pipeline, "What sections do the dependencies of Kilo's own dependency belong to?").await;
+    let e = ask(
+        &pipeline,
+        "What sections do the dependencies of Kilo's own dependency belong to?",
+    )
+    .await;
     let answers = sorted(&e);
     assert!(
         answers.contains(&"docs".to_owned()) && answers.iter().all(|a| ["docs", "libs"].contains(&a.as_str())),

@@ -579,10 +579,12 @@ async fn find_paths(
 /// run from the same anchor and reach the same kind of value, the best keeps the other's
 /// predicates as its hops' [`Hop::also`](crate::candidates::paths::Hop::also) (the query takes any
 /// of them) and its values; otherwise (a date and a string under one label) the best alone is kept.
+/// A label and its plural read the same (`dbo:child` "child", `dbp:children` "children"), and
+/// so do a name and the same words run together ("debut team", "debutteam").
 fn merge_twins(ranked: &mut Vec<ScoredPath>) {
     let mut kept: Vec<ScoredPath> = Vec::with_capacity(ranked.len());
     for scored in ranked.drain(..) {
-        let Some(first) = kept.iter_mut().find(|k| k.text == scored.text) else {
+        let Some(first) = kept.iter_mut().find(|k| reads_as(&k.path) == reads_as(&scored.path)) else {
             kept.push(scored);
             continue;
         };
@@ -605,6 +607,25 @@ fn merge_twins(ranked: &mut Vec<ScoredPath>) {
         best.reached = (best.reached + added).max(twin.reached);
     }
     *ranked = kept;
+}
+
+/// What a path says, hop by hop, each hop's name in the singular and written as one word (a
+/// graph's raw predicate is often its mapped one's name run together: `dbp:debutteam` and
+/// `dbo:debutTeam`, "debut team"): from which anchor, through which named relation, which way
+/// round.
+fn reads_as(path: &RelationPath) -> (usize, Vec<(String, bool)>) {
+    let hops = path
+        .hops
+        .iter()
+        .map(|hop| {
+            let words: String = chatty_kg_graph::text::normalize_tokens(&hop.label)
+                .iter()
+                .map(|w| crate::understanding::classes::singular(w))
+                .collect();
+            (words, hop.forward)
+        })
+        .collect();
+    (path.anchor, hops)
 }
 
 /// The margin rule, or the model's pick among the best few. A path that is the best one walked
