@@ -944,3 +944,17 @@ async fn a_homonym_whose_paths_miss_the_asked_class_is_not_taken() {
         e.entities
     );
 }
+
+/// "Who *produced* Moon Film?": "producer" and "executive producer" both share the verb's stem,
+/// but the question writes no "executive": the producer answers.
+#[tokio::test]
+async fn a_relation_whose_name_has_words_the_question_does_not_write_says_it_less() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Who produced Moon Film?").await;
+    assert_eq!(
+        e.display_answers(),
+        ["Pat Cole"],
+        "{:#?}",
+        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+    );
+}
