@@ -46,9 +46,10 @@ use std::collections::HashMap;
 
 /// Similarity given to a unit and a label that share a word stem.
 const STEM_MATCH: f32 = 0.9;
-/// Taken from [`STEM_MATCH`] per word of the label that the question does not write: "who
-/// *produced* X" says "producer" more than "executive producer".
-const STEM_UNSAID_WORD: f32 = 0.02;
+/// Taken from [`STEM_MATCH`] when the label has words the question does not write: "who
+/// *produced* X" says "producer" more than "executive producer". Once, however many: a long
+/// name ("book book subject works") is no less the relation its last word says.
+const STEM_UNSAID_WORDS: f32 = 0.02;
 /// Similarity at or below this says nothing (unrelated words score 0.1–0.3 with MiniLM); units
 /// resembling no predicate of the graph above it weigh nothing in coverage.
 const RELEVANCE_FLOOR: f32 = 0.25;
@@ -497,7 +498,11 @@ impl PathRanker {
         }
         let vectors = embed(ctx, new.clone()).await?;
         for (label, vector) in new.into_iter().zip(vectors) {
-            let stem_match = STEM_MATCH - STEM_UNSAID_WORD * self.unsaid_words(&label) as f32;
+            let stem_match = if self.has_unsaid_words(&label) {
+                STEM_MATCH - STEM_UNSAID_WORDS
+            } else {
+                STEM_MATCH
+            };
             let sims: Vec<f32> = self
                 .units
                 .iter()
@@ -519,13 +524,12 @@ impl PathRanker {
         Ok(())
     }
 
-    /// The content words of a relation's name that share no stem with a word of the question
-    /// ("executive" of "executive producer" for "who produced X").
-    fn unsaid_words(&self, label: &str) -> usize {
+    /// Whether a relation's name has a content word that shares no stem with a word of the
+    /// question ("executive" of "executive producer" for "who produced X").
+    fn has_unsaid_words(&self, label: &str) -> bool {
         normalize_tokens(label)
             .iter()
-            .filter(|w| !is_function_word(w) && !self.words.iter().any(|q| shares_stem(w, &q.text)))
-            .count()
+            .any(|w| !is_function_word(w) && !self.words.iter().any(|q| shares_stem(w, &q.text)))
     }
 
     /// Similarity of each hop to each unit.
