@@ -583,11 +583,16 @@ async fn find_paths(
 /// so do a name and the same words run together ("debut team", "debutteam").
 fn merge_twins(ranked: &mut Vec<ScoredPath>) {
     let mut kept: Vec<ScoredPath> = Vec::with_capacity(ranked.len());
+    // Each reading once, to the index of the first path kept with it.
+    let mut readings: HashMap<(usize, Vec<(String, bool)>), usize> = HashMap::new();
     for scored in ranked.drain(..) {
-        let Some(first) = kept.iter_mut().find(|k| reads_as(&k.path) == reads_as(&scored.path)) else {
+        let reading = reads_as(&scored.path);
+        let Some(&at) = readings.get(&reading) else {
+            readings.insert(reading, kept.len());
             kept.push(scored);
             continue;
         };
+        let first = &mut kept[at];
         let (best, twin) = (&mut first.path, &scored.path);
         if best.anchor != twin.anchor || best.end != twin.end || best.hops.len() != twin.hops.len() {
             continue;
