@@ -593,8 +593,9 @@ fn merge_twins(ranked: &mut Vec<ScoredPath>) {
             continue;
         };
         let first = &mut kept[at];
+        // One reading: the same anchor and as many hops, each the same way round.
         let (best, twin) = (&mut first.path, &scored.path);
-        if best.anchor != twin.anchor || best.end != twin.end || best.hops.len() != twin.hops.len() {
+        if best.end != twin.end {
             continue;
         }
         for (hop, other) in best.hops.iter_mut().zip(&twin.hops) {
