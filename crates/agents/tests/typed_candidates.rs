@@ -27,6 +27,11 @@ async fn ask(pipeline: &Pipeline, question: &str) -> Explanation {
     common::ask_silently(pipeline, question).await
 }
 
+/// The four best paths with their scores, for a failed assertion's message.
+fn best_paths(e: &Explanation) -> Vec<(&String, f32)> {
+    e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect()
+}
+
 #[tokio::test]
 async fn the_books_a_writer_wrote_are_books_not_their_page_counts() {
     let Some(pipeline) = pipeline() else { return };
@@ -35,7 +40,7 @@ async fn the_books_a_writer_wrote_are_books_not_their_page_counts() {
         sorted(&e),
         ["Big Sur", "On the Road", "The Dharma Bums", "The Subterraneans"],
         "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        best_paths(&e)
     );
 }
 
@@ -59,20 +64,10 @@ async fn a_hop_must_say_something_no_other_hop_says() {
     let Some(pipeline) = pipeline() else { return };
     // "battle" out and "battles" back is one relation twice: it returns to Roy Park and Sam Hart.
     let e = ask(&pipeline, "List the battles fought by Roy Park.").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Hill War"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Hill War"], "{:#?}", best_paths(&e));
     // "distributing label" says both words; "distributor" after it says nothing new.
     let e = ask(&pipeline, "What is the distributing label of Standby Records?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Victory Records"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Victory Records"], "{:#?}", best_paths(&e));
 }
 
 #[tokio::test]
@@ -80,12 +75,7 @@ async fn the_object_of_a_relation_named_with_a_preposition_is_where_the_question
     let Some(pipeline) = pipeline() else { return };
     // Pope Leo was canonized by Pope Pius, and canonized Saint Ann and Saint Bede.
     let e = ask(&pipeline, "Who were canonized by Pope Leo?").await;
-    assert_eq!(
-        sorted(&e),
-        ["Saint Ann", "Saint Bede"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(sorted(&e), ["Saint Ann", "Saint Bede"], "{:#?}", best_paths(&e));
 }
 
 #[tokio::test]
@@ -93,20 +83,10 @@ async fn where_is_a_place_count_is_a_count_and_a_class_keeps_its_own() {
     let Some(pipeline) = pipeline() else { return };
     // A date of death says "die" as well as the place of death does.
     let e = ask(&pipeline, "Where did Jack Kerouac die?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Springfield"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Springfield"], "{:#?}", best_paths(&e));
     // No word but the name: the kind decides.
     let e = ask(&pipeline, "Where is Acme Corporation?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Lowell"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Lowell"], "{:#?}", best_paths(&e));
     let e = ask(&pipeline, "Count the books written by Jack Kerouac.").await;
     assert_eq!(
         (e.answer_kind, e.display_answers()),
@@ -359,7 +339,7 @@ async fn the_asked_noun_names_the_last_hop_and_a_plural_wants_several() {
         sorted(&e),
         ["East Bay Airport", "Kings Airport", "Nova Field"],
         "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        best_paths(&e)
     );
 }
 
@@ -415,12 +395,7 @@ async fn the_subject_of_a_verb_relation_is_where_it_starts() {
     let Some(pipeline) = pipeline() else { return };
     // Alpha Tool depends on Core Lib (maintained by Cy Young); Beta Plugin depends on Alpha Tool.
     let e = ask(&pipeline, "Who maintains the package that Alpha Tool depends on?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Cy Young"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Cy Young"], "{:#?}", best_paths(&e));
 }
 
 #[tokio::test]
@@ -526,7 +501,7 @@ async fn a_class_word_after_a_name_says_which_vertex_it_is() {
         ["Thomas Vinterberg"],
         "{:#?}\n{:#?}",
         e.entities,
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        best_paths(&e)
     );
     // Without the kind word the town, the vertex with more edges, is meant.
     let e = ask(&pipeline, "In which time zone is Riverton?").await;
@@ -534,12 +509,7 @@ async fn a_class_word_after_a_name_says_which_vertex_it_is() {
     // After a preposition the class word is the relation's too: what is *in* the Smileys
     // *block* is what is "in block" of it, not its designer.
     let e = ask(&pipeline, "What is in the Smileys block?").await;
-    assert_eq!(
-        sorted(&e),
-        ["Grin face", "Wink face"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(sorted(&e), ["Grin face", "Wink face"], "{:#?}", best_paths(&e));
 }
 
 #[tokio::test]
@@ -553,7 +523,7 @@ async fn a_common_word_typed_by_its_class_is_a_name() {
         ["Alpha Tool"],
         "{:#?}\n{:#?}",
         e.entities,
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        best_paths(&e)
     );
     assert!(e.entities.iter().any(|l| l.mention == "stable"), "{:#?}", e.entities);
     // Without the class after it, the common word is no name: Ann Lee's packages, all of them.
@@ -606,7 +576,7 @@ async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
         (e.answer_kind, e.display_answers()),
         (Some(QuestionKind::Count), vec!["2".to_owned()]),
         "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
+        best_paths(&e)
     );
     // "Places" names the halls the "whose" clause describes (the architects are "of" them), not
     // the architects' birth places.
@@ -615,23 +585,13 @@ async fn a_relation_named_again_in_a_clause_goes_out_and_back() {
         "Name the other architects of the historic places whose architect is Stan White.",
     )
     .await;
-    assert_eq!(
-        sorted(&e),
-        ["Carl Mead", "Dora Kent"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(sorted(&e), ["Carl Mead", "Dora Kent"], "{:#?}", best_paths(&e));
     let e = ask(
         &pipeline,
         "Which sports are played by the schools which also play Football?",
     )
     .await;
-    assert_eq!(
-        sorted(&e),
-        ["Rowing", "Volleyball"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(sorted(&e), ["Rowing", "Volleyball"], "{:#?}", best_paths(&e));
 }
 
 #[tokio::test]
@@ -675,12 +635,7 @@ async fn the_relation_that_reaches_the_class_answers_where_no_word_names_one() {
     // from Dover that reaches museums ("location") answers, though no word resembles it; the
     // mill located there is no museum.
     let e = ask(&pipeline, "Show me all museums in Dover.").await;
-    assert_eq!(
-        sorted(&e),
-        ["Dover Museum", "Sea Museum"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(sorted(&e), ["Dover Museum", "Sea Museum"], "{:#?}", best_paths(&e));
     assert!(e.chosen_path().is_some_and(|p| p.reaches_class));
 }
 
@@ -850,12 +805,7 @@ async fn a_hop_of_several_predicates_and_the_witness_of_a_yes() {
 async fn an_asked_noun_naming_a_class_wants_a_vertex_not_a_string() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "Route 9 is a part of which country?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Zembla"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Zembla"], "{:#?}", best_paths(&e));
 }
 
 /// "Which *river* does X cross": a hop named "river" walked backwards reaches the things whose
@@ -864,12 +814,7 @@ async fn an_asked_noun_naming_a_class_wants_a_vertex_not_a_string() {
 async fn a_relation_named_after_its_value_walked_backwards_is_not_the_asked_noun() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "Which river does Old Bridge cross?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Blue River"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Blue River"], "{:#?}", best_paths(&e));
 }
 
 /// A relation under a name and under its plural (`dbo:child`, `dbp:children`), or under its
@@ -883,12 +828,7 @@ async fn a_name_its_plural_and_its_words_run_together_are_one_relation() {
         ("What is the debut team of Gil Hart?", ["Blue Sox", "Red Sox"]),
     ] {
         let e = ask(&pipeline, question).await;
-        assert_eq!(
-            sorted(&e),
-            expected,
-            "{question}\n{:#?}",
-            e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-        );
+        assert_eq!(sorted(&e), expected, "{question}\n{:#?}", best_paths(&e));
     }
 }
 
@@ -903,12 +843,7 @@ async fn a_one_verb_relation_runs_from_its_subject_to_its_object() {
         ("Who maintains the packages that recommend Alpha Tool?", "Fay Lin"),
     ] {
         let e = ask(&pipeline, question).await;
-        assert_eq!(
-            e.display_answers(),
-            [expected],
-            "{question}\n{:#?}",
-            e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-        );
+        assert_eq!(e.display_answers(), [expected], "{question}\n{:#?}", best_paths(&e));
     }
 }
 
@@ -940,7 +875,7 @@ async fn a_homonym_whose_paths_miss_the_asked_class_is_not_taken() {
     assert!(
         answers.contains(&"docs".to_owned()) && answers.iter().all(|a| ["docs", "libs"].contains(&a.as_str())),
         "{answers:?}\n{:#?}\n{:?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>(),
+        best_paths(&e),
         e.entities
     );
 }
@@ -951,10 +886,5 @@ async fn a_homonym_whose_paths_miss_the_asked_class_is_not_taken() {
 async fn a_relation_whose_name_has_words_the_question_does_not_write_says_it_less() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "Who produced Moon Film?").await;
-    assert_eq!(
-        e.display_answers(),
-        ["Pat Cole"],
-        "{:#?}",
-        e.paths.iter().take(4).map(|p| (&p.text, p.score)).collect::<Vec<_>>()
-    );
+    assert_eq!(e.display_answers(), ["Pat Cole"], "{:#?}", best_paths(&e));
 }
