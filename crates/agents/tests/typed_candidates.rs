@@ -888,3 +888,19 @@ async fn a_relation_whose_name_has_words_the_question_does_not_write_says_it_les
     let e = ask(&pipeline, "Who produced Moon Film?").await;
     assert_eq!(e.display_answers(), ["Pat Cole"], "{:#?}", best_paths(&e));
 }
+
+#[tokio::test]
+async fn a_guessed_partial_name_holds_the_answers_only_where_its_best_relation_meets_the_others() {
+    let Some(pipeline) = pipeline() else { return };
+    // "Zulu" is a guess between two teams; the guessed team's packages and Gus Park's meet only
+    // at a section no word says: Gus Park's own package answers.
+    let e = ask(&pipeline, "What has Gus Park packaged for Zulu?").await;
+    let zulu = e.entities.iter().find(|l| l.mention == "Zulu").expect("linked");
+    assert_eq!(zulu.method, LinkMethod::MostConnected, "{zulu:#?}");
+    assert_eq!(
+        e.display_answers(),
+        ["Golf Tool"],
+        "{:#?}",
+        e.sparql.iter().map(|q| (&q.sparql, q.rows)).collect::<Vec<_>>()
+    );
+}

@@ -34,7 +34,7 @@ use crate::candidates::values::{
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::state::{AgentState, ExecutedQuery, Outcome, QueryReason, SetRole};
+use crate::state::{AgentState, ExecutedQuery, LinkMethod, Outcome, QueryReason, SetRole};
 use crate::understanding::form::QuestionForm;
 use crate::understanding::form::ValueConstraint;
 use crate::understanding::qir::QuestionKind;
@@ -116,10 +116,31 @@ impl Agent for QueryPlanningAgent {
         // Whether a join of two paths the question's words say was tried: only that one finding
         // nothing says the anchors' relations never meet.
         let mut said_join = false;
+        // A partial name the search could only guess (its words in many names, none with the
+        // edges to dominate) beside one linked with confidence: it holds the answers only where
+        // its best paths meet the other's; where they never do, the other answers alone ("What
+        // has Thorsten Glaser packaged for Debian?": "Debian" in 149 names; no join of another
+        // relation of the guessed maintainer's, through the architecture, say).
+        let guessed = guessed_anchor(state);
+        let best_of_guess = guessed.map(|g| {
+            state
+                .paths
+                .iter()
+                .filter(|s| s.path.anchor == g)
+                .map(|s| s.score)
+                .fold(f32::NEG_INFINITY, f32::max)
+        });
+        let joins_with_guess = |i: usize| match (guessed, best_of_guess) {
+            (Some(g), Some(best)) => ranked[i].anchor != g || state.paths[i].score >= best,
+            _ => true,
+        };
         if anchors.len() >= 2 && kind != QuestionKind::Boolean {
             let mentions: Vec<&str> = state.anchors.iter().map(|a| a.mention.as_str()).collect();
             let same = coordinated(state.working_question(), &mentions);
-            for (a, b) in join_pairs(&ranked, &order, same) {
+            for (a, b) in join_pairs(&ranked, &order, same)
+                .into_iter()
+                .filter(|&(a, b)| joins_with_guess(a) && joins_with_guess(b))
+            {
                 let pair = [
                     (anchors[ranked[a].anchor].as_str(), &ranked[a]),
                     (anchors[ranked[b].anchor].as_str(), &ranked[b]),
@@ -177,10 +198,13 @@ impl Agent for QueryPlanningAgent {
         // The chosen path is tried with each attribute like the value's words in turn (the first
         // may hold none of its answers: download sizes in bytes for "less than 1000 kB of disk");
         // the other paths with the first.
+        // A guess beside a confident link answers nothing alone.
+        let not_guessed = |i: &&usize| guessed.is_none_or(|g| anchors.len() < 2 || ranked[**i].anchor != g);
         let tried: Vec<(usize, usize)> = order
             .iter()
             .filter(said)
             .filter(holds)
+            .filter(not_guessed)
             .take(tries)
             .enumerate()
             .flat_map(|(n, &i)| {
@@ -261,6 +285,7 @@ impl Agent for QueryPlanningAgent {
                 && found.is_none()
                 && both_said
                 && said_join
+                && guessed.is_none()
                 && state.queries.iter().all(|q| q.error.is_none())
             {
                 // One of them written as a common noun beside a name ("In which *time zone* is
@@ -908,6 +933,40 @@ async fn attribute_like(
     };
     let reading = attribute.reading(AttributeOf::Superlative, predicates.len());
     Ok(Some((attribute.hop, numbers >= dates, reading)))
+}
+
+/// The one anchor of two linked by a guess ([`LinkMethod::MostConnected`]) where the other was
+/// linked with confidence (an exact label, the only candidate, a dominant vertex, the dialogue's
+/// or the user's).
+fn guessed_anchor(state: &AgentState) -> Option<usize> {
+    let method = |iri: &str| {
+        state
+            .entities
+            .iter()
+            .find(|l| l.iri.as_deref() == Some(iri))
+            .map(|l| l.method)
+    };
+    let [a, b] = state.anchors.as_slice() else {
+        return None;
+    };
+    let firm = |m: Option<LinkMethod>| {
+        matches!(
+            m,
+            Some(
+                LinkMethod::ExactLabel
+                    | LinkMethod::OnlyCandidate
+                    | LinkMethod::Dominant
+                    | LinkMethod::Referent
+                    | LinkMethod::Clarified
+            )
+        )
+    };
+    let (ma, mb) = (method(&a.iri), method(&b.iri));
+    match (ma, mb) {
+        (Some(LinkMethod::MostConnected), other) if firm(other) => Some(0),
+        (other, Some(LinkMethod::MostConnected)) if firm(other) => Some(1),
+        _ => None,
+    }
 }
 
 /// The first two mentions stand side by side, joined by "and" or "or" ("given to both *X and
