@@ -326,7 +326,9 @@ pub fn render(e: &Explanation) -> String {
             ChoiceReason::Only => "the only path that fits".to_owned(),
             ChoiceReason::Margin => format!("best by a margin of {:.3}", choice.margin.unwrap_or(0.0)),
             ChoiceReason::Model => format!("picked by the model (margin {:.3})", choice.margin.unwrap_or(0.0)),
-            ChoiceReason::Class => "the shortest path reaching most of the class named".to_owned(),
+            ChoiceReason::Class => {
+                "of the paths the words tell no more apart, the shortest reaching most of the class named".to_owned()
+            }
             ChoiceReason::Several => {
                 "'how many' or a plural wants several: the tied path that reaches several values".to_owned()
             }

@@ -249,7 +249,9 @@ pub enum ChoiceReason {
     Margin,
     /// The margin was small: the model picked among the best few.
     Model,
-    /// The class the question names decided: the shortest path reaching most of its instances.
+    /// The class the question names decided: of the paths the words tell no more apart (scores
+    /// within a tie, as much of the question said, no relation against its words), the shortest
+    /// reaching most of its instances.
     Class,
     /// "How many" or a plural asked-for noun wants several: the path that reaches several
     /// values, scored within a tie of one that reaches a single value.

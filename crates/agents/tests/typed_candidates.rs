@@ -904,3 +904,26 @@ async fn a_guessed_partial_name_holds_the_answers_only_where_its_best_relation_m
         e.sparql.iter().map(|q| (&q.sparql, q.rows)).collect::<Vec<_>>()
     );
 }
+
+/// "the *package* Kilo" says which of the two vertices named Kilo is meant (the source's paths
+/// fit the words better), and the three relations the clause names, the first the way "Kilo
+/// depends on" puts it, answer: not the one hop that says one of them, nor the same three hops
+/// starting from the packages that depend on Kilo.
+#[tokio::test]
+async fn the_class_before_a_name_says_which_vertex_and_the_words_direction_and_relations_decide() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(
+        &pipeline,
+        "Which packages are built from the source package of the package Kilo depends on?",
+    )
+    .await;
+    let kilo = e.entities.iter().find(|l| l.mention == "Kilo").expect("linked");
+    assert_eq!(
+        kilo.iri.as_deref(),
+        Some("http://dbpedia.example.org/resource/Kilo"),
+        "{kilo:#?}"
+    );
+    // Kilo Qt, the package the path goes out and back through "built from" from, is left out
+    // as a round trip's start always is ("films that share a director with X" are not X).
+    assert_eq!(sorted(&e), ["Kilo Data"], "{:#?}", best_paths(&e));
+}

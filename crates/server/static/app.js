@@ -498,7 +498,7 @@ function details(e) {
     const chosen = choice ? e.paths[choice.index] : e.paths[0];
     const why = !choice ? "" : choice.reason === "model" ? "picked by the model (small margin)" :
       choice.reason === "margin" ? "best by a margin of " + choice.margin.toFixed(2) :
-      choice.reason === "class" ? "the shortest path reaching most of the class named" :
+      choice.reason === "class" ? "of the paths the words tell no more apart, the shortest reaching most of the class named" :
       choice.reason === "several" ? "'how many' or a plural wants several: the tied path that reaches several values" :
       "the only path that fits";
     box.append(el("p", "path chosen", chosen.text + " (" + why + ")"));

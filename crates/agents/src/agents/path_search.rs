@@ -263,7 +263,9 @@ impl Agent for PathSearchAgent {
         // One anchor whose vertex has homonyms: the question may fit one of them better ("who
         // is the artist of Crash": the album's "artist", not a film's "starring"). Each is
         // searched while tries and budget last, and the one with the clearly best path wins.
+        // Unless the question says its class ("the *package* gnuplot"): that one is meant.
         if let [anchor] = anchors.as_slice()
+            && !typed.contains(&anchor.iri)
             && let Some(e) = link_of(&state.entities, &anchor.iri)
             && !state.entities[e].homonym_retried
             && state.entities[e].method != crate::state::LinkMethod::Clarified
@@ -381,6 +383,11 @@ async fn with_kind(
             format!("{} {}", anchor.mention, words[end..end + len].join(" "))
         };
         return Ok((mention, Some(vertex)));
+    }
+    // "the *package* gnuplot": the class word before it says which vertex it is, and is no
+    // relation's word either way (the ranking reads it as the mention's).
+    if let Some(vertex) = crate::linking::typed::typed_vertex_before(ctx, &words, start, &vertices).await? {
+        return Ok((anchor.mention.clone(), Some(vertex)));
     }
     Ok(alone)
 }
@@ -745,6 +752,9 @@ const CLASS_CHECKS: usize = 8;
 /// Scores this close to the best path reaching the class say no more than it: the one reaching more
 /// of the class goes first.
 const CLASS_REACH_TIE: f32 = 0.1;
+/// A path reaching the class that covers this much less of the question's words than another
+/// close to the best says less than it, however few its hops.
+const CLASS_COVER_TIE: f32 = 0.25;
 /// Paths scored this close to the best are ones the words cannot tell apart: a plural asked-for
 /// noun prefers the one among them that reaches several values.
 const PLURAL_TIE: f32 = 0.01;
@@ -979,8 +989,19 @@ fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl 
         .filter(|(_, n)| *n > 0)
         .map(|(s, _)| s.score)
         .fold(f32::NEG_INFINITY, f32::max);
+    // A longer path that says clearly more of the question's words ("built from the source
+    // package of the package gnuplot depends on": three relations the words name, where one hop
+    // says one of them) is no hop "no word tells apart": the shorter one is not close to it.
+    let most_said = paths
+        .iter()
+        .filter(|(s, n)| *n > 0 && s.score >= best - CLASS_REACH_TIE)
+        .map(|(s, _)| s.coverage)
+        .fold(0.0_f32, f32::max);
     let key = |(s, n): &(ScoredPath, u64)| {
-        let close = *n > 0 && (s.score >= best - CLASS_REACH_TIE || owned(s));
+        // Nor is one whose first relation runs against the way the words put it.
+        let close = *n > 0
+            && ((s.score >= best - CLASS_REACH_TIE && s.coverage >= most_said - CLASS_COVER_TIE && !s.against_words)
+                || owned(s));
         let hops = if close { s.path.hops.len() } else { 0 };
         (*n == 0, !close, hops, std::cmp::Reverse(if close { *n } else { 0 }))
     };

@@ -123,6 +123,11 @@ pub struct ScoredPath {
     /// [`UNJUSTIFIED_HOP`]), unless the graph needs them to reach the question's other anchor.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unjustified: usize,
+    /// Its first relation runs against the way the question's words put it ("the package X
+    /// *depends on*" read as the packages that depend on X): the words tell it apart from the
+    /// path the other way, whatever else ties them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub against_words: bool,
     /// A count ("how many …") whose best path reached a single value: this path, scored within
     /// a tie of it, reaches several and was put first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -172,6 +177,7 @@ pub(crate) struct Scores {
     pub support: f32,
     pub coverage: f32,
     pub unjustified: usize,
+    pub against_words: bool,
 }
 
 /// Ranks the paths of one question.
@@ -474,8 +480,10 @@ impl PathRanker {
                 support,
                 coverage,
                 unjustified,
+                against_words,
             } = self.score(&s.path);
-            (s.score, s.support, s.coverage, s.unjustified) = (score, support, coverage, unjustified);
+            (s.score, s.support, s.coverage, s.unjustified, s.against_words) =
+                (score, support, coverage, unjustified, against_words);
         }
     }
 
@@ -848,15 +856,16 @@ impl PathRanker {
         } else {
             0
         };
-        let score =
-            (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + self.direction(path) + shape
-                - HOP_PENALTY * hops
-                - UNJUSTIFIED_HOP * unjustified as f32;
+        let direction = self.direction(path);
+        let score = (evidence + coverage) / 2.0 + self.order(path, &unit_of) + self.kind(path) + direction + shape
+            - HOP_PENALTY * hops
+            - UNJUSTIFIED_HOP * unjustified as f32;
         Scores {
             score,
             support: mean(&judged),
             coverage,
             unjustified,
+            against_words: direction < 0.0,
         }
     }
 
@@ -960,6 +969,7 @@ impl PathRanker {
                     support,
                     coverage,
                     unjustified,
+                    against_words,
                 } = self.score(&path);
                 let anchor = anchors.get(path.anchor).map_or("?", String::as_str);
                 ScoredPath {
@@ -972,6 +982,7 @@ impl PathRanker {
                     class_selects: false,
                     kinds_elsewhere: false,
                     unjustified,
+                    against_words,
                     several: false,
                     unsaid: false,
                 }

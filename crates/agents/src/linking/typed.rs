@@ -1,5 +1,6 @@
 //! A mention the question types itself: the name of a class of the graph written right after it
-//! ("the *dash* source package", "*required* priority", "the Riverton film"). The class says
+//! ("the *dash* source package", "*required* priority", "the Riverton film"), or between an
+//! article and it ("the package *gnuplot*", "a film *Crash*"). The class says
 //! which of the vertices of that label is meant (the path search takes it), and that a common
 //! word there is a name at all (spotting keeps it). Only the graph's own classes count: the words
 //! after the mention must be the name of a class in the schema profile, and the vertex must be
@@ -28,6 +29,39 @@ async fn classes_named_after(ctx: &AgentContext, words: &[String], end: usize) -
         .collect();
     named.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
     named
+}
+
+/// The graph's classes whose names the question's `words` write right before `start` (a
+/// mention's first word) after an article ("the *package* gnuplot"), each with the name's length,
+/// the longest first. A plural there ("which packages gnuplot …") asks for the answers' class, so
+/// the name is read as written, in the singular.
+async fn classes_named_before(ctx: &AgentContext, words: &[String], start: usize) -> Vec<(usize, String)> {
+    let Ok(profile) = ctx.kg.profile().await else {
+        return Vec::new();
+    };
+    let mut named: Vec<(usize, String)> = profile
+        .classes
+        .iter()
+        .filter(|class| names_class_before(words, start, &class.label))
+        .map(|class| (normalize_tokens(&class.label).len(), class.iri.clone()))
+        .collect();
+    named.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
+    named
+}
+
+/// Whether `words` write the class name `label`, in the singular, right before `start` and
+/// after an article.
+fn names_class_before(words: &[String], start: usize, label: &str) -> bool {
+    let name = normalize_tokens(label);
+    let Some(from) = start.checked_sub(name.len()).filter(|_| !name.is_empty()) else {
+        return false;
+    };
+    from > 0
+        && matches!(words[from - 1].as_str(), "the" | "a" | "an")
+        && name
+            .iter()
+            .zip(&words[from..start])
+            .all(|(n, w)| w == n && singular(w) == *w)
 }
 
 /// Whether `words` write the class name `label` starting at `end`, word by word in the singular.
@@ -71,6 +105,29 @@ pub(crate) async fn typed_vertex(
     Ok(None)
 }
 
+/// The first of `vertices` (as [`typed_vertex`]) that is of a class the question names between
+/// an article and the span starting at `start` ("the package gnuplot"); `None` when no class is
+/// named there or none of them is of it.
+pub(crate) async fn typed_vertex_before(
+    ctx: &AgentContext,
+    words: &[String],
+    start: usize,
+    vertices: &[&str],
+) -> Result<Option<String>, AgentError> {
+    for (_, class) in classes_named_before(ctx, words, start)
+        .await
+        .into_iter()
+        .take(MAX_KIND_CHECKS)
+    {
+        for vertex in vertices.iter().take(1 + MAX_KIND_CHECKS) {
+            if is_member(ctx, vertex, &class).await? {
+                return Ok(Some((*vertex).to_owned()));
+            }
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +156,25 @@ mod tests {
         assert!(!names_class_at(&q, end, "priority"));
         assert!(!names_class_at(&words("dash"), 1, "package"));
         assert!(!names_class_at(&q, 0, ""));
+    }
+
+    #[test]
+    fn a_class_name_is_read_between_an_article_and_the_span() {
+        let q = words("Which packages are built from the source package of the package gnuplot depends on?");
+        let (start, _) = find_span(&q, &words("gnuplot")).unwrap();
+        assert!(names_class_before(&q, start, "package"));
+        assert!(
+            !names_class_before(&q, start, "source package"),
+            "'the package', not 'source package'"
+        );
+        // No article before it, a plural (the answers' class), no name.
+        let q = words("Which packages gnuplot depends on are in libs?");
+        let (start, _) = find_span(&q, &words("gnuplot")).unwrap();
+        assert!(!names_class_before(&q, start, "package"));
+        let q = words("Which are the packages gnuplot depends on?");
+        let (start, _) = find_span(&q, &words("gnuplot")).unwrap();
+        assert!(!names_class_before(&q, start, "package"));
+        assert!(!names_class_before(&q, 0, "package"));
+        assert!(!names_class_before(&q, start, ""));
     }
 }
