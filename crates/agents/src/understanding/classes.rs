@@ -59,7 +59,7 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
     let words: Vec<String> = normalize_tokens(question);
     let singulars: Vec<String> = words.iter().map(|w| singular(w)).collect();
     let mut best: Option<(usize, u64, ClassMention)> = None;
-    for class in classes.iter().take(MAX_CLASSES) {
+    for class in classes.iter().take(MAX_CLASSES).filter(|c| !universal(&c.iri)) {
         let name: Vec<String> = normalize_tokens(&class.label).iter().map(|w| singular(w)).collect();
         if names_nothing(&name) {
             continue;
@@ -118,6 +118,7 @@ pub async fn class_by_meaning(
     let named: Vec<(&ClassProfile, String)> = classes
         .iter()
         .take(MAX_CLASSES)
+        .filter(|c| !universal(&c.iri))
         .filter_map(|c| class_phrase(&c.label).map(|p| (c, p)))
         .collect();
     if named.is_empty() {
@@ -216,6 +217,21 @@ pub fn kind_phrases(question: &str, form: &QuestionForm) -> Vec<KindPhrase> {
 /// A class's name as a phrase ("television show" for `Television Show`); `None` for a name of
 /// function words or of one short word, and for an identifier with a number in it
 /// (`WrittenCommunication106349220`, a WordNet synset's class: no question says it).
+/// The classes every resource belongs to by their vocabulary's definition: "how many *things*
+/// does X make" asks for anything, and a graph that types only some resources `owl:Thing` (180 of
+/// the 2 037 typed subjects of the LC-QuAD slice) would hold the answers to those.
+const UNIVERSAL_CLASSES: &[&str] = &[
+    "http://www.w3.org/2002/07/owl#Thing",
+    "http://www.w3.org/2000/01/rdf-schema#Resource",
+    "http://schema.org/Thing",
+    "https://schema.org/Thing",
+];
+
+/// Whether `iri` is a class of everything ([`UNIVERSAL_CLASSES`]): it says nothing of an answer.
+fn universal(iri: &str) -> bool {
+    UNIVERSAL_CLASSES.contains(&iri)
+}
+
 fn class_phrase(label: &str) -> Option<String> {
     let words: Vec<String> = normalize_tokens(label);
     let unusable = names_nothing(&words) || words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
@@ -534,6 +550,21 @@ mod tests {
             "Jordi Mallach",
             &packages
         ));
+    }
+
+    #[test]
+    fn a_class_of_everything_names_no_kind() {
+        let form = QuestionForm::detect("How many things does Foxconn make?", None);
+        let classes = [
+            class("http://www.w3.org/2002/07/owl#Thing", "Thing", 180),
+            class("http://e/Product", "Product", 20),
+        ];
+        assert_eq!(spot_class("How many things does Foxconn make?", &form, &classes), None);
+        let form = QuestionForm::detect("How many products does Foxconn make?", None);
+        assert_eq!(
+            spot_class("How many products does Foxconn make?", &form, &classes).map(|c| c.iri),
+            Some("http://e/Product".to_owned())
+        );
     }
 
     #[test]
