@@ -150,6 +150,9 @@ pub enum LinkMethod {
     /// No label is the mention, but it is part of one vertex's label, and that vertex has far
     /// more edges than any other such one ("Kerouac": Jack Kerouac).
     Dominant,
+    /// The mention is an acronym no label is ("US", "JFK"), and the vertex whose name of several
+    /// words it abbreviates has far more edges than any other so named (the United States).
+    Initials,
     /// No label is the mention and no vertex dominates, but it is part of some labels: the
     /// one of them with the most edges ("Lincoln": the president, not a county).
     MostConnected,

@@ -927,3 +927,29 @@ async fn the_class_before_a_name_says_which_vertex_and_the_words_direction_and_r
     // as a round trip's start always is ("films that share a director with X" are not X).
     assert_eq!(sorted(&e), ["Kilo Data"], "{:#?}", best_paths(&e));
 }
+
+/// An acronym no label is names the vertex whose name it abbreviates, when that one dominates
+/// the others so named, not a name that holds it as a word.
+#[tokio::test]
+async fn an_acronym_names_the_vertex_whose_name_it_abbreviates() {
+    let Some(pipeline) = pipeline() else { return };
+    let e = ask(&pipeline, "Which mountains are in the UR?").await;
+    let ur = e.entities.iter().find(|l| l.mention == "UR").expect("linked");
+    assert_eq!(
+        (ur.label.as_deref(), ur.method),
+        (Some("United Republic"), LinkMethod::Initials),
+        "{ur:#?}"
+    );
+    assert_eq!(ur.homonyms, ["http://dbpedia.example.org/resource/Upper_Ridge"]);
+    assert_eq!(
+        sorted(&e),
+        ["Mount Ash", "Mount Birch", "Mount Cedar"],
+        "{:#?}",
+        best_paths(&e)
+    );
+    // Beside a name that writes it as a word, about as connected, the initials decide nothing.
+    let e = ask(&pipeline, "List all games by GQ.").await;
+    let gq = e.entities.iter().find(|l| l.mention == "GQ").expect("linked");
+    assert_eq!(gq.label.as_deref(), Some("GQ Games"), "{gq:#?}");
+    assert_ne!(gq.method, LinkMethod::Initials);
+}

@@ -6,6 +6,11 @@
 //! to three tiers: exact label; all words, the last one possibly unfinished (only while fewer than
 //! `limit` were found); and, only when neither found anything, any word by prefix or with one typo.
 //! The final order is decided by `KnowledgeGraph::search_entities`, the same for every backend.
+//!
+//! A label of several words is also indexed by its initials ("United States" as "us", "John F.
+//! Kennedy" as "jfk", "Federal Bureau of Investigation" as "fboi" and, its small words left out,
+//! "fbi"), which [`LabelIndex::search_initials`] looks up for a mention written as an acronym.
+//! An index built before there were initials has no such field and finds none.
 
 use crate::GraphError;
 use crate::lock::sync_dir;
@@ -47,6 +52,35 @@ struct Fields {
     label: Field,
     words: Field,
     exact: Field,
+    /// `None` in an index built before labels had initials.
+    initials: Option<Field>,
+}
+
+/// Small words an acronym may leave out ("Federal Bureau *of* Investigation": FBI).
+const SMALL_WORDS: &[&str] = &["of", "the", "and", "for", "a", "an", "in", "on", "at", "to", "de"];
+
+/// The initials a label of at least two words may be written as: of every word, and of its
+/// words but the small ones, each of two letters or more ("United States of America": "usoa",
+/// "usa"). A word that is a number has none ("Apollo 14").
+pub fn initials(label: &str) -> Vec<String> {
+    let tokens = normalize_tokens(label);
+    if tokens.len() < 2 || tokens.iter().any(|t| t.chars().all(|c| c.is_ascii_digit())) {
+        return Vec::new();
+    }
+    let first_letters = |small_too: bool| -> String {
+        tokens
+            .iter()
+            .filter(|t| small_too || !SMALL_WORDS.contains(&String::as_str(t)))
+            .filter_map(|t| t.chars().next())
+            .collect()
+    };
+    let mut found = vec![first_letters(true)];
+    let content = first_letters(false);
+    if !found.contains(&content) {
+        found.push(content);
+    }
+    found.retain(|i| i.len() >= 2);
+    found
 }
 
 fn schema() -> (Schema, Fields) {
@@ -61,6 +95,7 @@ fn schema() -> (Schema, Fields) {
         label: builder.add_text_field("label", STORED),
         words: builder.add_text_field("words", words_options),
         exact: builder.add_text_field("exact", STRING),
+        initials: Some(builder.add_text_field("initials", STRING)),
     };
     (builder.build(), fields)
 }
@@ -145,6 +180,11 @@ impl LabelIndex {
             doc.add_text(fields.label, &entry.label);
             doc.add_text(fields.words, tokens.join(" "));
             doc.add_text(fields.exact, tokens.join(" "));
+            if let Some(field) = fields.initials {
+                for written in initials(&entry.label) {
+                    doc.add_text(field, written);
+                }
+            }
             writer.add_document(doc).map_err(|e| GraphError::index(&staging, e))?;
             count += 1;
         }
@@ -161,7 +201,9 @@ impl LabelIndex {
     pub fn open(path: &Path) -> Result<Self, GraphError> {
         let index = Index::open_in_dir(path).map_err(|e| GraphError::index(path, e))?;
         register_tokenizer(&index);
-        let (_, fields) = schema();
+        let (_, mut fields) = schema();
+        // An index built before labels had initials.
+        fields.initials = index.schema().get_field("initials").ok();
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -249,6 +291,26 @@ impl LabelIndex {
             }
             collect(&BooleanQuery::new(clauses), &mut found)?;
         }
+        Ok(found)
+    }
+
+    /// The labels of several words whose initials ([`initials`]) are `acronym` ("US": "United
+    /// States"), up to `limit` (clamped to [`MAX_SEARCH_RESULTS`]); none in an index built before
+    /// there were initials.
+    pub fn search_initials(&self, acronym: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
+        let written: String = acronym
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let limit = limit.min(MAX_SEARCH_RESULTS);
+        let Some(field) = self.fields.initials.filter(|_| written.len() >= 2 && limit > 0) else {
+            return Ok(Vec::new());
+        };
+        let searcher = self.reader.searcher();
+        let mut found = Vec::new();
+        let query = TermQuery::new(Term::from_field_text(field, &written), IndexRecordOption::Basic);
+        self.collect(&searcher, &query, limit, &mut HashSet::new(), &mut found)?;
         Ok(found)
     }
 
@@ -355,6 +417,45 @@ mod tests {
         assert!(iris(&index, "meryl streep", 10).is_empty());
         assert!(iris(&index, "", 10).is_empty());
         assert!(iris(&index, "hanks", 0).is_empty());
+    }
+
+    #[test]
+    fn labels_of_several_words_are_found_by_their_initials() {
+        assert_eq!(initials("United States of America"), ["usoa", "usa"]);
+        assert_eq!(initials("John F. Kennedy"), ["jfk"]);
+        assert!(initials("Kennedy").is_empty(), "one word");
+        assert!(initials("Apollo 14").is_empty(), "a number");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels");
+        LabelIndex::build(
+            &path,
+            [
+                entry("e:us", "United States"),
+                entry("e:fwd", "FWD.us"),
+                entry("e:fbi", "Federal Bureau of Investigation"),
+                entry("e:usa", "USA"),
+            ],
+        )
+        .unwrap();
+        let index = LabelIndex::open(&path).unwrap();
+        let found = |q: &str| -> Vec<String> {
+            let mut iris: Vec<String> = index
+                .search_initials(q, 10)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.iri)
+                .collect();
+            iris.sort();
+            iris
+        };
+        assert_eq!(found("US"), ["e:us"]);
+        assert_eq!(found("F.B.I."), ["e:fbi"]);
+        assert!(
+            found("USA").is_empty(),
+            "a label that is the acronym is found by the search, not here"
+        );
+        assert!(found("U").is_empty());
+        assert!(index.search_initials("US", 0).unwrap().is_empty());
     }
 
     #[test]

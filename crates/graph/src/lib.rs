@@ -137,6 +137,15 @@ pub trait KnowledgeGraph: Send + Sync {
     /// `limit` (backends fetch extra so the shared ranking can choose).
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError>;
 
+    /// `(iri, label)` pairs whose label of several words has `acronym` as its initials ("US":
+    /// "United States"; every word's first letter, or every word but the small ones), up to
+    /// `limit`, unranked. A backend without an index of initials (a remote endpoint, whose
+    /// labels are searched by its own full-text index) finds none.
+    async fn initials_matches(&self, acronym: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
+        let _ = (acronym, limit);
+        Ok(Vec::new())
+    }
+
     /// Number of triples in which each IRI appears as subject or object, in one grouped COUNT
     /// query (the same on every backend; a backend may override it with something cheaper).
     async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {

@@ -624,6 +624,15 @@ impl KnowledgeGraph for EmbeddedStore {
             .map_err(|e| GraphError::index(&self.dir, e))??;
         Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
     }
+
+    async fn initials_matches(&self, acronym: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
+        let labels = Arc::clone(&self.labels);
+        let acronym = acronym.to_owned();
+        let found = tokio::task::spawn_blocking(move || labels.search_initials(&acronym, limit))
+            .await
+            .map_err(|e| GraphError::index(&self.dir, e))??;
+        Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
+    }
 }
 
 #[cfg(test)]

@@ -176,6 +176,19 @@ async fn link_entity(
     {
         return Ok(found);
     }
+    // An acronym no label is ("US", "JFK"): the vertex whose name it abbreviates, when one such
+    // vertex has the edges to dominate the others, before any label that holds it as a word
+    // ("FWD.us").
+    if candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
+        && written_as_acronym(mention)
+        && let Some((iri, label, others)) = by_initials(ctx, mention, &candidates, predicates).await?
+    {
+        link.iri = Some(iri);
+        link.label = Some(label);
+        link.method = LinkMethod::Initials;
+        link.homonyms = others;
+        return Ok(link);
+    }
     let Some(first) = candidates.first() else {
         return Ok(link);
     };
@@ -283,6 +296,79 @@ pub(crate) async fn dominant<'c>(
             Ok(Some((LinkMethod::MostConnected, by_degree[0], others)))
         }
     }
+}
+
+/// Letters an acronym has at least and at most.
+const ACRONYM_LETTERS: std::ops::RangeInclusive<usize> = 2..=5;
+
+/// A mention written as an acronym: two to five capital letters, dots aside ("US", "U.S.",
+/// "JFK").
+fn written_as_acronym(mention: &str) -> bool {
+    let trimmed = mention.trim();
+    let letters = trimmed.chars().filter(char::is_ascii_uppercase).count();
+    ACRONYM_LETTERS.contains(&letters) && trimmed.chars().all(|c| c.is_ascii_uppercase() || c == '.')
+}
+
+/// Vertices whose names an acronym may abbreviate, looked at.
+const INITIALS_CANDIDATES: usize = 50;
+
+/// The vertex whose name of several words `acronym` abbreviates, with its label and the others
+/// so named by degree: the one with [`DOMINANCE`] times the edges of every other, and of every
+/// vertex among the search's `candidates` whose name writes the acronym as a word, in capitals
+/// as the question does (the graph says which is meant: "US" the United States, not "Upper
+/// Silesia" or "US Steel Hour"; "GMT" neither Greenwich Mean Time nor GMT Games, whose degrees
+/// are close). `None` when none is so named or none dominates: the label search decides, as for
+/// any mention.
+async fn by_initials(
+    ctx: &AgentContext,
+    acronym: &str,
+    candidates: &[EntityCandidate],
+    predicates: &std::collections::HashSet<String>,
+) -> Result<Option<(String, String, Vec<String>)>, AgentError> {
+    let mut named: Vec<(String, String)> = Vec::new();
+    for (iri, label) in ctx.kg.initials_matches(acronym, INITIALS_CANDIDATES).await? {
+        if !predicates.contains(&iri) && !named.iter().any(|(known, _)| *known == iri) {
+            named.push((iri, label));
+        }
+    }
+    if named.is_empty() {
+        return Ok(None);
+    }
+    let letters: String = acronym.chars().filter(char::is_ascii_uppercase).collect();
+    let writing: Vec<&str> = candidates
+        .iter()
+        .filter(|c| c.label.split(|ch: char| !ch.is_alphanumeric()).any(|w| w == letters))
+        .filter(|c| !named.iter().any(|(iri, _)| *iri == c.iri))
+        .take(INITIALS_CANDIDATES)
+        .map(|c| c.iri.as_str())
+        .collect();
+    let iris: Vec<&str> = named
+        .iter()
+        .map(|(iri, _)| iri.as_str())
+        .chain(writing.iter().copied())
+        .collect();
+    let degrees = ctx.kg.degrees(&iris).await?;
+    let degree = |iri: &str| degrees.get(iri).copied().unwrap_or(0);
+    // Stable: the index's order among equals.
+    named.sort_by_key(|(iri, _)| std::cmp::Reverse(degree(iri)));
+    let next = named
+        .get(1)
+        .map(|(iri, _)| iri.as_str())
+        .into_iter()
+        .chain(writing.iter().copied())
+        .map(degree)
+        .max()
+        .unwrap_or(0);
+    let (iri, label) = named[0].clone();
+    if degree(&iri) < DOMINANCE * next.max(1) {
+        return Ok(None);
+    }
+    let others = named[1..]
+        .iter()
+        .take(MAX_HOMONYMS)
+        .map(|(iri, _)| iri.clone())
+        .collect();
+    Ok(Some((iri, label, others)))
 }
 
 /// Quotes around a written value ("the paper titled 'X'").

@@ -956,6 +956,7 @@ fn guessed_anchor(state: &AgentState) -> Option<usize> {
                 LinkMethod::ExactLabel
                     | LinkMethod::OnlyCandidate
                     | LinkMethod::Dominant
+                    | LinkMethod::Initials
                     | LinkMethod::Referent
                     | LinkMethod::Clarified
             )

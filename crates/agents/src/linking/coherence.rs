@@ -113,6 +113,7 @@ fn relinkable(link: &EntityLink) -> bool {
             LinkMethod::ExactLabel
                 | LinkMethod::OnlyCandidate
                 | LinkMethod::Dominant
+                | LinkMethod::Initials
                 | LinkMethod::MostConnected
                 | LinkMethod::Model
         )
@@ -127,6 +128,7 @@ fn firm(link: &EntityLink) -> bool {
             LinkMethod::ExactLabel
                 | LinkMethod::OnlyCandidate
                 | LinkMethod::Dominant
+                | LinkMethod::Initials
                 | LinkMethod::Referent
                 | LinkMethod::Clarified
         )
