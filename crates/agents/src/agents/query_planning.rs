@@ -939,34 +939,19 @@ async fn attribute_like(
 /// linked with confidence (an exact label, the only candidate, a dominant vertex, the dialogue's
 /// or the user's).
 fn guessed_anchor(state: &AgentState) -> Option<usize> {
-    let method = |iri: &str| {
-        state
-            .entities
-            .iter()
-            .find(|l| l.iri.as_deref() == Some(iri))
-            .map(|l| l.method)
-    };
+    let link = |iri: &str| state.entities.iter().find(|l| l.iri.as_deref() == Some(iri));
+    let guessed = |l: Option<&crate::state::EntityLink>| l.is_some_and(|l| l.method == LinkMethod::MostConnected);
+    let firm = |l: Option<&crate::state::EntityLink>| l.is_some_and(crate::linking::coherence::firm);
     let [a, b] = state.anchors.as_slice() else {
         return None;
     };
-    let firm = |m: Option<LinkMethod>| {
-        matches!(
-            m,
-            Some(
-                LinkMethod::ExactLabel
-                    | LinkMethod::OnlyCandidate
-                    | LinkMethod::Dominant
-                    | LinkMethod::Initials
-                    | LinkMethod::Referent
-                    | LinkMethod::Clarified
-            )
-        )
-    };
-    let (ma, mb) = (method(&a.iri), method(&b.iri));
-    match (ma, mb) {
-        (Some(LinkMethod::MostConnected), other) if firm(other) => Some(0),
-        (other, Some(LinkMethod::MostConnected)) if firm(other) => Some(1),
-        _ => None,
+    let (a, b) = (link(&a.iri), link(&b.iri));
+    if guessed(a) && firm(b) {
+        Some(0)
+    } else if guessed(b) && firm(a) {
+        Some(1)
+    } else {
+        None
     }
 }
 

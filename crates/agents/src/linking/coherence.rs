@@ -119,9 +119,9 @@ fn relinkable(link: &EntityLink) -> bool {
         )
 }
 
-/// A link made with confidence: an exact label, the only candidate, a partial name one vertex
-/// dominates, or the dialogue's or the user's vertex.
-fn firm(link: &EntityLink) -> bool {
+/// A link made with confidence: an exact label, the only candidate, a partial name or an acronym
+/// one vertex dominates, or the dialogue's or the user's vertex.
+pub(crate) fn firm(link: &EntityLink) -> bool {
     link.iri.is_some()
         && matches!(
             link.method,
