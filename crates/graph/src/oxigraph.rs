@@ -154,6 +154,19 @@ impl Drop for Running {
 }
 
 impl EmbeddedStore {
+    /// Runs a search of the label index off the async runtime (tantivy reads block), as
+    /// `(iri, label)` pairs.
+    async fn search_labels(
+        &self,
+        search: impl FnOnce(&LabelIndex) -> Result<Vec<crate::label_index::LabelEntry>, GraphError> + Send + 'static,
+    ) -> Result<Vec<(String, String)>, GraphError> {
+        let labels = Arc::clone(&self.labels);
+        let found = tokio::task::spawn_blocking(move || search(&labels))
+            .await
+            .map_err(|e| GraphError::index(&self.dir, e))??;
+        Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
+    }
+
     /// Query evaluations running now (a cancelled one stops at its next check).
     pub fn running_queries(&self) -> usize {
         self.running.load(Ordering::SeqCst)
@@ -617,21 +630,14 @@ impl KnowledgeGraph for EmbeddedStore {
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
-        let labels = Arc::clone(&self.labels);
         let text = text.to_owned();
-        let found = tokio::task::spawn_blocking(move || labels.search(&text, limit))
-            .await
-            .map_err(|e| GraphError::index(&self.dir, e))??;
-        Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
+        self.search_labels(move |labels| labels.search(&text, limit)).await
     }
 
     async fn initials_matches(&self, acronym: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
-        let labels = Arc::clone(&self.labels);
         let acronym = acronym.to_owned();
-        let found = tokio::task::spawn_blocking(move || labels.search_initials(&acronym, limit))
+        self.search_labels(move |labels| labels.search_initials(&acronym, limit))
             .await
-            .map_err(|e| GraphError::index(&self.dir, e))??;
-        Ok(found.into_iter().map(|e| (e.iri, e.label)).collect())
     }
 }
 

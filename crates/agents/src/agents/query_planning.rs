@@ -199,7 +199,7 @@ impl Agent for QueryPlanningAgent {
         // may hold none of its answers: download sizes in bytes for "less than 1000 kB of disk");
         // the other paths with the first.
         // A guess beside a confident link answers nothing alone.
-        let not_guessed = |i: &&usize| guessed.is_none_or(|g| anchors.len() < 2 || ranked[**i].anchor != g);
+        let not_guessed = |i: &&usize| guessed.is_none_or(|g| ranked[**i].anchor != g);
         let tried: Vec<(usize, usize)> = order
             .iter()
             .filter(said)

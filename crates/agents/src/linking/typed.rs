@@ -14,35 +14,17 @@ use chatty_kg_graph::text::normalize_tokens;
 /// Classes named after a mention, and other vertices of its label, checked for membership at most.
 const MAX_KIND_CHECKS: usize = 3;
 
-/// The graph's classes (IRIs) whose names the question's normalised `words` write starting at
-/// `end` (right after a mention), each with the name's length in words, the longest first
-/// ("source package" before "package"); each name's words compared in the singular.
-async fn classes_named_after(ctx: &AgentContext, words: &[String], end: usize) -> Vec<(usize, String)> {
+/// The graph's classes (IRIs) whose names `names` says the question writes where it looks
+/// ([`names_class_at`] right after a mention, [`names_class_before`] right before one), each with
+/// the name's length in words, the longest first ("source package" before "package").
+async fn classes_named(ctx: &AgentContext, names: impl Fn(&str) -> bool) -> Vec<(usize, String)> {
     let Ok(profile) = ctx.kg.profile().await else {
         return Vec::new();
     };
     let mut named: Vec<(usize, String)> = profile
         .classes
         .iter()
-        .filter(|class| names_class_at(words, end, &class.label))
-        .map(|class| (normalize_tokens(&class.label).len(), class.iri.clone()))
-        .collect();
-    named.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
-    named
-}
-
-/// The graph's classes whose names the question's `words` write right before `start` (a
-/// mention's first word) after an article ("the *package* gnuplot"), each with the name's length,
-/// the longest first. A plural there ("which packages gnuplot …") asks for the answers' class, so
-/// the name is read as written, in the singular.
-async fn classes_named_before(ctx: &AgentContext, words: &[String], start: usize) -> Vec<(usize, String)> {
-    let Ok(profile) = ctx.kg.profile().await else {
-        return Vec::new();
-    };
-    let mut named: Vec<(usize, String)> = profile
-        .classes
-        .iter()
-        .filter(|class| names_class_before(words, start, &class.label))
+        .filter(|class| names(&class.label))
         .map(|class| (normalize_tokens(&class.label).len(), class.iri.clone()))
         .collect();
     named.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
@@ -50,7 +32,8 @@ async fn classes_named_before(ctx: &AgentContext, words: &[String], start: usize
 }
 
 /// Whether `words` write the class name `label`, in the singular, right before `start` and
-/// after an article.
+/// after an article. A plural there ("which packages gnuplot …") asks for the answers' class,
+/// so the name is read as written.
 fn names_class_before(words: &[String], start: usize, label: &str) -> bool {
     let name = normalize_tokens(label);
     let Some(from) = start.checked_sub(name.len()).filter(|_| !name.is_empty()) else {
@@ -82,20 +65,14 @@ pub(crate) async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> 
 }
 
 /// The first of `vertices` (the first and at most [`MAX_KIND_CHECKS`] others, in their order)
-/// that is of a class the question names right after the span ending at `end` (the longest name
-/// first), with that name's length in words; `None` when no class is named there or none of them
-/// is of it.
-pub(crate) async fn typed_vertex(
+/// that is of one of `classes` (at most [`MAX_KIND_CHECKS`], in their order), with that class's
+/// name's length in words.
+async fn first_member(
     ctx: &AgentContext,
-    words: &[String],
-    end: usize,
+    classes: Vec<(usize, String)>,
     vertices: &[&str],
 ) -> Result<Option<(String, usize)>, AgentError> {
-    for (len, class) in classes_named_after(ctx, words, end)
-        .await
-        .into_iter()
-        .take(MAX_KIND_CHECKS)
-    {
+    for (len, class) in classes.into_iter().take(MAX_KIND_CHECKS) {
         for vertex in vertices.iter().take(1 + MAX_KIND_CHECKS) {
             if is_member(ctx, vertex, &class).await? {
                 return Ok(Some(((*vertex).to_owned(), len)));
@@ -105,8 +82,21 @@ pub(crate) async fn typed_vertex(
     Ok(None)
 }
 
-/// The first of `vertices` (as [`typed_vertex`]) that is of a class the question names between
-/// an article and the span starting at `start` ("the package gnuplot"); `None` when no class is
+/// The first of `vertices` ([`first_member`]) that is of a class the question names right after
+/// the span ending at `end` (the longest name first), with that name's length in words; `None`
+/// when no class is named there or none of them is of it.
+pub(crate) async fn typed_vertex(
+    ctx: &AgentContext,
+    words: &[String],
+    end: usize,
+    vertices: &[&str],
+) -> Result<Option<(String, usize)>, AgentError> {
+    let classes = classes_named(ctx, |label| names_class_at(words, end, label)).await;
+    first_member(ctx, classes, vertices).await
+}
+
+/// The first of `vertices` ([`first_member`]) that is of a class the question names between an
+/// article and the span starting at `start` ("the package gnuplot"); `None` when no class is
 /// named there or none of them is of it.
 pub(crate) async fn typed_vertex_before(
     ctx: &AgentContext,
@@ -114,18 +104,8 @@ pub(crate) async fn typed_vertex_before(
     start: usize,
     vertices: &[&str],
 ) -> Result<Option<String>, AgentError> {
-    for (_, class) in classes_named_before(ctx, words, start)
-        .await
-        .into_iter()
-        .take(MAX_KIND_CHECKS)
-    {
-        for vertex in vertices.iter().take(1 + MAX_KIND_CHECKS) {
-            if is_member(ctx, vertex, &class).await? {
-                return Ok(Some((*vertex).to_owned()));
-            }
-        }
-    }
-    Ok(None)
+    let classes = classes_named(ctx, |label| names_class_before(words, start, label)).await;
+    Ok(first_member(ctx, classes, vertices).await?.map(|(vertex, _)| vertex))
 }
 
 #[cfg(test)]
