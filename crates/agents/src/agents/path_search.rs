@@ -502,7 +502,12 @@ async fn find_paths(
                 scored.unjustified = 0;
             }
         }
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.text.cmp(&b.text)));
+        ranked.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.like_asked.total_cmp(&a.like_asked))
+                .then(a.text.cmp(&b.text))
+        });
     }
     // A path that says nothing of the question, or ends in the wrong kind of value for a
     // "when" question, is no answer: better "no answer" than a made-up one.
@@ -1010,6 +1015,7 @@ fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl 
             .cmp(&key(b))
             .then(b.0.score.total_cmp(&a.0.score))
             .then(a.0.path.hops.len().cmp(&b.0.path.hops.len()))
+            .then(b.0.like_asked.total_cmp(&a.0.like_asked))
             .then(a.0.text.cmp(&b.0.text))
     });
     for (mut scored, n) in paths {

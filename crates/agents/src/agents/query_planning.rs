@@ -1222,13 +1222,16 @@ fn same_name(a: &str, b: &str) -> bool {
     normalize_tokens(a) == normalize_tokens(b)
 }
 
-/// Whether `value` is written in `question` (as whole words, up to case and accents); a date
-/// also by its year ("released in 1994" and 1994-07-06).
+/// Whether `value` is written in `question` (as whole words, up to case and accents; a name of
+/// several words also with the spaces left out: "JordanCronenweth"); a date also by its year
+/// ("released in 1994" and 1994-07-06).
 fn named_in(value: &str, question: &str) -> bool {
-    let question = format!(" {} ", normalize_tokens(question).join(" "));
+    let tokens = normalize_tokens(question);
+    let question = format!(" {} ", tokens.join(" "));
     let written = |v: &str| {
-        let v = normalize_tokens(v).join(" ");
-        !v.is_empty() && question.contains(&format!(" {v} "))
+        let words = normalize_tokens(v);
+        let v = words.join(" ");
+        !v.is_empty() && (question.contains(&format!(" {v} ")) || words.len() > 1 && tokens.contains(&words.concat()))
     };
     let year = value
         .get(..4)
@@ -1408,5 +1411,7 @@ mod tests {
         assert!(!named_in("", "anything"));
         assert!(named_in("1994-07-06", "Was it released in 1994?"));
         assert!(!named_in("1994-07-06", "Was it released in 1995?"));
+        assert!(named_in("Jordan Cronenweth", "Was it shot by JordanCronenweth?"));
+        assert!(!named_in("Jordan", "Was it shot by JordanCronenweth?"));
     }
 }

@@ -137,6 +137,16 @@ pub struct ScoredPath {
     /// not a reason to give up when the join finds nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsaid: bool,
+    /// How much its last relation resembles the noun the question asks for, where that noun is
+    /// no relation word (no predicate is named after it: "the *actors* of X" beside "starring")
+    /// and names no class of the graph (a class tells the answers apart itself): no part of the
+    /// score, it orders paths the score ties ("author", "director", "starring" all at 0).
+    #[serde(default, skip_serializing_if = "is_zero_f32")]
+    pub like_asked: f32,
+}
+
+fn is_zero_f32(x: &f32) -> bool {
+    *x == 0.0
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -209,6 +219,9 @@ pub(crate) struct PathRanker {
     /// characters", "characters *of the Emoticons block*", "*Jordi Mallach's* packages"), so its
     /// relation to the answers goes unsaid ([`PathRanker::attached`]).
     attached: Vec<bool>,
+    /// The question names a class of the graph as its answers' kind: the class tells paths
+    /// apart, not the asked noun's likeness to them ([`ScoredPath::like_asked`]).
+    class_named: bool,
 }
 
 impl PathRanker {
@@ -399,6 +412,7 @@ impl PathRanker {
             class_confirmed: false,
             forced: HashMap::new(),
             attached,
+            class_named: class.is_some(),
         })
     }
 
@@ -484,6 +498,7 @@ impl PathRanker {
             } = self.score(&s.path);
             (s.score, s.support, s.coverage, s.unjustified, s.against_words) =
                 (score, support, coverage, unjustified, against_words);
+            s.like_asked = self.like_asked(&s.path);
         }
     }
 
@@ -971,6 +986,7 @@ impl PathRanker {
                     unjustified,
                     against_words,
                 } = self.score(&path);
+                let like_asked = self.like_asked(&path);
                 let anchor = anchors.get(path.anchor).map_or("?", String::as_str);
                 ScoredPath {
                     text: path.verbalize(anchor),
@@ -985,6 +1001,7 @@ impl PathRanker {
                     against_words,
                     several: false,
                     unsaid: false,
+                    like_asked,
                 }
             })
             .collect();
@@ -992,9 +1009,29 @@ impl PathRanker {
             b.score
                 .total_cmp(&a.score)
                 .then(a.path.hops.len().cmp(&b.path.hops.len()))
+                .then(b.like_asked.total_cmp(&a.like_asked))
                 .then(a.text.cmp(&b.text))
         });
         scored
+    }
+
+    /// The likeness of `path`'s last relation to the asked-for noun when that noun is no
+    /// relation word ([`ScoredPath::like_asked`]); 0 otherwise.
+    fn like_asked(&self, path: &RelationPath) -> f32 {
+        let Some(last) = path.hops.last().filter(|_| !self.class_named) else {
+            return 0.0;
+        };
+        let end = Some(path.end);
+        self.similarities.get(&last.label).map_or(0.0, |sims| {
+            sims.iter()
+                .enumerate()
+                .filter(|&(u, _)| {
+                    let unit = &self.units[u];
+                    unit.asked_noun && unit.weight > 0.0 && !self.counts(u, end)
+                })
+                .map(|(_, s)| s.max(0.0))
+                .fold(0.0, f32::max)
+        })
     }
 
     /// Similarity of each label to `phrase` (a superlative's words), stems counted.

@@ -433,7 +433,13 @@ impl QuestionForm {
                 break;
             }
         }
-        let temporal = text.contains(&"when")
+        // "When" asks for a time where it is the question's word; after another ("Who was
+        // the president *when* X worked for Y?") it opens a clause and the other asks.
+        let asks_when = text
+            .iter()
+            .position(|w| *w == "when")
+            .is_some_and(|i| !text[..i].iter().any(|w| WH_WORDS.contains(w)));
+        let temporal = asks_when
             || ["year", "years", "date", "day"]
                 .iter()
                 .any(|n| has_pair("what", n) || has_pair("which", n));
@@ -481,6 +487,9 @@ impl QuestionForm {
 }
 
 /// A question word or an imperative opens it: it asks for values, not for yes or no.
+/// The question words other than "when" that ask for the answer themselves.
+const WH_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "where", "how"];
+
 fn is_wh_question(text: &[&str]) -> bool {
     const WH: &[&str] = &[
         "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "list", "name", "give", "tell", "show",
@@ -597,6 +606,11 @@ mod tests {
             Expectation::Temporal
         );
         assert_eq!(f("who wrote the notes").expects, Expectation::Entity);
+        assert_eq!(
+            f("Who was the president when Ada Lovelace wrote the notes?").expects,
+            Expectation::Entity
+        );
+        assert_eq!(f("Tell me when the notes were written").expects, Expectation::Temporal);
         assert_eq!(f("at least one river?").order, None);
         assert_eq!(f("what is the first name of Ada Lovelace").order, None);
         assert_eq!(f("What is the phone number of the embassy?").kind, QuestionKind::List);
