@@ -136,6 +136,23 @@ impl AgentContext {
         }
     }
 
+    /// The question's form ([`QuestionForm::detect`]), a superlative that names one of the
+    /// graph's relations read as that relation ([`QuestionForm::without_named_superlative`]).
+    pub(crate) async fn form_of(
+        &self,
+        question: &str,
+        model_kind: Option<crate::understanding::qir::QuestionKind>,
+    ) -> crate::understanding::form::QuestionForm {
+        let form = crate::understanding::form::QuestionForm::detect(question, model_kind);
+        if form.order.is_none() {
+            return form;
+        }
+        match self.kg.profile().await {
+            Ok(profile) => form.without_named_superlative(question, profile.predicates.iter().map(|p| p.label.as_str())),
+            Err(_) => form,
+        }
+    }
+
     /// The predicates of the graph (see [`Self::schema_terms`]).
     pub(crate) async fn predicates(&self) -> std::collections::HashSet<String> {
         match self.kg.profile().await {

@@ -74,7 +74,7 @@ impl Agent for PathSearchAgent {
         let qir = state.require_qir(NAME)?;
         let question = state.working_question().to_owned();
         let model_kind = (qir.source == QirSource::Model).then_some(qir.kind);
-        let mut form = QuestionForm::detect(&question, model_kind);
+        let mut form = ctx.form_of(&question, model_kind).await;
         if state.answer_set.as_ref().is_some_and(|s| s.count) {
             // "How many are there?" after a list: the previous question, counted.
             form.kind = QuestionKind::Count;

@@ -69,7 +69,7 @@ impl Agent for QirAgent {
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let question = state.working_question().to_owned();
-        let form = QuestionForm::detect(&question, None);
+        let form = ctx.form_of(&question, None).await;
         // A class of the graph the question names ("which cities", "is Lima a city") is no
         // entity, even where the class has a label like a vertex.
         state.class = named_class(ctx, &question, &form).await;

@@ -1092,16 +1092,19 @@ fn asked_noun(
     superlative: &dyn Fn(usize) -> bool,
 ) -> Option<usize> {
     // A question word, or an imperative that asks for things ("name the books", "give me all
-    // films", "list the rivers").
-    let opener = words
+    // films", "list the rivers"), whichever comes first: a "which" after an imperative opens a
+    // clause ("list the *team* for which X played").
+    let wh = words
         .iter()
-        .position(|w| matches!(w.text.as_str(), "which" | "what" | "how"))
-        .or_else(|| {
-            words
-                .iter()
-                .take(4)
-                .position(|w| matches!(w.text.as_str(), "name" | "list" | "give" | "show" | "all"))
-        })?;
+        .position(|w| matches!(w.text.as_str(), "which" | "what" | "how"));
+    let imperative = words
+        .iter()
+        .take(4)
+        .position(|w| matches!(w.text.as_str(), "name" | "list" | "give" | "show" | "all"));
+    let opener = match (wh, imperative) {
+        (Some(w), Some(i)) => w.min(i),
+        (w, i) => w.or(i)?,
+    };
     let mut start = opener + 1;
     if words[opener].text == "how" {
         if !words.get(start).is_some_and(|w| w.text == "many" || w.text == "much") {
@@ -1359,6 +1362,28 @@ mod tests {
         let w = words("who acted in the movies directed by the director of Some Mother's Son");
         assert_eq!(find_span(&w, "Some Mother's Son"), Some((10, 13)));
         assert_eq!(find_span(&w, "Nobody"), None);
+    }
+
+    #[test]
+    fn the_asked_noun_follows_the_first_asking_word() {
+        let asked = |question: &str, mention: &str| {
+            let w = words(question);
+            let span = find_span(&w, mention);
+            let at = asked_noun(&w, &|i| span.is_some_and(|(s, e)| i >= s && i < e), &|_| false);
+            at.map(|i| w[i].text.clone())
+        };
+        assert_eq!(
+            asked("List the team for which Doug Acomb played?", "Doug Acomb").as_deref(),
+            Some("team")
+        );
+        assert_eq!(
+            asked("Which films did Doug Acomb write?", "Doug Acomb").as_deref(),
+            Some("films")
+        );
+        assert_eq!(
+            asked("Give me all films which Doug Acomb wrote", "Doug Acomb").as_deref(),
+            Some("films")
+        );
     }
 
     #[test]

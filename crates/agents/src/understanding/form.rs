@@ -376,13 +376,16 @@ pub fn is_superlative(word: &str) -> bool {
 }
 
 /// Whether `words[i]` is one of the words that ask for a count ("*count* the …", "the *total
-/// number* of …", "give me a *count* of …"), which name no relation of the graph.
+/// number* of …", "give me a *count* of …", "how many *times*"), which name no relation of the
+/// graph.
 pub fn counting_word(words: &[Word], i: usize) -> bool {
     let at = |k: usize| words.get(k).map(|w| w.text.as_str());
     match words[i].text.as_str() {
         "count" => i == 0 || at(i - 1) == Some("a"),
         "number" => at(i + 1) == Some("of") && (i == 0 || matches!(at(i - 1), Some("the" | "total"))),
         "total" => at(i + 1) == Some("number") && at(i + 2) == Some("of"),
+        // "How many *times* has X been cast?": how often, no noun of the answers.
+        "times" => i >= 2 && at(i - 1) == Some("many") && at(i - 2) == Some("how"),
         _ => false,
     }
 }
@@ -487,6 +490,39 @@ impl QuestionForm {
 }
 
 /// A question word or an imperative opens it: it asks for values, not for yes or no.
+impl QuestionForm {
+    /// A superlative that, with the noun after it, is the name of a relation of the graph
+    /// ("the *largest city* of X", "the *first driver* of the race": a predicate so labelled) is
+    /// that relation, not an order: the form is left without one, and its words are the
+    /// relation's. `relation_labels` are the graph's predicate labels.
+    pub fn without_named_superlative<'l>(
+        mut self,
+        question: &str,
+        relation_labels: impl IntoIterator<Item = &'l str>,
+    ) -> Self {
+        let Some(first) = self.superlative_words.first() else {
+            return self;
+        };
+        let text: Vec<String> = words(question).into_iter().map(|w| w.text).collect();
+        let Some(next) = text.iter().position(|w| w == first).and_then(|i| text.get(i + 1)) else {
+            return self;
+        };
+        let named = [
+            vec![first.clone(), next.clone()],
+            vec![first.clone(), crate::understanding::classes::singular(next)],
+        ];
+        if relation_labels
+            .into_iter()
+            .any(|label| named.contains(&normalize_tokens(label)))
+        {
+            self.order = None;
+            self.superlative_words.clear();
+            self.offset = 0;
+        }
+        self
+    }
+}
+
 /// The question words other than "when" that ask for the answer themselves.
 const WH_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "where", "how"];
 
@@ -587,6 +623,31 @@ mod tests {
         assert_eq!((f.order, f.offset), (Some(Order::Desc), 1));
         assert_eq!(QuestionForm::detect("What is the highest mountain?", None).offset, 0);
         assert_eq!(QuestionForm::detect("Which is the third largest city?", None).offset, 2);
+    }
+
+    #[test]
+    fn superlatives_that_name_a_relation() {
+        let labels = ["largest city", "first driver", "population"];
+        let f = |q: &str| QuestionForm::detect(q, None).without_named_superlative(q, labels);
+        let named = f("What are the largest cities of the destinations of TranStar Airlines?");
+        assert_eq!((named.order, named.superlative_words.len()), (None, 0));
+        assert_eq!(f("Who was the first driver of the 1993 European Grand Prix?").order, None);
+        assert_eq!(f("Which is the largest country of Europe?").order, Some(Order::Desc));
+        assert_eq!(f("Which city has the largest population?").order, Some(Order::Desc));
+    }
+
+    #[test]
+    fn words_that_ask_for_a_count() {
+        let asking = |question: &str| {
+            let w = words(question);
+            (0..w.len())
+                .filter(|&i| counting_word(&w, i))
+                .map(|i| w[i].text.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(asking("How many times has Jeff Conaway been cast?"), ["times"]);
+        assert_eq!(asking("Count the total number of films"), ["count", "total", "number"]);
+        assert!(asking("How many movies did he make three times?").is_empty());
     }
 
     #[test]
