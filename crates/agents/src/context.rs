@@ -148,7 +148,9 @@ impl AgentContext {
             return form;
         }
         match self.kg.profile().await {
-            Ok(profile) => form.without_named_superlative(question, profile.predicates.iter().map(|p| p.label.as_str())),
+            Ok(profile) => {
+                form.without_named_superlative(question, profile.predicates.iter().map(|p| p.label.as_str()))
+            }
             Err(_) => form,
         }
     }

@@ -631,7 +631,10 @@ mod tests {
         let f = |q: &str| QuestionForm::detect(q, None).without_named_superlative(q, labels);
         let named = f("What are the largest cities of the destinations of TranStar Airlines?");
         assert_eq!((named.order, named.superlative_words.len()), (None, 0));
-        assert_eq!(f("Who was the first driver of the 1993 European Grand Prix?").order, None);
+        assert_eq!(
+            f("Who was the first driver of the 1993 European Grand Prix?").order,
+            None
+        );
         assert_eq!(f("Which is the largest country of Europe?").order, Some(Order::Desc));
         assert_eq!(f("Which city has the largest population?").order, Some(Order::Desc));
     }
