@@ -590,7 +590,8 @@ async fn find_paths(
 /// and `dbp:location`) are one choice: the question's words cannot tell them apart. Where they
 /// run from the same anchor and reach the same kind of value, the best keeps the other's
 /// predicates as its hops' [`Hop::also`](crate::candidates::paths::Hop::also) (the query takes any
-/// of them) and its values; otherwise (a date and a string under one label) the best alone is kept.
+/// of them) and its values; otherwise (a date and a string under one label) the best alone is
+/// kept, or the one to vertices where the other reaches strings.
 /// A label and its plural read the same (`dbo:child` "child", `dbp:children` "children"), and
 /// so do a name and the same words run together ("debut team", "debutteam").
 fn merge_twins(ranked: &mut Vec<ScoredPath>) {
@@ -608,6 +609,12 @@ fn merge_twins(ranked: &mut Vec<ScoredPath>) {
         // One reading: the same anchor and as many hops, each the same way round.
         let (best, twin) = (&mut first.path, &scored.path);
         if best.end != twin.end {
+            // Vertices and strings under one label (DBpedia's `dbo:purpose` "Chess" and
+            // `dbp:purpose` dbr:Chess): the vertices, which the graph relates further and other
+            // paths can meet at; the string only writes one of them out.
+            if twin.end == EndKind::Entity && best.end == EndKind::Text {
+                *first = scored;
+            }
             continue;
         }
         for (hop, other) in best.hops.iter_mut().zip(&twin.hops) {

@@ -307,6 +307,10 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
             if word == "the" && before(back + 1).is_some_and(|w| LISTING.contains(&w)) {
                 return Some(ClassRole::Answer);
             }
+            // "Give me *some* organizations", "what are *some* players": asks for some of them.
+            if word == "some" && before(back + 1).is_some_and(|w| matches!(w, "me" | "are") || LISTING.contains(&w)) {
+                return Some(ClassRole::Answer);
+            }
         }
     }
     None
@@ -498,6 +502,10 @@ mod tests {
             answer("http://e/PopulatedPlace")
         );
         assert_eq!(spot("Which U.S. countries …"), answer("http://e/Country"));
+        // "Some" after an asking verb asks for them as "all" does.
+        assert_eq!(spot("Give me some cities of Peru"), answer("http://e/City"));
+        assert_eq!(spot("What are some cities of Peru?"), answer("http://e/City"));
+        assert_eq!(spot("Was Ada born in some city?"), None);
         // After a name's possessive in a "which of" question.
         assert_eq!(
             spot("Which of Ada Lovelace's cities is oldest?"),
