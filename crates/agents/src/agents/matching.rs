@@ -189,10 +189,17 @@ async fn link_entity(
         link.homonyms = others;
         return Ok(link);
     }
+    // The label as a text that lost its accented letters writes it is the label written so.
+    if candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
+        && let Some(i) = candidates.iter().position(|c| lost_letters_of(mention, &c.label))
+    {
+        let written = candidates.remove(i);
+        candidates.insert(0, written);
+    }
     let Some(first) = candidates.first() else {
         return Ok(link);
     };
-    let forced = if first.score >= EXACT_MATCH_SCORE {
+    let forced = if first.score >= EXACT_MATCH_SCORE || lost_letters_of(mention, &first.label) {
         // Search ranks exact matches first and orders homonyms among them by degree.
         Some(LinkMethod::ExactLabel)
     } else if candidates.len() == 1 {
@@ -441,6 +448,17 @@ pub(crate) fn holds_every_word(mention: &str, label: &str) -> bool {
     !words.is_empty() && words.iter().all(|w| label.contains(w))
 }
 
+/// The mention is the label as a text that lost its letters outside ASCII writes it ("Sylvain
+/// Lvi" for "Sylvain Lévi", "Lake Uniamsi" for "Lake Uniamési": an encoding that dropped them):
+/// an exact match of the label, as written there.
+pub(crate) fn lost_letters_of(mention: &str, label: &str) -> bool {
+    !label.is_ascii() && {
+        let ascii: String = label.chars().filter(char::is_ascii).collect();
+        let words = normalize_tokens(mention);
+        !words.is_empty() && words == normalize_tokens(&ascii)
+    }
+}
+
 /// The mention and the label spell the same words, separators aside: a name taken from an IRI
 /// often runs its words together ("jiaxinpan" for "Jiaxin Pan").
 fn same_letters(mention: &str, label: &str) -> bool {
@@ -525,6 +543,18 @@ fn distinct_labels(candidates: &[EntityCandidate], limit: usize) -> Vec<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_written_without_their_accented_letters() {
+        assert!(lost_letters_of("Sylvain Lvi", "Sylvain Lévi"));
+        assert!(lost_letters_of("Jacques-Dsir Laval", "Jacques-Désiré Laval"));
+        assert!(
+            !lost_letters_of("Sylvain Levi", "Sylvain Lévi"),
+            "folded, not lost: the label search's"
+        );
+        assert!(!lost_letters_of("Sylvain Lvi", "Sylvain Levi"));
+        assert!(!lost_letters_of("", "É"));
+    }
 
     #[test]
     fn a_label_must_be_able_to_name_the_mention() {

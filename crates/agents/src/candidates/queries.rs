@@ -664,7 +664,8 @@ impl SetRewrite<'_> {
 
 /// `SELECT (COUNT(*) AS ?count) WHERE { { SELECT DISTINCT ?answer WHERE { anchor path ?answer .
 /// ?answer is an instance of <class> } LIMIT cap } }`: how many instances of `class`
-/// the path reaches (with no class, how many values), counted up to `cap`.
+/// the path reaches (with no class, how many values), counted up to `cap`; the anchor itself
+/// not, at the end of a path of several hops.
 pub fn class_reach(
     anchor: &str,
     path: &RelationPath,
@@ -674,12 +675,18 @@ pub fn class_reach(
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let bgp = chain.pattern();
+    // A longer path back at its anchor reaches no instance but the anchor, which answers
+    // nothing about itself (the planner leaves it out of such a path's answers).
+    let mut distinct = chain.distinct.clone();
+    if path.hops.len() > 1 {
+        distinct.push((TermPattern::NamedNode(named_node(anchor)?), answer.clone().into()));
+    }
     let reached = differing(
         match class {
             Some(class) => member_of(bgp, &answer, class)?,
             None => bgp,
         },
-        &chain.distinct,
+        &distinct,
     );
     let capped = GraphPattern::Slice {
         inner: Box::new(GraphPattern::Distinct {
@@ -1068,6 +1075,21 @@ mod tests {
             .query
             .to_string();
         assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?x2))"), "{text}");
+        // The class a longer path reaches is counted without its anchor; one hop's as it is.
+        let around = path(&[("neighbour", false), ("neighbour", false)]);
+        let text = class_reach("http://e/Hero", &around, Some("http://e/City"), 10)
+            .unwrap()
+            .to_string();
+        assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?answer))"), "{text}");
+        let text = class_reach(
+            "http://e/Hero",
+            &path(&[("neighbour", false)]),
+            Some("http://e/City"),
+            10,
+        )
+        .unwrap()
+        .to_string();
+        assert!(!text.contains("sameTerm(<http://e/Hero>, ?answer)"), "{text}");
         // Hostile IRIs are typed errors, never query text.
         assert!(
             select(

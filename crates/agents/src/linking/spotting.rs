@@ -168,10 +168,11 @@ pub(crate) async fn spot_entities(
             // An exact label of a vertex that is not one of the graph's predicates (whose labels
             // are the relation's words: "date of birth").
             let hits = ctx.kg.search_entities(&mention, SPOT_CANDIDATES).await?;
-            if !hits
-                .iter()
-                .any(|c| c.score >= EXACT_MATCH_SCORE && !predicates.contains(&c.iri))
-            {
+            let exact = |c: &chatty_kg_graph::EntityCandidate| {
+                (c.score >= EXACT_MATCH_SCORE || crate::agents::matching::lost_letters_of(&mention, &c.label))
+                    && !predicates.contains(&c.iri)
+            };
+            if !hits.iter().any(exact) {
                 continue;
             }
             let capitals = words[start..start + len]
@@ -194,11 +195,7 @@ pub(crate) async fn spot_entities(
                         .is_some_and(|w| class_words.contains(&crate::understanding::classes::singular(w)))
                 {
                     typed_checks += 1;
-                    let exact: Vec<&str> = hits
-                        .iter()
-                        .filter(|c| c.score >= EXACT_MATCH_SCORE && !predicates.contains(&c.iri))
-                        .map(|c| c.iri.as_str())
-                        .collect();
+                    let exact: Vec<&str> = hits.iter().filter(|c| exact(c)).map(|c| c.iri.as_str()).collect();
                     // A graph error here (a timeout) leaves the word as common as it was.
                     match crate::linking::typed::typed_vertex(ctx, &tokens, end, &exact).await {
                         Ok(Some(_)) => {
