@@ -303,12 +303,7 @@ impl Agent for QueryPlanningAgent {
             match result {
                 Ok(mut results) => {
                     // A false ASK, or no value for a one-anchor yes/no, is itself the answer.
-                    // A path of several hops back at its anchor alone answers nothing about it
-                    // ("the neighbours of the neighbours of X": X).
-                    let back_at_anchor = path.map(|i| &ranked[i]).is_some_and(|p| {
-                        p.hops.len() > 1 && kind == QuestionKind::List && only(&results, &anchors[p.anchor])
-                    });
-                    let answered = (has_answer(&results) && !back_at_anchor) || kind == QuestionKind::Boolean;
+                    let answered = has_answer(&results) || kind == QuestionKind::Boolean;
                     if answered {
                         if let QueryResults::Solutions(s) = &results
                             && s.truncated
@@ -1244,19 +1239,6 @@ fn named_in(value: &str, question: &str) -> bool {
     written(value) || year.is_some_and(written)
 }
 
-/// Whether every value of the answer variable in `results` is the vertex `iri`.
-fn only(results: &QueryResults, iri: &str) -> bool {
-    match results {
-        QueryResults::Solutions(s) => s.variables.iter().position(|v| v == ANSWER_VARIABLE).is_some_and(|at| {
-            !s.rows.is_empty()
-                && s.rows
-                    .iter()
-                    .all(|row| matches!(&row[at], Some(Term::NamedNode(n)) if n.as_str() == iri))
-        }),
-        QueryResults::Boolean(_) => false,
-    }
-}
-
 fn row_count(results: &QueryResults) -> usize {
     match results {
         QueryResults::Solutions(s) => s.rows.len(),
@@ -1418,26 +1400,6 @@ mod tests {
         assert!(!asks_existence("Is Tom Hanks an actor?"));
         assert!(!asks_existence("Did Tom Hanks star in Big?"));
         assert!(!asks_existence("Has Tom Hanks directed Big?"));
-    }
-
-    #[test]
-    fn answers_that_are_only_the_anchor() {
-        let node = |iri: &str| Some(Term::NamedNode(chatty_kg_graph::NamedNode::new_unchecked(iri)));
-        let results = |rows: Vec<Vec<Option<Term>>>| {
-            QueryResults::Solutions(chatty_kg_graph::Solutions {
-                variables: vec![ANSWER_VARIABLE.to_owned(), "x1".to_owned()],
-                rows,
-                truncated: false,
-            })
-        };
-        let back = results(vec![vec![node("http://e/X"), node("http://e/Y")]; 2]);
-        assert!(only(&back, "http://e/X"));
-        let further = results(vec![
-            vec![node("http://e/X"), node("http://e/Y")],
-            vec![node("http://e/Z"), node("http://e/Y")],
-        ]);
-        assert!(!only(&further, "http://e/X"));
-        assert!(!only(&results(Vec::new()), "http://e/X"));
     }
 
     #[test]
