@@ -452,11 +452,16 @@ pub(crate) fn holds_every_word(mention: &str, label: &str) -> bool {
 /// Lvi" for "Sylvain Lévi", "Lake Uniamsi" for "Lake Uniamési": an encoding that dropped them):
 /// an exact match of the label, as written there.
 pub(crate) fn lost_letters_of(mention: &str, label: &str) -> bool {
-    !label.is_ascii() && {
-        let ascii: String = label.chars().filter(char::is_ascii).collect();
-        let words = normalize_tokens(mention);
-        !words.is_empty() && words == normalize_tokens(&ascii)
-    }
+    // Letters lost, never a whole word ("Alibaba" is not "Alibaba 阿里巴巴").
+    !label.is_ascii()
+        && label
+            .split_whitespace()
+            .all(|w| w.chars().any(|c| c.is_ascii_alphanumeric()))
+        && {
+            let ascii: String = label.chars().filter(char::is_ascii).collect();
+            let words = normalize_tokens(mention);
+            !words.is_empty() && words == normalize_tokens(&ascii)
+        }
 }
 
 /// The mention and the label spell the same words, separators aside: a name taken from an IRI
@@ -554,6 +559,7 @@ mod tests {
         );
         assert!(!lost_letters_of("Sylvain Lvi", "Sylvain Levi"));
         assert!(!lost_letters_of("", "É"));
+        assert!(!lost_letters_of("Alibaba", "Alibaba 阿里巴巴"), "a word lost whole");
     }
 
     #[test]

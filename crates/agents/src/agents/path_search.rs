@@ -613,7 +613,10 @@ fn merge_twins(ranked: &mut Vec<ScoredPath>) {
             // `dbp:purpose` dbr:Chess): the vertices, which the graph relates further and other
             // paths can meet at; the string only writes one of them out.
             if twin.end == EndKind::Entity && best.end == EndKind::Text {
+                // In the best one's place and rank.
+                let score = first.score.max(scored.score);
                 *first = scored;
+                first.score = score;
             }
             continue;
         }
@@ -1022,7 +1025,6 @@ fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl 
             .cmp(&key(b))
             .then(b.0.score.total_cmp(&a.0.score))
             .then(a.0.path.hops.len().cmp(&b.0.path.hops.len()))
-            .then(b.0.like_asked.total_cmp(&a.0.like_asked))
             .then(a.0.text.cmp(&b.0.text))
     });
     for (mut scored, n) in paths {

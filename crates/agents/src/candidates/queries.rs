@@ -675,8 +675,8 @@ pub fn class_reach(
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let bgp = chain.pattern();
-    // A longer path back at its anchor reaches no instance but the anchor, which answers
-    // nothing about itself (the planner leaves it out of such a path's answers).
+    // A longer path back at its anchor reaches the anchor, which is no instance the path finds
+    // (a question about X asks for things other than X).
     let mut distinct = chain.distinct.clone();
     if path.hops.len() > 1 {
         distinct.push((TermPattern::NamedNode(named_node(anchor)?), answer.clone().into()));

@@ -308,7 +308,10 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
                 return Some(ClassRole::Answer);
             }
             // "Give me *some* organizations", "what are *some* players": asks for some of them.
-            if word == "some" && before(back + 1).is_some_and(|w| matches!(w, "me" | "are") || LISTING.contains(&w)) {
+            if word == "some"
+                && form.kind != crate::understanding::qir::QuestionKind::Boolean
+                && before(back + 1).is_some_and(|w| matches!(w, "me" | "are") || LISTING.contains(&w))
+            {
                 return Some(ClassRole::Answer);
             }
         }
@@ -506,6 +509,7 @@ mod tests {
         assert_eq!(spot("Give me some cities of Peru"), answer("http://e/City"));
         assert_eq!(spot("What are some cities of Peru?"), answer("http://e/City"));
         assert_eq!(spot("Was Ada born in some city?"), None);
+        assert_eq!(spot("Are some cities in Peru larger than Lima?"), None);
         // After a name's possessive in a "which of" question.
         assert_eq!(
             spot("Which of Ada Lovelace's cities is oldest?"),

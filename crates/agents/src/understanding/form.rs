@@ -438,10 +438,11 @@ impl QuestionForm {
         }
         // "When" asks for a time where it is the question's word; after another ("Who was
         // the president *when* X worked for Y?") it opens a clause and the other asks.
-        let asks_when = text
-            .iter()
-            .position(|w| *w == "when")
-            .is_some_and(|i| !text[..i].iter().any(|w| WH_WORDS.contains(w)));
+        // "What is the *date* when …" still asks for one.
+        let asks_when = text.iter().position(|w| *w == "when").is_some_and(|i| {
+            !text[..i].iter().any(|w| WH_WORDS.contains(w))
+                || matches!(i.checked_sub(1).map(|p| text[p]), Some("date" | "year" | "day"))
+        });
         let temporal = asks_when
             || ["year", "years", "date", "day"]
                 .iter()
@@ -489,7 +490,6 @@ impl QuestionForm {
     }
 }
 
-/// A question word or an imperative opens it: it asks for values, not for yes or no.
 impl QuestionForm {
     /// A superlative that, with the noun after it, is the name of a relation of the graph
     /// ("the *largest city* of X", "the *first driver* of the race": a predicate so labelled) is
@@ -500,11 +500,14 @@ impl QuestionForm {
         question: &str,
         relation_labels: impl IntoIterator<Item = &'l str>,
     ) -> Self {
-        let Some(first) = self.superlative_words.first() else {
+        // An ordinal before it asks for a rank ("the *second* largest city").
+        let Some(first) = self.superlative_words.first().filter(|_| self.offset == 0) else {
             return self;
         };
         let text: Vec<String> = words(question).into_iter().map(|w| w.text).collect();
-        let Some(next) = text.iter().position(|w| w == first).and_then(|i| text.get(i + 1)) else {
+        // Where `detect` read it ("at least" is none).
+        let at = (0..text.len()).find(|&i| text[i] == *first && (i == 0 || text[i - 1] != "at"));
+        let Some(next) = at.and_then(|i| text.get(i + 1)) else {
             return self;
         };
         let named = [
@@ -523,9 +526,13 @@ impl QuestionForm {
     }
 }
 
-/// The question words other than "when" that ask for the answer themselves.
-const WH_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "where", "how"];
+/// The words other than "when" that ask for the answer themselves: question words and the
+/// imperatives that ask for things.
+const WH_WORDS: &[&str] = &[
+    "what", "which", "who", "whom", "whose", "where", "how", "list", "name", "give", "show",
+];
 
+/// A question word or an imperative opens it: it asks for values, not for yes or no.
 fn is_wh_question(text: &[&str]) -> bool {
     const WH: &[&str] = &[
         "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "list", "name", "give", "tell", "show",
@@ -637,6 +644,7 @@ mod tests {
         );
         assert_eq!(f("Which is the largest country of Europe?").order, Some(Order::Desc));
         assert_eq!(f("Which city has the largest population?").order, Some(Order::Desc));
+        assert_eq!(f("Which is the second largest city of Peru?").order, Some(Order::Desc));
     }
 
     #[test]
@@ -675,6 +683,14 @@ mod tests {
             Expectation::Entity
         );
         assert_eq!(f("Tell me when the notes were written").expects, Expectation::Temporal);
+        assert_eq!(
+            f("What is the date when the notes were written?").expects,
+            Expectation::Temporal
+        );
+        assert_ne!(
+            f("Give me the notes written when Ada was young").expects,
+            Expectation::Temporal
+        );
         assert_eq!(f("at least one river?").order, None);
         assert_eq!(f("what is the first name of Ada Lovelace").order, None);
         assert_eq!(f("What is the phone number of the embassy?").kind, QuestionKind::List);
