@@ -953,3 +953,71 @@ async fn an_acronym_names_the_vertex_whose_name_it_abbreviates() {
     assert_eq!(gq.label.as_deref(), Some("GQ Games"), "{gq:#?}");
     assert_ne!(gq.method, LinkMethod::Initials);
 }
+
+/// Two predicates of one label, one reaching a string and one a vertex (`dbo:purpose` "Chess",
+/// `dbp:purpose` dbr:Chess): the vertex is kept, for the answer and for a join with another
+/// name's relation; a superlative that with its noun is a relation's label ("largest city") is
+/// that relation, not an order; the asked noun no relation is named after orders the paths the
+/// words leave tied ("the actors of X"); "when" after "who" opens a clause.
+#[tokio::test(flavor = "multi_thread")]
+async fn twins_to_vertices_named_superlatives_and_the_asked_noun() {
+    let Some(fixture) = from_turtle(
+        "@prefix dbo: <http://dbpedia.example.org/ontology/> .\n\
+         @prefix dbp: <http://dbpedia.example.org/property/> .\n\
+         @prefix res: <http://dbpedia.example.org/resource/> .\n\
+         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n\
+         res:Chess rdfs:label \"Chess\" . res:Go rdfs:label \"Go\" .\n\
+         res:Ayr_Club rdfs:label \"Ayr Chess Club\" ; dbo:purpose \"Chess\" ; dbp:purpose res:Chess .\n\
+         res:Ann_Reid rdfs:label \"Ann Reid\" ; dbo:knownFor res:Chess ; dbo:birthDate \"1950-01-02\"^^xsd:date .\n\
+         res:Bo_Lund rdfs:label \"Bo Lund\" ; dbo:knownFor res:Go .\n\
+         res:Ruritania rdfs:label \"Ruritania\" ; dbo:largestCity res:Strel ; dbo:city res:Strel, res:Zenda .\n\
+         res:Strel rdfs:label \"Strel\" ; dbo:populationTotal 90000 .\n\
+         res:Zenda rdfs:label \"Zenda\" ; dbo:populationTotal 120000 .\n\
+         res:Sea_Play rdfs:label \"Sea Play\" ; dbo:author res:Ann_Reid, res:Bo_Lund ; dbo:director res:Bo_Lund ;\n\
+             dbo:starring res:Cy_Moss, res:Di_Park .\n\
+         res:Cy_Moss rdfs:label \"Cy Moss\" . res:Di_Park rdfs:label \"Di Park\" .\n",
+    ) else {
+        return;
+    };
+    let pipeline = silent_pipeline(&fixture);
+    let e = ask_silently(&pipeline, "What is the purpose of Ayr Chess Club?").await;
+    assert_eq!(
+        e.answers.iter().map(|a| a.value.as_str()).collect::<Vec<_>>(),
+        ["http://dbpedia.example.org/resource/Chess"],
+        "the vertex, not the string: {:#?}",
+        e.paths.first()
+    );
+    let e = ask_silently(
+        &pipeline,
+        "Which purpose of the Ayr Chess Club is Ann Reid also known for?",
+    )
+    .await;
+    assert_eq!(sorted(&e), ["Chess"], "{:#?}", e.sparql);
+
+    let e = ask_silently(&pipeline, "What is the largest city of Ruritania?").await;
+    assert_eq!(e.form.as_ref().and_then(|f| f.order), None, "{:#?}", e.form);
+    assert_eq!(
+        sorted(&e),
+        ["Strel"],
+        "the relation, not the most populous: {:#?}",
+        e.paths.first()
+    );
+
+    let e = ask_silently(&pipeline, "List the actors of Sea Play.").await;
+    assert_eq!(
+        sorted(&e),
+        ["Cy Moss", "Di Park"],
+        "{:#?}",
+        e.paths.iter().take(3).collect::<Vec<_>>()
+    );
+    assert!(e.paths[0].like_asked > 0.0, "{:#?}", e.paths.first());
+
+    let e = ask_silently(&pipeline, "Who is the author when Sea Play was written?").await;
+    assert_ne!(
+        e.form.as_ref().map(|f| f.expects),
+        Some(chatty_kg_agents::Expectation::Temporal),
+        "{:#?}",
+        e.form
+    );
+}
