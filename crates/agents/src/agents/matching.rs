@@ -190,16 +190,19 @@ async fn link_entity(
         return Ok(link);
     }
     // The label as a text that lost its accented letters writes it is the label written so.
-    if candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
-        && let Some(i) = candidates.iter().position(|c| lost_letters_of(mention, &c.label))
-    {
-        let written = candidates.remove(i);
-        candidates.insert(0, written);
-    }
+    let lost_letters = candidates.first().is_none_or(|c| c.score < EXACT_MATCH_SCORE)
+        && match candidates.iter().position(|c| lost_letters_of(mention, &c.label)) {
+            Some(i) => {
+                let written = candidates.remove(i);
+                candidates.insert(0, written);
+                true
+            }
+            None => false,
+        };
     let Some(first) = candidates.first() else {
         return Ok(link);
     };
-    let forced = if first.score >= EXACT_MATCH_SCORE || lost_letters_of(mention, &first.label) {
+    let forced = if first.score >= EXACT_MATCH_SCORE || lost_letters {
         // Search ranks exact matches first and orders homonyms among them by degree.
         Some(LinkMethod::ExactLabel)
     } else if candidates.len() == 1 {

@@ -413,27 +413,20 @@ impl QuestionForm {
         let mut order = None;
         let mut superlative_words = Vec::new();
         let mut offset = 0;
-        for (i, word) in text.iter().enumerate() {
-            if let Some((_, o)) = SUPERLATIVES.iter().find(|(s, _)| s == word) {
-                // "at least", "at first", "at last", "first name" are not superlatives of an
-                // attribute.
-                if (i > 0 && text[i - 1] == "at") || text.get(i + 1) == Some(&"name") {
-                    continue;
-                }
-                order = Some(*o);
-                if let Some((_, skip)) = i
-                    .checked_sub(1)
-                    .and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p]))
-                {
-                    offset = *skip;
-                }
-                superlative_words.push((*word).to_owned());
-                if matches!(*word, "most" | "least")
-                    && let Some(next) = text.get(i + 1)
-                {
-                    superlative_words.push((*next).to_owned());
-                }
-                break;
+        if let Some((i, o)) = superlative_at(&text) {
+            let word = text[i];
+            order = Some(o);
+            if let Some((_, skip)) = i
+                .checked_sub(1)
+                .and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p]))
+            {
+                offset = *skip;
+            }
+            superlative_words.push(word.to_owned());
+            if matches!(word, "most" | "least")
+                && let Some(next) = text.get(i + 1)
+            {
+                superlative_words.push((*next).to_owned());
             }
         }
         // "When" asks for a time where it is the question's word; after another ("Who was
@@ -488,9 +481,7 @@ impl QuestionForm {
             constraint: if yes_no { None } else { value_constraint(question) },
         }
     }
-}
 
-impl QuestionForm {
     /// A superlative that, with the noun after it, is the name of a relation of the graph
     /// ("the *largest city* of X", "the *first driver* of the race": a predicate so labelled) is
     /// that relation, not an order: the form is left without one, and its words are the
@@ -504,14 +495,14 @@ impl QuestionForm {
         let Some(first) = self.superlative_words.first().filter(|_| self.offset == 0) else {
             return self;
         };
-        let text: Vec<String> = words(question).into_iter().map(|w| w.text).collect();
-        // Where `detect` read it ("at least" is none).
-        let at = (0..text.len()).find(|&i| text[i] == *first && (i == 0 || text[i - 1] != "at"));
-        let Some(next) = at.and_then(|i| text.get(i + 1)) else {
+        let words = words(question);
+        let text: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        // Where `detect` read it.
+        let Some(next) = superlative_at(&text).and_then(|(i, _)| text.get(i + 1)) else {
             return self;
         };
         let named = [
-            vec![first.clone(), next.clone()],
+            vec![first.clone(), (*next).to_owned()],
             vec![first.clone(), crate::understanding::classes::singular(next)],
         ];
         if relation_labels
@@ -524,6 +515,16 @@ impl QuestionForm {
         }
         self
     }
+}
+
+/// The first superlative of the question's words and its order; "at least", "at first", "at
+/// last" and "first name" are no superlatives of an attribute.
+fn superlative_at(text: &[&str]) -> Option<(usize, Order)> {
+    text.iter().enumerate().find_map(|(i, word)| {
+        let (_, order) = SUPERLATIVES.iter().find(|(s, _)| s == word)?;
+        let not_one = (i > 0 && text[i - 1] == "at") || text.get(i + 1) == Some(&"name");
+        (!not_one).then_some((i, *order))
+    })
 }
 
 /// The words other than "when" that ask for the answer themselves: question words and the
