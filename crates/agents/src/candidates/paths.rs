@@ -269,18 +269,22 @@ pub(crate) async fn search(
         ranker.learn_labels(ctx, &labels).await?;
         found.extend(next.iter().cloned());
         // Only the best paths of each anchor that end at vertices go on to the next hop.
-        next.retain(|p| p.end == EndKind::Entity);
-        next.sort_by(|a, b| {
-            a.anchor
-                .cmp(&b.anchor)
-                .then(ranker.partial(b).total_cmp(&ranker.partial(a)))
-        });
+        // Each path scored once, not at every comparison of the sort.
+        let mut scored: Vec<(f32, RelationPath)> = next
+            .into_iter()
+            .filter(|p| p.end == EndKind::Entity)
+            .map(|p| (ranker.partial(&p), p))
+            .collect();
+        scored.sort_by(|(sa, a), (sb, b)| a.anchor.cmp(&b.anchor).then(sb.total_cmp(sa)));
         let mut kept = vec![0usize; anchors.len()];
-        next.retain(|p| {
-            kept[p.anchor] += 1;
-            kept[p.anchor] <= budget.beam.max(1)
-        });
-        current = next;
+        current = scored
+            .into_iter()
+            .map(|(_, p)| p)
+            .filter(|p| {
+                kept[p.anchor] += 1;
+                kept[p.anchor] <= budget.beam.max(1)
+            })
+            .collect();
     }
     report.paths_found = found.len();
     report.elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
