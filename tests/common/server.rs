@@ -31,7 +31,8 @@ pub fn script() -> Value {
                "replies": [qir("Robert Zemeckis", ["?answer", "directed by", "Robert Zemeckis"])]}),
         json!({"agent": "qir", "contains": "who directed titanic 2",
                "replies": [qir("Titanic 2", ["Titanic 2", "directed by", "?answer"])]}),
-        // A typo: no span is a label, so the model is asked (and takes 2.5 s).
+        // A typo in lower case: no span is a label and no name is written in capitals, so the
+        // model is asked (and takes 2.5 s).
         json!({"agent": "qir", "contains": "when was cast awy released", "delay_ms": 2500,
                "replies": [qir("Cast Away", ["Cast Away", "release year", "?answer"])]}),
         json!({"agent": "qir", "contains": "who starred in bigg",

@@ -295,6 +295,9 @@ pub enum Outcome {
     NoAnswer,
     /// Some entity named in the question is not in the graph.
     UnknownEntity { mentions: Vec<String> },
+    /// A follow-up refers to something ("it", "the publication") that nothing earlier in the
+    /// dialogue resolves, and names nothing else the graph holds.
+    UnresolvedReference { expressions: Vec<String> },
     /// The entities were found, but no predicate around them yields a query.
     NoQuery,
     /// The question fits several vertices of one label equally: the reply asks which is meant,

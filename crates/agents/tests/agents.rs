@@ -127,7 +127,9 @@ async fn qir_agent_feeds_the_validators_complaint_back() {
     let scripted = Arc::new(ScriptedChatModel::new().replies_in_turn("qir", "", &[no_variable, QIR_DIRECTOR]));
     let (mut ctx, _) = context(fixture, ScriptedChatModel::new());
     ctx.llm = scripted.clone();
-    let mut state = AgentState::new("Who directed Alien?", Mode::SingleTurn, vec![]);
+    // In lower case: a name written in capitals that no label is would be searched as written,
+    // without the model.
+    let mut state = AgentState::new("who directed alien?", Mode::SingleTurn, vec![]);
     let outcome = QirAgent.run(&mut state, &ctx).await.unwrap();
     let qir = state.qir.as_ref().unwrap();
     assert_eq!(qir.target(), Some("answer"));

@@ -6,7 +6,8 @@
 //! Needs all-MiniLM-L6-v2 (`chatty-kg models fetch`); without it these tests skip with a message,
 //! unless `CHATTY_KG_REQUIRE_MODELS=1` (CI) turns the skip into a failure.
 
-use chatty_kg_agents::state::{ResolutionMethod, SetRole};
+use chatty_kg_agents::state::{Outcome, ResolutionMethod, SetRole};
+use chatty_kg_agents::understanding::qir::QirSource;
 use chatty_kg_agents::{Classification, Dialogue, Explanation, LinkMethod, Mode, Pipeline};
 use chatty_kg_llm::scripted::ScriptedChatModel;
 use std::sync::Arc;
@@ -330,4 +331,35 @@ async fn a_pronoun_of_the_wrong_kind_falls_back_to_the_entity_it_can_stand_for()
     assert_eq!(answers[1].resolved_question, "Who created The Scream?");
     assert_eq!(answers[1].display_answers(), ["Edvard Munch"]);
     assert_eq!(method(&answers[1]), ResolutionMethod::Relaxed);
+}
+
+#[tokio::test]
+async fn a_written_name_the_graph_lacks_and_then_it_are_said_so_without_a_model_call() {
+    // No span is a label, but the question writes a name: it is searched as written, not sent
+    // to the model (which the scripted model would fail). Nothing earlier is in the graph, so
+    // "it" refers to nothing: the reply asks for the name, again without the model.
+    let Some((answers, scripted)) = converse(
+        ScriptedChatModel::new(),
+        &["Who created The Shriek?", "Where is it located?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(
+        answers[0].outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["The Shriek".into()]
+        }
+    );
+    assert_eq!(answers[0].qir.as_ref().unwrap().source, QirSource::WrittenNames);
+    assert_eq!(answers[1].classification, Some(Classification::Dependent));
+    assert_eq!(
+        answers[1].outcome,
+        Outcome::UnresolvedReference {
+            expressions: vec!["it".into()]
+        }
+    );
+    assert!(answers[1].text.contains("\"it\""), "{}", answers[1].text);
+    assert!(scripted.requests().is_empty());
 }

@@ -273,7 +273,10 @@ async fn an_unknown_entity_is_reported_not_answered() {
     );
     assert!(e.answers.is_empty() && e.sparql.is_empty());
     assert_eq!(e.entities[0].method, LinkMethod::NotFound);
-    assert_eq!(e.llm.calls, 1);
+    // No span is a label, but the question writes the name: it is searched as written, and the
+    // model is not asked.
+    assert_eq!(e.qir.as_ref().unwrap().source, QirSource::WrittenNames);
+    assert_eq!(e.llm.calls, 0);
 }
 
 #[tokio::test]
@@ -479,8 +482,8 @@ async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_que
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "retries_exhausted");
-    // With grounding on, a question with no label in it goes to the model, which fails the same
-    // way: the reply says what could not be found, with the model's attempts counted.
+    // With grounding on, a question with no label in it that writes a name is searched for it,
+    // without the model: the reply says what could not be found.
     let scripted = ScriptedChatModel::new().reply_when("qir", "", &copied);
     let Some(again) = self::pipeline(scripted) else { return };
     let e = again
@@ -491,6 +494,19 @@ async fn when_the_model_never_gives_a_valid_qir_the_entity_is_spotted_in_the_que
         e.outcome,
         Outcome::UnknownEntity {
             mentions: vec!["Meryl Streep".to_owned()]
+        }
+    );
+    assert_eq!(e.llm.calls, 0);
+    // One that writes no name goes to the model, which fails the same way: the reply says what
+    // could not be read, with the model's attempts counted.
+    let e = again
+        .ask("which films did meryl streep star in?", Mode::SingleTurn, &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        e.outcome,
+        Outcome::UnknownEntity {
+            mentions: vec!["films meryl streep star".to_owned()]
         }
     );
     assert_eq!(e.llm.by_agent["qir"].calls, 3);

@@ -104,10 +104,11 @@ async fn a_metaqa_style_run_is_scored_classified_and_resumable() {
     };
     let file = dir.path().join("qa_dev.txt");
     // The third gold answer is deliberately wrong: an "answered but wrong" question. The fifth
-    // gets no valid QIR: "I could not find …", whose cost still counts.
+    // gets no valid QIR: "I could not find …", whose cost still counts (its name in lower case,
+    // so that the model is asked).
     std::fs::write(
         &file,
-        "who directed [Forrest Gump]\tRobert Zemeckis\nwho starred in [Big]\tTom Hanks\nwhen was [Big] released\t1999\nwho directed [Titanic 2]\tJames Cameron\nwho produced [Bigg]\tSomeone\n",
+        "who directed [Forrest Gump]\tRobert Zemeckis\nwho starred in [Big]\tTom Hanks\nwhen was [Big] released\t1999\nwho directed [Titanic 2]\tJames Cameron\nwho produced [bigg]\tSomeone\n",
     )
     .unwrap();
     let items = loaders::load(Format::Metaqa, &file, "en").unwrap();

@@ -92,6 +92,7 @@ impl Metrics {
             Outcome::Answered => "answered",
             Outcome::NoAnswer => "no_answer",
             Outcome::UnknownEntity { .. } => "unknown_entity",
+            Outcome::UnresolvedReference { .. } => "unresolved_reference",
             Outcome::NoQuery => "no_query",
             Outcome::Clarify { .. } => "clarify",
         };

@@ -182,6 +182,14 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
                 .collect::<Vec<_>>()
                 .join(" or ")
         ),
+        Some(Outcome::UnresolvedReference { expressions }) => format!(
+            "I could not tell what {} refers to: nothing earlier in our conversation that I found in the knowledge graph fits. Please ask again with its name.",
+            expressions
+                .iter()
+                .map(|m| format!("\"{m}\""))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
         Some(Outcome::NoQuery) => format!(
             "I found {} in the knowledge graph, but none of its relations fits the question.",
             linked()

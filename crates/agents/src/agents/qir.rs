@@ -4,8 +4,9 @@
 //!
 //! Ground before asking (`ground_entities`, on by default): when spans of the question are
 //! exactly labels of vertices ([`crate::linking::spotting`]), the QIR is built from them and the
-//! question's own words without a model call; the model is asked only when nothing in the
-//! question is a label (a misspelt or partial name). With grounding off, entity spotting is the
+//! question's own words without a model call; where nothing in the question is a label but it
+//! writes names (quoted, or in capitals), those are its mentions and matching searches them;
+//! the model is asked only of a question that writes no name (a name in lower case). With grounding off, entity spotting is the
 //! fallback when the model's retries run out. Outcome: [`BUILT`].
 
 use crate::ask::{ask_validated, check_reply};
@@ -13,7 +14,7 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::linking::modifiers::ground_modifier;
-use crate::linking::spotting::{qir_of, spot};
+use crate::linking::spotting::{qir_of, spot, written_names};
 use crate::state::{AgentState, Outcome};
 use crate::understanding::classes::{
     ClassMention, ClassRole, about_the_class_alone, class_by_meaning, ordered_by_words, spot_class,
@@ -105,6 +106,34 @@ impl Agent for QirAgent {
         if let Some(constraint) = form.constraint.as_ref().filter(|_| form.kind != QuestionKind::Boolean) {
             state.qir = Some(value_qir(constraint, form.kind));
             return Ok(BUILT);
+        }
+        // No span is a label, but the question writes names (quoted, or in capitals): they are
+        // its mentions, linked by search as the model's would be, whose entities must be words
+        // of the question too. The model is asked only of a question that writes none.
+        if ctx.params.ground_entities {
+            let names = written_names(ctx, &question, class.as_deref(), form.kind).await;
+            if !names.is_empty() {
+                state.qir = Some(Qir {
+                    source: QirSource::WrittenNames,
+                    ..qir_of(&question, names, form.kind)
+                });
+                return Ok(BUILT);
+            }
+        }
+        // A follow-up whose referring words the dialogue did not resolve ("it", "the
+        // publication") and that names nothing: the model could only take those words for the
+        // entity. The reply asks for the name instead.
+        let unresolved: Vec<String> = state
+            .resolution
+            .iter()
+            .flat_map(|r| r.references.iter())
+            .filter(|r| r.chosen.is_none())
+            .map(|r| r.reference.text.clone())
+            .collect();
+        if ctx.params.ground_entities && !unresolved.is_empty() {
+            return Ok(state.stop(Outcome::UnresolvedReference {
+                expressions: unresolved,
+            }));
         }
         let variables = json!({"question": question});
         let budget = std::time::Duration::from_millis(ctx.params.qir_time_ms.max(1));

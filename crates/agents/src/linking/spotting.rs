@@ -1,8 +1,9 @@
 //! Entity spotting: the spans of the question that are exactly the label of a vertex of the graph.
 //! The graph decides what is an entity before any model is asked: when the question names
 //! vertices by their labels, the QIR is built from those spans and the question's remaining
-//! content words, without a model call (`AgentParameters::ground_entities`); the QIR agent's
-//! model is asked only when nothing in the question is a label. Relation paths, not the QIR's
+//! content words, without a model call (`AgentParameters::ground_entities`). Where no span is a
+//! label, the names the question writes (quoted, or in capitals) are its mentions; the QIR
+//! agent's model is asked only of a question that writes none. Relation paths, not the QIR's
 //! triples, decide the query (see `path_search`), so the triples' shape does not matter.
 
 use crate::context::AgentContext;
@@ -74,25 +75,9 @@ pub(crate) async fn spot_entities(
     max: usize,
     skip: Option<&str>,
     modifier: Option<&str>,
+    kind: QuestionKind,
 ) -> Result<Vec<Spotted>, AgentError> {
-    // Words as written, without surrounding punctuation; `possessive` when "'s" followed.
-    let mut words: Vec<(String, bool)> = Vec::new();
-    for raw in question.split_whitespace() {
-        let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
-        let w = w.trim_start_matches(['\'', '\u{2019}']);
-        match w.strip_suffix("'s").or_else(|| w.strip_suffix("\u{2019}s")) {
-            Some("") => {
-                if let Some(last) = words.last_mut() {
-                    last.1 = true;
-                }
-            }
-            Some(body) => words.push((body.to_owned(), true)),
-            None if !w.trim_end_matches(['\'', '\u{2019}']).is_empty() => {
-                words.push((w.trim_end_matches(['\'', '\u{2019}']).to_owned(), false))
-            }
-            None => {}
-        }
-    }
+    let words = question_words(question);
     let lower: Vec<String> = words.iter().map(|(w, _)| normalize_tokens(w).join(" ")).collect();
     // The word right before the asked class ("which *education* packages") says which of them,
     // as a name would: a vertex labelled so is a mention even in lower case.
@@ -106,11 +91,7 @@ pub(crate) async fn spot_entities(
             .flat_map(|p| p.classes.iter())
             .map(|c| normalize_tokens(&c.label))
     };
-    // The head nouns of the graph's class names ("film", "lake", "state", "version").
-    let class_heads: std::collections::HashSet<String> = class_names()
-        .filter_map(|mut name| name.pop())
-        .map(|w| crate::understanding::classes::singular(&w))
-        .collect();
+    let class_heads = class_heads(profile.as_deref());
     // The first words of the graph's class names ("source" of "source package"): a span
     // followed by one may be typed by the class (see `linking::typed`).
     let class_words: std::collections::HashSet<String> = class_names()
@@ -162,7 +143,7 @@ pub(crate) async fn spot_entities(
                 .join(" ");
             // "Titanic 2" is not "Titanic": a label followed by a sequel's number names
             // something else (the longer span, had it been a label, was found first).
-            if lower.get(start + len).is_some_and(|next| is_sequel_number(next)) {
+            if sequel_at(&lower, start + len, kind) {
                 continue;
             }
             // An exact label of a vertex that is not one of the graph's predicates (whose labels
@@ -238,18 +219,13 @@ pub(crate) async fn spot_entities(
         // A capitalised word before a noun that names a class of the graph modifies it ("Danish
         // films", "a German lake", "U.S. states"): an adjective, not part of a name ("Kerouac
         // born" is a name and a verb).
-        let next = words.get(start + len).map(|(w, _)| w.as_str()).unwrap_or("");
-        if next.chars().next().is_some_and(char::is_lowercase)
-            && class_heads.contains(&crate::understanding::classes::singular(&next.to_lowercase()))
-        {
+        if modifies_a_class(&words, start + len, &class_heads) {
             continue;
         }
         // A run that opens with an article is the start of a title written whole ("The Time of
         // the Hero"), not a name written in part; one followed by a sequel's number names
         // something else ("… the Hero 2"), as for whole labels.
-        if ARTICLES.contains(&words[start].0.to_lowercase().as_str())
-            || lower.get(start + len).is_some_and(|next| is_sequel_number(next))
-        {
+        if ARTICLES.contains(&words[start].0.to_lowercase().as_str()) || sequel_at(&lower, start + len, kind) {
             continue;
         }
         let mention = words[start..start + len]
@@ -320,6 +296,149 @@ const TITLES: &[&str] = &[
 /// A title written before a name, never part of it ("President", "Pope", "Dr").
 pub(crate) fn is_title(word: &str) -> bool {
     TITLES.contains(&word)
+}
+
+/// The question's words as written, without surrounding punctuation, each with whether "'s"
+/// followed it.
+fn question_words(question: &str) -> Vec<(String, bool)> {
+    placed_words(question).into_iter().map(|(word, _)| word).collect()
+}
+
+/// [`question_words`], each with its byte range in the question.
+fn placed_words(question: &str) -> Vec<((String, bool), std::ops::Range<usize>)> {
+    let mut words: Vec<((String, bool), std::ops::Range<usize>)> = Vec::new();
+    for raw in question.split_whitespace() {
+        // `raw` is a slice of `question`: its offset is where it starts.
+        let at = raw.as_ptr() as usize - question.as_ptr() as usize;
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
+        let w = w.trim_start_matches(['\'', '\u{2019}']);
+        let start = at + (w.as_ptr() as usize - raw.as_ptr() as usize);
+        match w.strip_suffix("'s").or_else(|| w.strip_suffix("\u{2019}s")) {
+            Some("") => {
+                if let Some(last) = words.last_mut() {
+                    last.0.1 = true;
+                }
+            }
+            Some(body) => words.push(((body.to_owned(), true), start..start + body.len())),
+            None if !w.trim_end_matches(['\'', '\u{2019}']).is_empty() => {
+                let body = w.trim_end_matches(['\'', '\u{2019}']);
+                words.push(((body.to_owned(), false), start..start + body.len()));
+            }
+            None => {}
+        }
+    }
+    words
+}
+
+/// Whether the word at `at` continues the title before it as its sequel's number ("Titanic 2"):
+/// a number that ends a yes/no question is rather the value it asks about ("Is the citation
+/// count of James Tuot 35?").
+fn sequel_at(lower: &[String], at: usize, kind: QuestionKind) -> bool {
+    lower.get(at).is_some_and(|w| is_sequel_number(w)) && !(kind == QuestionKind::Boolean && at + 1 == lower.len())
+}
+
+/// The head nouns of the graph's class names ("film", "lake", "state", "version"), singular.
+fn class_heads(profile: Option<&chatty_kg_graph::profile::SchemaProfile>) -> std::collections::HashSet<String> {
+    profile
+        .iter()
+        .flat_map(|p| p.classes.iter())
+        .filter_map(|c| normalize_tokens(&c.label).pop())
+        .map(|w| crate::understanding::classes::singular(&w))
+        .collect()
+}
+
+/// Whether the word at `next` is a noun in lower case that names a class of the graph: a
+/// capitalised word before it modifies it ("Danish films", "a German lake", "U.S. states"), an
+/// adjective, not part of a name ("Kerouac born" is a name and a verb).
+fn modifies_a_class(words: &[(String, bool)], next: usize, class_heads: &std::collections::HashSet<String>) -> bool {
+    let next = words.get(next).map(|(w, _)| w.as_str()).unwrap_or("");
+    next.chars().next().is_some_and(char::is_lowercase)
+        && class_heads.contains(&crate::understanding::classes::singular(&next.to_lowercase()))
+}
+
+/// The names a question writes, for one none of whose spans is a label (a name misspelt,
+/// written in part, or otherwise than the graph's label): its quoted texts, kept quoted so that
+/// matching also looks them up as values, and its runs of capitalised words after the first
+/// word, titles dropped, each at most once. A run inside a quoted text is left to it; a
+/// capitalised word before a class's noun modifies it and is no name; the asked class's own
+/// words are none. These are the mentions a model could give, whose entities must be words of
+/// the question: where the question writes names, the graph links them without the model.
+pub(crate) async fn written_names(
+    ctx: &AgentContext,
+    question: &str,
+    class: Option<&str>,
+    kind: QuestionKind,
+) -> Vec<String> {
+    let profile = ctx.kg.profile().await.ok();
+    names_in(question, class, kind, &class_heads(profile.as_deref()))
+}
+
+/// [`written_names`] with the graph's class heads given. A name is as the question writes it,
+/// its inner punctuation kept ("Allison C. Bonnell", "University of Technology, Germany": a
+/// value may be stored so).
+fn names_in(
+    question: &str,
+    class: Option<&str>,
+    kind: QuestionKind,
+    class_heads: &std::collections::HashSet<String>,
+) -> Vec<String> {
+    let quoted = quoted_texts(question);
+    let quoted_words: Vec<Vec<String>> = quoted.iter().map(|q| normalize_tokens(q)).collect();
+    let mut names: Vec<String> = quoted.iter().map(|q| format!("\u{201C}{q}\u{201D}")).collect();
+    let placed = placed_words(question);
+    let words: Vec<(String, bool)> = placed.iter().map(|(word, _)| word.clone()).collect();
+    for (start, len) in title_runs(&words, kind) {
+        let mention = question[placed[start].1.start..placed[start + len - 1].1.end].to_owned();
+        let tokens = normalize_tokens(&mention);
+        if tokens.is_empty()
+            || quoted_words.iter().any(|q| holds(q, &tokens))
+            || modifies_a_class(&words, start + len, class_heads)
+            || class.is_some_and(|c| names_part_of(&tokens, c))
+            || (len == 1 && is_function_word(&tokens.join(" ")))
+            || names.iter().any(|n| normalize_tokens(n) == tokens)
+        {
+            continue;
+        }
+        names.push(mention);
+    }
+    names.truncate(MAX_ENTITIES);
+    names
+}
+
+/// Words that join the capitalised words of one title or name ("The Time *of the* Hero", "Bank
+/// *of* America", "Charles *de* Gaulle"); a relation's preposition does not ("Lima *in* Peru").
+const TITLE_JOINERS: &[&str] = &[
+    "of", "the", "and", "de", "du", "des", "la", "le", "von", "van", "der", "den", "del", "da", "di",
+];
+
+/// [`capitalised_runs`] as titles are written: a run goes on over joining words to the next
+/// capitalised word, and takes a sequel's number after it ("The Time of the Hero 2").
+fn title_runs(words: &[(String, bool)], kind: QuestionKind) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (start, len) in capitalised_runs(words) {
+        if let Some(last) = runs.last_mut()
+            && last.0 + last.1 < start
+            && (last.0 + last.1..start).all(|i| TITLE_JOINERS.contains(&words[i].0.to_lowercase().as_str()))
+            && !words[last.0 + last.1 - 1].1
+        {
+            last.1 = start + len - last.0;
+            continue;
+        }
+        runs.push((start, len));
+    }
+    // A sequel's number ends the title it follows.
+    let lower: Vec<String> = words.iter().map(|(w, _)| w.to_lowercase()).collect();
+    for run in &mut runs {
+        let end = run.0 + run.1;
+        if lower[end..]
+            .first()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
+            && sequel_at(&lower, end, kind)
+        {
+            run.1 += 1;
+        }
+    }
+    runs
 }
 
 /// Runs of words written with a capital after the question's first word, titles dropped from
@@ -396,7 +515,7 @@ pub(crate) async fn spot(
     // *education* packages"), else read against the class's values, never as a code ("Which
     // *Greek* parties": Greece, not a literal "Greek").
     let modifier = class.and_then(|c| crate::linking::modifiers::modifier_of(question, c));
-    let mut spotted = spot_entities(ctx, question, MAX_ENTITIES, class, modifier.as_deref()).await?;
+    let mut spotted = spot_entities(ctx, question, MAX_ENTITIES, class, modifier.as_deref(), kind).await?;
     // A name written in part inside a quoted value ("the thesis 'New Data Based …'") is that
     // value's words, looked up as the value below.
     let values = literal_mentions(question);
@@ -515,6 +634,40 @@ pub(crate) fn qir_of(question: &str, entities: Vec<String>, kind: QuestionKind) 
 /// letters ("0-306-40615-2", "10.1112/plms/s2-45.1.161", "B0012"), or five digits or more. A year
 /// or a lone number is not one; a quote inside a word ("Tom's") opens nothing.
 pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
+    let mut out = quoted_texts(question);
+    for raw in question.split_whitespace() {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        // A web address is a value too ("https://elv.sh", "www.example.org"), with the slash it
+        // ends with ("https://xon.sh/?").
+        let address = word.contains("://") || word.starts_with("www.");
+        let word = if address {
+            raw.trim_start_matches(['(', '<', '"', '\'', '\u{201C}', '\u{2018}'])
+                .trim_end_matches([
+                    '.', ',', ';', ':', '!', '?', ')', '>', '"', '\'', '\u{201D}', '\u{2019}',
+                ])
+        } else if word.is_empty() && raw.chars().any(is_symbol) {
+            // A symbol written alone ("the character ☃", "the sign €").
+            raw.trim_matches(|c: char| c.is_ascii_punctuation())
+        } else {
+            word
+        };
+        let digits = word.chars().filter(char::is_ascii_digit).count();
+        let separated = word.chars().any(|c| matches!(c, '-' | '.' | '/' | ':'));
+        let lettered = word.chars().any(char::is_alphabetic);
+        let code = digits >= 1 && word.len() >= 5 && (separated || lettered)
+            || (digits >= 5 && digits == word.chars().count())
+            || address
+            || word.chars().any(is_symbol);
+        if code && !word.is_empty() && !out.iter().any(|o| o.contains(word)) {
+            out.push(word.to_owned());
+        }
+    }
+    out
+}
+
+/// Texts written between quotes ('…', "…", “…”, ‘…’) of four characters at least; a quote inside
+/// a word ("Tom's") opens nothing.
+fn quoted_texts(question: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let chars: Vec<char> = question.chars().collect();
     let closing = |open: char| match open {
@@ -545,33 +698,6 @@ pub(crate) fn literal_mentions(question: &str) -> Vec<String> {
             }
         }
         i += 1;
-    }
-    for raw in question.split_whitespace() {
-        let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
-        // A web address is a value too ("https://elv.sh", "www.example.org"), with the slash it
-        // ends with ("https://xon.sh/?").
-        let address = word.contains("://") || word.starts_with("www.");
-        let word = if address {
-            raw.trim_start_matches(['(', '<', '"', '\'', '\u{201C}', '\u{2018}'])
-                .trim_end_matches([
-                    '.', ',', ';', ':', '!', '?', ')', '>', '"', '\'', '\u{201D}', '\u{2019}',
-                ])
-        } else if word.is_empty() && raw.chars().any(is_symbol) {
-            // A symbol written alone ("the character ☃", "the sign €").
-            raw.trim_matches(|c: char| c.is_ascii_punctuation())
-        } else {
-            word
-        };
-        let digits = word.chars().filter(char::is_ascii_digit).count();
-        let separated = word.chars().any(|c| matches!(c, '-' | '.' | '/' | ':'));
-        let lettered = word.chars().any(char::is_alphabetic);
-        let code = digits >= 1 && word.len() >= 5 && (separated || lettered)
-            || (digits >= 5 && digits == word.chars().count())
-            || address
-            || word.chars().any(is_symbol);
-        if code && !word.is_empty() && !out.iter().any(|o| o.contains(word)) {
-            out.push(word.to_owned());
-        }
     }
     out
 }
@@ -691,6 +817,52 @@ mod tests {
         assert!(!identifying("red") && !identifying("1994") && !identifying("2"));
         assert!(literal_mentions("Which of Tom's films came out in 1994?").is_empty());
         assert!(literal_mentions("How many films did the Coen brothers make after 2000?").is_empty());
+    }
+
+    #[test]
+    fn names_the_question_writes() {
+        let heads: std::collections::HashSet<String> = ["film".to_owned(), "player".to_owned()].into();
+        let names = |q: &str, class: Option<&str>| {
+            let kind = if q.starts_with("Is ") {
+                QuestionKind::Boolean
+            } else {
+                QuestionKind::List
+            };
+            names_in(q, class, kind, &heads)
+        };
+        // As written, inner punctuation kept (a value may be stored so).
+        assert_eq!(names("When did Allison C. Bonnell die?", None), ["Allison C. Bonnell"]);
+        assert_eq!(
+            names("Who studied at the University of Technology, Germany?", None),
+            ["University of Technology, Germany"]
+        );
+        assert_eq!(names("Where was JFK assassinated?", None), ["JFK"]);
+        // Titles dropped, a quoted text whole (and kept quoted), a run inside it left to it.
+        assert_eq!(names("Whom did President Kenedy marry?", None), ["Kenedy"]);
+        assert_eq!(
+            names("Who authored 'Systems of Logic Based on Ordinals'?", None),
+            ["\u{201C}Systems of Logic Based on Ordinals\u{201D}"]
+        );
+        // A capitalised word before a class's noun modifies it; the asked class is no name.
+        assert!(names("Which Danish films were shot in 1990?", None).is_empty());
+        assert!(names("Which Chess players died where they were born?", None).is_empty());
+        assert!(names("How many Astronauts are there?", Some("astronauts")).is_empty());
+        // A question that writes no name in capitals writes none: the model may read it.
+        assert!(names("is stephanie a female?", None).is_empty());
+        assert!(names("ITV employs how many people?", None).is_empty());
+        assert_eq!(
+            names("Is Serbian Titieca a doctoral student of Werner Heisenbreg?", None),
+            ["Serbian Titieca", "Werner Heisenbreg"]
+        );
+        // A title goes on over the words that join its capitalised ones, and takes its sequel's
+        // number; a relation's preposition ends it.
+        assert_eq!(
+            names("Who wrote The Time of the Hero 2?", None),
+            ["The Time of the Hero 2"]
+        );
+        assert_eq!(names("Is Lma in Perú?", None), ["Lma", "Perú"]);
+        // A number that ends a yes/no question is the value it asks about, not a sequel's.
+        assert_eq!(names("Is the citation count of James Tuot 35?", None), ["James Tuot"]);
     }
 
     #[test]

@@ -75,6 +75,10 @@ pub enum QirSource {
     /// The question names no entity but a value its answers have ("which organizations were
     /// founded in 1950?", "who was born in 1945?").
     Value,
+    /// No span of the question is a label, but it writes names (quoted, or in capitals): they
+    /// are its entities, linked by search as the model's would be (a name misspelt, written in
+    /// part or otherwise than the graph's label: "Allison C. Bonnell" for "A. C. Bonnell").
+    WrittenNames,
 }
 
 /// A validated QIR.
