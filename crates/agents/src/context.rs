@@ -156,6 +156,20 @@ impl AgentContext {
     }
 
     /// The predicates of the graph (see [`Self::schema_terms`]).
+    /// The words of the graph's relations' labels, singular ("isbn", "doi", "url"): such a word
+    /// written in capitals is the relation asked about, not a name ("the *ISBN* of …").
+    pub(crate) async fn relation_words(&self) -> std::collections::HashSet<String> {
+        match self.kg.profile().await {
+            Ok(profile) => profile
+                .predicates
+                .iter()
+                .flat_map(|p| chatty_kg_graph::text::normalize_tokens(&p.label))
+                .map(|w| crate::understanding::classes::singular(&w))
+                .collect(),
+            Err(_) => std::collections::HashSet::new(),
+        }
+    }
+
     pub(crate) async fn predicates(&self) -> std::collections::HashSet<String> {
         match self.kg.profile().await {
             Ok(profile) => profile.predicates.iter().map(|p| p.iri.clone()).collect(),

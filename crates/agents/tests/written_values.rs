@@ -34,6 +34,8 @@ ex:gear a ex:Part ; rdfs:label "spur gear" ; ex:weight 240 ; ex:price 14.0 ; ex:
 ex:spring a ex:Part ; rdfs:label "coil spring" ; ex:weight 5 ; ex:price 20.0 ; ex:stockCode "Cs" ; ex:suppliedBy ex:globex .
 ex:washer a ex:Part ; rdfs:label "flat washer" ; ex:weight 2 ; ex:price 0.1 ; ex:stockCode "Fw" ; ex:suppliedBy ex:initech .
 
+ex:sku rdfs:label "sku number" .
+ex:bolt ex:sku "SKU-100-HX" .
 ex:finish rdfs:label "finish" .
 ex:bolt ex:finish "Zn" .
 ex:nut ex:finish "Zn" .
@@ -184,4 +186,20 @@ async fn a_word_modifying_the_class_names_the_value_of_its_instances_it_resemble
     // No value of the parts is like "wooden": nothing is linked for it.
     let e = unread(fixture, "Give me all wooden parts.").await;
     assert!(e.display_answers().is_empty(), "{:#?}", e.entities);
+}
+
+#[tokio::test]
+async fn a_name_written_in_capitals_is_searched_and_a_relation_word_is_no_name() {
+    let Some(fixture) = catalogue() else { return };
+    let pipeline = silent_pipeline(fixture);
+    // No span is a label (a typo: "Hexx Bolt"): the names the question writes are searched
+    // without the model, and "SKU", in capitals but a word of a relation's label, is the
+    // relation asked about: no name, and a word the ranking reads.
+    let e = ask_silently(&pipeline, "What is the SKU of the Hexx Bolt?").await;
+    let qir = e.qir.as_ref().unwrap();
+    assert_eq!(
+        (qir.source, &qir.entities[..]),
+        (QirSource::WrittenNames, &["Hexx Bolt".to_owned()][..])
+    );
+    assert_eq!(e.display_answers(), ["SKU-100-HX"], "{:#?}", e.entities);
 }

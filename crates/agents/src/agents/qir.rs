@@ -111,7 +111,7 @@ impl Agent for QirAgent {
         // its mentions, linked by search as the model's would be, whose entities must be words
         // of the question too. The model is asked only of a question that writes none.
         if ctx.params.ground_entities {
-            let names = written_names(ctx, &question, class.as_deref(), form.kind).await;
+            let names = written_names(ctx, &question, class.as_deref(), form.kind).await?;
             if !names.is_empty() {
                 state.qir = Some(Qir {
                     source: QirSource::WrittenNames,

@@ -239,6 +239,19 @@ impl PathRanker {
         class: Option<&str>,
     ) -> Result<Self, AgentError> {
         let words = words(question);
+        let relation_words = ctx.relation_words().await;
+        let relation_run = |i: usize| {
+            let (mut start, mut end) = (i, i + 1);
+            while start > 0 && words[start - 1].capitalized {
+                start -= 1;
+            }
+            while end < words.len() && words[end].capitalized {
+                end += 1;
+            }
+            words[start..end]
+                .iter()
+                .all(|w| relation_words.contains(&crate::understanding::classes::singular(&w.text)))
+        };
         let class_span = class.and_then(|c| find_span(&words, c));
         let in_class = |i: usize| class_span.is_some_and(|(s, e)| i >= s && i < e);
         let spans: Vec<Option<(usize, usize)>> = mentions
@@ -293,13 +306,16 @@ impl PathRanker {
         for (i, word) in words.iter().enumerate() {
             let w = word.text.as_str();
             // A capitalised word inside the question is a name (one no mention covers: "Peru"
-            // when only "Lima" was linked), not a relation.
+            // when only "Lima" was linked), not a relation, unless every word of its run of
+            // capitals is a word of the graph's relations' labels ("the *ISBN* of …", "a *Full
+            // Creator*"; not "the *Big Glide Squad*").
+            let name = word.capitalized && !relation_run(i);
             if in_mention(i)
                 || (in_kind(i) && asked != Some(i))
                 || (form.kind == QuestionKind::Count && counting_word(&words, i))
                 || (i == 0 && REQUESTS.contains(&w))
                 || apposition(i)
-                || word.capitalized
+                || name
                 || is_function_word(w)
                 || NOT_RELATIONS.contains(&w)
                 || SHARING_WORDS.contains(&w)

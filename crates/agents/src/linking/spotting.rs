@@ -361,16 +361,36 @@ fn modifies_a_class(words: &[(String, bool)], next: usize, class_heads: &std::co
 /// matching also looks them up as values, and its runs of capitalised words after the first
 /// word, titles dropped, each at most once. A run inside a quoted text is left to it; a
 /// capitalised word before a class's noun modifies it and is no name; the asked class's own
-/// words are none. These are the mentions a model could give, whose entities must be words of
-/// the question: where the question writes names, the graph links them without the model.
+/// words are none, nor is a run of words of relations' labels ("the *ISBN* of", "a *URL*"), nor a
+/// short code that many vertices store (it names a value, as in [`spot`]: "the finish *Zn*").
+/// These are the mentions a model could give, whose entities must be words of the question:
+/// where the question writes names, the graph links them without the model.
 pub(crate) async fn written_names(
     ctx: &AgentContext,
     question: &str,
     class: Option<&str>,
     kind: QuestionKind,
-) -> Vec<String> {
+) -> Result<Vec<String>, AgentError> {
     let profile = ctx.kg.profile().await.ok();
-    names_in(question, class, kind, &class_heads(profile.as_deref()))
+    let relation_words = ctx.relation_words().await;
+    let codes = short_codes(question);
+    let mut names = Vec::new();
+    for name in names_in(question, class, kind, &class_heads(profile.as_deref()), &relation_words) {
+        if codes.contains(&name) {
+            let holders: std::collections::HashSet<String> = ctx
+                .kg
+                .value_subjects(&name, CODE_ROWS)
+                .await?
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect();
+            if holders.len() > MAX_CODE_HOLDERS {
+                continue;
+            }
+        }
+        names.push(name);
+    }
+    Ok(names)
 }
 
 /// [`written_names`] with the graph's class heads given. A name is as the question writes it,
@@ -381,13 +401,24 @@ fn names_in(
     class: Option<&str>,
     kind: QuestionKind,
     class_heads: &std::collections::HashSet<String>,
+    relation_words: &std::collections::HashSet<String>,
 ) -> Vec<String> {
     let quoted = quoted_texts(question);
     let quoted_words: Vec<Vec<String>> = quoted.iter().map(|q| normalize_tokens(q)).collect();
     let mut names: Vec<String> = quoted.iter().map(|q| format!("\u{201C}{q}\u{201D}")).collect();
     let placed = placed_words(question);
     let words: Vec<(String, bool)> = placed.iter().map(|(word, _)| word.clone()).collect();
-    for (start, len) in title_runs(&words, kind) {
+    // A run of capitals whose every word is a word of the graph's relations' labels is the
+    // relation asked about ("the *ISBN* of …", "the *Expected Citation Count* of …"), neither a
+    // name nor part of the title after it.
+    let relation = |start: usize, len: usize| {
+        words[start..start + len].iter().all(|(w, _)| {
+            normalize_tokens(w)
+                .iter()
+                .all(|t| relation_words.contains(&crate::understanding::classes::singular(t)))
+        })
+    };
+    for (start, len) in title_runs(&words, kind, &relation) {
         let mention = question[placed[start].1.start..placed[start + len - 1].1.end].to_owned();
         let tokens = normalize_tokens(&mention);
         if tokens.is_empty()
@@ -412,10 +443,18 @@ const TITLE_JOINERS: &[&str] = &[
 ];
 
 /// [`capitalised_runs`] as titles are written: a run goes on over joining words to the next
-/// capitalised word, and takes a sequel's number after it ("The Time of the Hero 2").
-fn title_runs(words: &[(String, bool)], kind: QuestionKind) -> Vec<(usize, usize)> {
+/// capitalised word, and takes a sequel's number after it ("The Time of the Hero 2"); a run
+/// `relation` says is a relation's word is none.
+fn title_runs(
+    words: &[(String, bool)],
+    kind: QuestionKind,
+    relation: &dyn Fn(usize, usize) -> bool,
+) -> Vec<(usize, usize)> {
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for (start, len) in capitalised_runs(words) {
+        if relation(start, len) {
+            continue;
+        }
         if let Some(last) = runs.last_mut()
             && last.0 + last.1 < start
             && (last.0 + last.1..start).all(|i| TITLE_JOINERS.contains(&words[i].0.to_lowercase().as_str()))
@@ -820,15 +859,29 @@ mod tests {
     }
 
     #[test]
+    fn a_number_after_a_title_is_its_sequel_unless_it_ends_a_yes_no_question() {
+        let lower = |q: &str| -> Vec<String> { q.split(' ').map(str::to_owned).collect() };
+        assert!(sequel_at(&lower("who directed titanic 2"), 3, QuestionKind::List));
+        assert!(sequel_at(&lower("is titanic 2 a film"), 2, QuestionKind::Boolean));
+        assert!(!sequel_at(
+            &lower("is the citation count of james tuot 35"),
+            8,
+            QuestionKind::Boolean
+        ));
+        assert!(!sequel_at(&lower("who directed titanic"), 3, QuestionKind::List));
+    }
+
+    #[test]
     fn names_the_question_writes() {
         let heads: std::collections::HashSet<String> = ["film".to_owned(), "player".to_owned()].into();
+        let relations: std::collections::HashSet<String> = ["isbn".to_owned(), "url".to_owned()].into();
         let names = |q: &str, class: Option<&str>| {
             let kind = if q.starts_with("Is ") {
                 QuestionKind::Boolean
             } else {
                 QuestionKind::List
             };
-            names_in(q, class, kind, &heads)
+            names_in(q, class, kind, &heads, &relations)
         };
         // As written, inner punctuation kept (a value may be stored so).
         assert_eq!(names("When did Allison C. Bonnell die?", None), ["Allison C. Bonnell"]);
@@ -863,6 +916,15 @@ mod tests {
         assert_eq!(names("Is Lma in Perú?", None), ["Lma", "Perú"]);
         // A number that ends a yes/no question is the value it asks about, not a sequel's.
         assert_eq!(names("Is the citation count of James Tuot 35?", None), ["James Tuot"]);
+        // A run of words of relations' labels is none, nor the start of the title after it; a
+        // run with another word is a name.
+        assert_eq!(
+            names("What is the ISBN of The Time of the Hero?", None),
+            ["The Time of the Hero"]
+        );
+        assert!(names("How many URLs does it have?", None).is_empty());
+        assert!(names("What is the Isbn Url of it?", None).is_empty());
+        assert_eq!(names("Who is in the Isbn Squad?", None), ["Isbn Squad"]);
     }
 
     #[test]
