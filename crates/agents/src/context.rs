@@ -155,9 +155,9 @@ impl AgentContext {
         }
     }
 
-    /// The predicates of the graph (see [`Self::schema_terms`]).
-    /// The words of the graph's relations' labels, singular ("isbn", "doi", "url"): such a word
-    /// written in capitals is the relation asked about, not a name ("the *ISBN* of …").
+    /// The words of the graph's relations' labels, singular ("isbn", "doi", "url"): a run of
+    /// them written in capitals after a determiner is the relation asked about, not a name ("the
+    /// *ISBN* of …").
     pub(crate) async fn relation_words(&self) -> std::collections::HashSet<String> {
         match self.kg.profile().await {
             Ok(profile) => profile
@@ -170,6 +170,7 @@ impl AgentContext {
         }
     }
 
+    /// The predicates of the graph (see [`Self::schema_terms`]).
     pub(crate) async fn predicates(&self) -> std::collections::HashSet<String> {
         match self.kg.profile().await {
             Ok(profile) => profile.predicates.iter().map(|p| p.iri.clone()).collect(),

@@ -202,4 +202,7 @@ async fn a_name_written_in_capitals_is_searched_and_a_relation_word_is_no_name()
         (QirSource::WrittenNames, &["Hexx Bolt".to_owned()][..])
     );
     assert_eq!(e.display_answers(), ["SKU-100-HX"], "{:#?}", e.entities);
+    // After a possessive too.
+    let e = ask_silently(&pipeline, "What is the Hexx Bolt's SKU?").await;
+    assert_eq!(e.display_answers(), ["SKU-100-HX"], "{:#?}", e.paths);
 }

@@ -6,8 +6,10 @@
 //! exactly labels of vertices ([`crate::linking::spotting`]), the QIR is built from them and the
 //! question's own words without a model call; where nothing in the question is a label but it
 //! writes names (quoted, or in capitals), those are its mentions and matching searches them;
-//! the model is asked only of a question that writes no name (a name in lower case). With grounding off, entity spotting is the
-//! fallback when the model's retries run out. Outcome: [`BUILT`].
+//! the model is asked only of a question that writes no name (a name in lower case). A
+//! follow-up whose reference the dialogue did not resolve, and that names nothing, stops
+//! ([`Outcome::UnresolvedReference`]) rather than ask the model. With grounding off, entity
+//! spotting is the fallback when the model's retries run out. Outcome: [`BUILT`].
 
 use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;

@@ -242,15 +242,18 @@ impl PathRanker {
         let relation_words = ctx.relation_words().await;
         let relation_run = |i: usize| {
             let (mut start, mut end) = (i, i + 1);
-            while start > 0 && words[start - 1].capitalized {
+            // A run of capitals ends at a possessive ("Hexx Bolt's | SKU").
+            while start > 0 && words[start - 1].capitalized && !words[start - 1].possessive {
                 start -= 1;
             }
-            while end < words.len() && words[end].capitalized {
+            while end < words.len() && words[end].capitalized && !words[end - 1].possessive {
                 end += 1;
             }
-            words[start..end]
-                .iter()
-                .all(|w| relation_words.contains(&crate::understanding::classes::singular(&w.text)))
+            start > 0
+                && (crate::linking::spotting::is_determiner(&words[start - 1].text) || words[start - 1].possessive)
+                && words[start..end]
+                    .iter()
+                    .all(|w| relation_words.contains(&crate::understanding::classes::singular(&w.text)))
         };
         let class_span = class.and_then(|c| find_span(&words, c));
         let in_class = |i: usize| class_span.is_some_and(|(s, e)| i >= s && i < e);
@@ -306,9 +309,10 @@ impl PathRanker {
         for (i, word) in words.iter().enumerate() {
             let w = word.text.as_str();
             // A capitalised word inside the question is a name (one no mention covers: "Peru"
-            // when only "Lima" was linked), not a relation, unless every word of its run of
-            // capitals is a word of the graph's relations' labels ("the *ISBN* of …", "a *Full
-            // Creator*"; not "the *Big Glide Squad*").
+            // when only "Lima" was linked), not a relation, unless its run of capitals follows a
+            // determiner or a possessive and every word of it is a word of the graph's relations'
+            // labels ("the *ISBN* of …", "a *Full Creator*", "X's *Homepage*"; not "the *Big
+            // Glide Squad*").
             let name = word.capitalized && !relation_run(i);
             if in_mention(i)
                 || (in_kind(i) && asked != Some(i))

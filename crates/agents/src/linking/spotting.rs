@@ -330,11 +330,46 @@ fn placed_words(question: &str) -> Vec<((String, bool), std::ops::Range<usize>)>
     words
 }
 
+/// A word that opens a noun phrase: an article, a possessive or a quantifier ("the ISBN", "their
+/// URL", "how many URLs").
+pub(crate) fn is_determiner(word: &str) -> bool {
+    matches!(
+        word,
+        "the"
+            | "a"
+            | "an"
+            | "his"
+            | "her"
+            | "its"
+            | "their"
+            | "our"
+            | "your"
+            | "my"
+            | "whose"
+            | "which"
+            | "what"
+            | "many"
+            | "much"
+            | "any"
+            | "some"
+            | "each"
+            | "every"
+            | "no"
+    )
+}
+
 /// Whether the word at `at` continues the title before it as its sequel's number ("Titanic 2"):
-/// a number that ends a yes/no question is rather the value it asks about ("Is the citation
-/// count of James Tuot 35?").
+/// a number that ends a yes/no question asking whether something's attribute is a value ("Is
+/// the citation count of James Tuot 35?") is rather that value ("Did James Cameron direct
+/// Titanic 2?" still asks about a sequel).
 fn sequel_at(lower: &[String], at: usize, kind: QuestionKind) -> bool {
-    lower.get(at).is_some_and(|w| is_sequel_number(w)) && !(kind == QuestionKind::Boolean && at + 1 == lower.len())
+    let value_asked = kind == QuestionKind::Boolean
+        && at + 1 == lower.len()
+        && lower
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "is" | "was" | "are" | "were"))
+        && lower.get(1).is_some_and(|w| w == "the");
+    lower.get(at).is_some_and(|w| is_sequel_number(w)) && !value_asked
 }
 
 /// The head nouns of the graph's class names ("film", "lake", "state", "version"), singular.
@@ -390,6 +425,7 @@ pub(crate) async fn written_names(
         }
         names.push(name);
     }
+    names.truncate(MAX_ENTITIES);
     Ok(names)
 }
 
@@ -408,15 +444,18 @@ fn names_in(
     let mut names: Vec<String> = quoted.iter().map(|q| format!("\u{201C}{q}\u{201D}")).collect();
     let placed = placed_words(question);
     let words: Vec<(String, bool)> = placed.iter().map(|(word, _)| word.clone()).collect();
-    // A run of capitals whose every word is a word of the graph's relations' labels is the
-    // relation asked about ("the *ISBN* of …", "the *Expected Citation Count* of …"), neither a
-    // name nor part of the title after it.
+    // A run of capitals after a determiner or a possessive whose every word is a word of the
+    // graph's relations' labels is the relation asked about ("the *ISBN* of …", "their *URL*",
+    // "X's *Homepage*"), neither a name nor part of the title after it ("Who wrote *Name* of the
+    // Rose?" has neither).
     let relation = |start: usize, len: usize| {
-        words[start..start + len].iter().all(|(w, _)| {
-            normalize_tokens(w)
-                .iter()
-                .all(|t| relation_words.contains(&crate::understanding::classes::singular(t)))
-        })
+        start > 0
+            && (is_determiner(&words[start - 1].0.to_lowercase()) || words[start - 1].1)
+            && words[start..start + len].iter().all(|(w, _)| {
+                normalize_tokens(w)
+                    .iter()
+                    .all(|t| relation_words.contains(&crate::understanding::classes::singular(t)))
+            })
     };
     for (start, len) in title_runs(&words, kind, &relation) {
         let mention = question[placed[start].1.start..placed[start + len - 1].1.end].to_owned();
@@ -432,14 +471,14 @@ fn names_in(
         }
         names.push(mention);
     }
-    names.truncate(MAX_ENTITIES);
     names
 }
 
 /// Words that join the capitalised words of one title or name ("The Time *of the* Hero", "Bank
-/// *of* America", "Charles *de* Gaulle"); a relation's preposition does not ("Lima *in* Peru").
+/// *of* America", "Charles *de* Gaulle"); a relation's preposition does not ("Lima *in* Peru"),
+/// nor "and", which joins two names more often than it is inside one.
 const TITLE_JOINERS: &[&str] = &[
-    "of", "the", "and", "de", "du", "des", "la", "le", "von", "van", "der", "den", "del", "da", "di",
+    "of", "the", "de", "du", "des", "la", "le", "von", "van", "der", "den", "del", "da", "di",
 ];
 
 /// [`capitalised_runs`] as titles are written: a run goes on over joining words to the next
@@ -869,6 +908,11 @@ mod tests {
             QuestionKind::Boolean
         ));
         assert!(!sequel_at(&lower("who directed titanic"), 3, QuestionKind::List));
+        assert!(sequel_at(
+            &lower("did james cameron direct titanic 2"),
+            5,
+            QuestionKind::Boolean
+        ));
     }
 
     #[test]
@@ -925,6 +969,13 @@ mod tests {
         assert!(names("How many URLs does it have?", None).is_empty());
         assert!(names("What is the Isbn Url of it?", None).is_empty());
         assert_eq!(names("Who is in the Isbn Squad?", None), ["Isbn Squad"]);
+        assert_eq!(names("Who wrote Isbn of the Rose?", None), ["Isbn of the Rose"]);
+        assert_eq!(names("What is Tom Hanx's Url?", None), ["Tom Hanx"]);
+        // "and" joins two names.
+        assert_eq!(
+            names("Did Tom Hanx and Meryl Strep act together?", None),
+            ["Tom Hanx", "Meryl Strep"]
+        );
     }
 
     #[test]
