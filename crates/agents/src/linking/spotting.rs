@@ -429,9 +429,9 @@ pub(crate) async fn written_names(
     Ok(names)
 }
 
-/// [`written_names`] with the graph's class heads given. A name is as the question writes it,
-/// its inner punctuation kept ("Allison C. Bonnell", "University of Technology, Germany": a
-/// value may be stored so).
+/// [`written_names`] with the graph's class heads and relation words given. A name is as the
+/// question writes it, its inner punctuation kept ("Allison C. Bonnell", "University of
+/// Technology, Germany": a value may be stored so).
 fn names_in(
     question: &str,
     class: Option<&str>,
