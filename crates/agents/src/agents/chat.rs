@@ -176,19 +176,11 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
         }
         Some(Outcome::UnknownEntity { mentions }) => format!(
             "I could not find {} in the knowledge graph, so I cannot answer from it.",
-            mentions
-                .iter()
-                .map(|m| format!("\"{m}\""))
-                .collect::<Vec<_>>()
-                .join(" or ")
+            quoted_alternatives(mentions)
         ),
         Some(Outcome::UnresolvedReference { expressions }) => format!(
             "I could not tell what {} refers to: nothing earlier in our conversation that I found in the knowledge graph fits. Please ask again with its name.",
-            expressions
-                .iter()
-                .map(|m| format!("\"{m}\""))
-                .collect::<Vec<_>>()
-                .join(" or ")
+            quoted_alternatives(expressions)
         ),
         Some(Outcome::NoQuery) => format!(
             "I found {} in the knowledge graph, but none of its relations fits the question.",
@@ -245,6 +237,15 @@ fn keeps_the_answer(sentence: &str, values: &[String], kind: QuestionKind) -> bo
             let v = normalize_tokens(v).join(" ");
             !v.is_empty() && format!(" {sentence} ").contains(&format!(" {v} "))
         })
+}
+
+/// Texts quoted and joined by "or" (`"X" or "Y"`), as the replies name what they could not read.
+fn quoted_alternatives(texts: &[String]) -> String {
+    texts
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 #[cfg(test)]

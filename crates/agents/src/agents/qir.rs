@@ -121,21 +121,21 @@ impl Agent for QirAgent {
                 });
                 return Ok(BUILT);
             }
-        }
-        // A follow-up whose referring words the dialogue did not resolve ("it", "the
-        // publication") and that names nothing: the model could only take those words for the
-        // entity. The reply asks for the name instead.
-        let unresolved: Vec<String> = state
-            .resolution
-            .iter()
-            .flat_map(|r| r.references.iter())
-            .filter(|r| r.chosen.is_none())
-            .map(|r| r.reference.text.clone())
-            .collect();
-        if ctx.params.ground_entities && !unresolved.is_empty() {
-            return Ok(state.stop(Outcome::UnresolvedReference {
-                expressions: unresolved,
-            }));
+            // A follow-up whose referring words the dialogue did not resolve ("it", "the
+            // publication") and that names nothing: the model could only take those words for
+            // the entity. The reply asks for the name instead.
+            let unresolved: Vec<String> = state
+                .resolution
+                .iter()
+                .flat_map(|r| r.references.iter())
+                .filter(|r| r.chosen.is_none())
+                .map(|r| r.reference.text.clone())
+                .collect();
+            if !unresolved.is_empty() {
+                return Ok(state.stop(Outcome::UnresolvedReference {
+                    expressions: unresolved,
+                }));
+            }
         }
         let variables = json!({"question": question});
         let budget = std::time::Duration::from_millis(ctx.params.qir_time_ms.max(1));

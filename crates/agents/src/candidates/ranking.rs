@@ -249,11 +249,13 @@ impl PathRanker {
             while end < words.len() && words[end].capitalized && !words[end - 1].possessive {
                 end += 1;
             }
-            start > 0
-                && (crate::linking::spotting::is_determiner(&words[start - 1].text) || words[start - 1].possessive)
-                && words[start..end]
-                    .iter()
-                    .all(|w| relation_words.contains(&crate::understanding::classes::singular(&w.text)))
+            crate::linking::spotting::names_a_relation(
+                start
+                    .checked_sub(1)
+                    .map(|i| (words[i].text.as_str(), words[i].possessive)),
+                words[start..end].iter().map(|w| w.text.as_str()),
+                &relation_words,
+            )
         };
         let class_span = class.and_then(|c| find_span(&words, c));
         let in_class = |i: usize| class_span.is_some_and(|(s, e)| i >= s && i < e);
@@ -309,10 +311,8 @@ impl PathRanker {
         for (i, word) in words.iter().enumerate() {
             let w = word.text.as_str();
             // A capitalised word inside the question is a name (one no mention covers: "Peru"
-            // when only "Lima" was linked), not a relation, unless its run of capitals follows a
-            // determiner or a possessive and every word of it is a word of the graph's relations'
-            // labels ("the *ISBN* of …", "a *Full Creator*", "X's *Homepage*"; not "the *Big
-            // Glide Squad*").
+            // when only "Lima" was linked), not a relation, unless its run of capitals names one
+            // (`names_a_relation`: "the *ISBN* of …", "X's *Homepage*").
             let name = word.capitalized && !relation_run(i);
             if in_mention(i)
                 || (in_kind(i) && asked != Some(i))

@@ -330,9 +330,24 @@ fn placed_words(question: &str) -> Vec<((String, bool), std::ops::Range<usize>)>
     words
 }
 
+/// Whether a run of capitalised words (normalised) names the relation asked about rather than
+/// something: it follows a determiner or a possessive (`before`: the word before it, lower case,
+/// and whether "'s" followed that word), and every word of it is a word of the graph's relations'
+/// labels, `relation_words` ("the *ISBN* of …", "their *URL*", "X's *Homepage*"; not "the *Big
+/// Glide Squad*", nor "Who wrote *Name* of the Rose?"). The one rule for the names a question
+/// writes and for the words the ranking reads.
+pub(crate) fn names_a_relation<'a>(
+    before: Option<(&str, bool)>,
+    mut run: impl Iterator<Item = &'a str>,
+    relation_words: &std::collections::HashSet<String>,
+) -> bool {
+    before.is_some_and(|(word, possessive)| possessive || is_determiner(word))
+        && run.all(|w| relation_words.contains(&crate::understanding::classes::singular(w)))
+}
+
 /// A word that opens a noun phrase: an article, a possessive or a quantifier ("the ISBN", "their
 /// URL", "how many URLs").
-pub(crate) fn is_determiner(word: &str) -> bool {
+fn is_determiner(word: &str) -> bool {
     matches!(
         word,
         "the"
@@ -449,13 +464,16 @@ fn names_in(
     // "X's *Homepage*"), neither a name nor part of the title after it ("Who wrote *Name* of the
     // Rose?" has neither).
     let relation = |start: usize, len: usize| {
-        start > 0
-            && (is_determiner(&words[start - 1].0.to_lowercase()) || words[start - 1].1)
-            && words[start..start + len].iter().all(|(w, _)| {
-                normalize_tokens(w)
-                    .iter()
-                    .all(|t| relation_words.contains(&crate::understanding::classes::singular(t)))
-            })
+        let before = start.checked_sub(1).map(|i| (words[i].0.to_lowercase(), words[i].1));
+        let run: Vec<String> = words[start..start + len]
+            .iter()
+            .flat_map(|(w, _)| normalize_tokens(w))
+            .collect();
+        names_a_relation(
+            before.as_ref().map(|(w, possessive)| (w.as_str(), *possessive)),
+            run.iter().map(String::as_str),
+            relation_words,
+        )
     };
     for (start, len) in title_runs(&words, kind, &relation) {
         let mention = question[placed[start].1.start..placed[start + len - 1].1.end].to_owned();
