@@ -742,19 +742,26 @@ fn values<'a>(variable: &Variable, iris: impl Iterator<Item = &'a str>) -> Resul
     })
 }
 
-/// `SELECT ?s ?l ?lp WHERE { VALUES ?s {…} VALUES ?lp {…} ?s ?lp ?l }`: the labels of some IRIs,
-/// with the predicate of each (so the caller can prefer the first configured one).
+/// `SELECT ?s ?l ?lp WHERE { VALUES ?s {…} ?s ?lp ?l FILTER(?lp IN (…)) }`: the labels of some
+/// IRIs, with the predicate of each (so the caller can prefer the first configured one). The label
+/// predicates are a filter, not a second `VALUES`: Oxigraph joins two `VALUES` blocks with the
+/// triple by scanning every label of the graph (1.2 s for 500 IRIs on a 117 K-triple graph, 22 ms
+/// with the filter, which reads only the IRIs' own triples).
 pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQuery, GraphError> {
     let (s, lp, l) = (var("s"), var("lp"), var("l"));
     let joined = GraphPattern::Join {
-        left: Box::new(GraphPattern::Join {
-            left: Box::new(values(&s, iris.iter().copied())?),
-            right: Box::new(values(&lp, label_predicates.iter().map(String::as_str))?),
-        }),
+        left: Box::new(values(&s, iris.iter().copied())?),
         right: Box::new(bgp(vec![triple(s.clone(), lp.clone(), l.clone())])),
     };
+    let predicates = label_predicates
+        .iter()
+        .map(|p| Ok(Expression::NamedNode(named_node(p)?)))
+        .collect::<Result<Vec<_>, GraphError>>()?;
     ReadQuery::select(GraphPattern::Project {
-        inner: Box::new(joined),
+        inner: Box::new(GraphPattern::Filter {
+            expr: Expression::In(Box::new(Expression::Variable(lp.clone())), predicates),
+            inner: Box::new(joined),
+        }),
         variables: vec![s, l, lp],
     })
 }
