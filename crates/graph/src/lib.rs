@@ -16,6 +16,7 @@
 //! ```
 
 mod error;
+mod facts;
 mod label_index;
 mod label_source;
 mod load;
@@ -28,6 +29,7 @@ mod sparql_endpoint;
 pub mod text;
 
 pub use crate::error::GraphError;
+pub use crate::facts::GraphFacts;
 pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
@@ -132,6 +134,22 @@ pub trait KnowledgeGraph: Send + Sync {
 
     /// Runs a read-only query, bounded by the configured timeout and row limit.
     async fn query(&self, query: &ReadQuery) -> Result<QueryResults, GraphError>;
+
+    /// What the backend remembers about its whole graph ([`GraphFacts`]), kept for its lifetime
+    /// like its profile; `None` (this default) remembers nothing.
+    fn facts(&self) -> Option<&GraphFacts> {
+        None
+    }
+
+    /// Runs a query whose answer is a fact about the whole graph, the same whatever the question
+    /// ("does this relation anywhere hold of something outside this class?"): a backend with
+    /// [`facts`](Self::facts) asks the graph once and remembers a small answer.
+    async fn query_fact(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
+        match self.facts() {
+            Some(facts) => facts.answer(self, query).await,
+            None => self.query(query).await,
+        }
+    }
 
     /// Raw `(iri, label)` pairs whose label matches `text`, unranked and possibly more than
     /// `limit` (backends fetch extra so the shared ranking can choose).
@@ -338,17 +356,29 @@ pub trait KnowledgeGraph: Send + Sync {
         }
         let outgoing = direction == Direction::Outgoing;
         let limit = limit.clamp(1, self.settings().max_rows.max(2) - 1);
-        let mut results = self.query(&neighbourhood_query(frontier, outgoing, limit + 1)?).await?;
-        out.queries = 1;
-        let too_many = match &results {
-            QueryResults::Solutions(s) => s.rows.len() > limit || s.truncated,
-            QueryResults::Boolean(_) => false,
-        };
-        if too_many {
-            results = self.query(&neighbourhood_sample_query(frontier, outgoing)?).await?;
-            out.queries = 2;
-            out.sampled = true;
+        // A frontier holding a vertex known to have more edges than the limit would fill it:
+        // straight to the sample, without fetching the limit's worth of edges to throw away.
+        let known_hub = self.facts().is_some_and(|f| f.has_hub_over(frontier, outgoing, limit));
+        let mut results = None;
+        if !known_hub {
+            let all = self.query(&neighbourhood_query(frontier, outgoing, limit + 1)?).await?;
+            out.queries += 1;
+            let too_many = match &all {
+                QueryResults::Solutions(s) => s.rows.len() > limit || s.truncated,
+                QueryResults::Boolean(_) => false,
+            };
+            if !too_many {
+                results = Some(all);
+            }
         }
+        let results = match results {
+            Some(all) => all,
+            None => {
+                out.queries += 1;
+                out.sampled = true;
+                self.query(&neighbourhood_sample_query(frontier, outgoing)?).await?
+            }
+        };
         let QueryResults::Solutions(solutions) = results else {
             return Ok(out);
         };
@@ -357,6 +387,21 @@ pub trait KnowledgeGraph: Send + Sync {
         let (Some(v), Some(p), Some(o)) = (column("v"), column("p"), column("o")) else {
             return Ok(out);
         };
+        if out.sampled
+            && let (Some(facts), Some(n)) = (self.facts(), column("n"))
+        {
+            let mut edges: HashMap<&str, u64> = HashMap::new();
+            for row in &solutions.rows {
+                if let (Some(Some(Term::NamedNode(vertex))), Some(Some(Term::Literal(count)))) = (row.get(v), row.get(n)) {
+                    *edges.entry(vertex.as_str()).or_default() += count.value().parse::<u64>().unwrap_or(0);
+                }
+            }
+            for (vertex, edges) in edges {
+                if edges > limit as u64 {
+                    facts.note_hub(vertex, outgoing, edges);
+                }
+            }
+        }
         for row in &solutions.rows {
             let (Some(Some(Term::NamedNode(vertex))), Some(Some(Term::NamedNode(predicate))), Some(Some(neighbour))) =
                 (row.get(v), row.get(p), row.get(o))
@@ -461,7 +506,8 @@ pub struct Neighbourhood {
     /// The frontier had more than the limit of edges: `edges` holds every (vertex, predicate)
     /// pair with one neighbour each, not every neighbour.
     pub sampled: bool,
-    /// Queries it took (1, or 2 when the first hit the limit).
+    /// Queries it took (1, or 2 when the first hit the limit; 1 when the frontier holds a vertex
+    /// known to have more edges than the limit, [`GraphFacts`]).
     pub queries: usize,
 }
 

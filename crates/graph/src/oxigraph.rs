@@ -117,6 +117,8 @@ pub struct EmbeddedStore {
     profile: tokio::sync::OnceCell<Arc<SchemaProfile>>,
     /// Predicate names looked up so far.
     predicate_names: Arc<crate::NameCache>,
+    /// Facts about the graph asked so far.
+    facts: Arc<crate::GraphFacts>,
 }
 
 /// The schema profile as saved beside the store, with the number of loads it describes.
@@ -226,6 +228,7 @@ impl EmbeddedStore {
             loads: manifest.loads.len(),
             profile: tokio::sync::OnceCell::new(),
             predicate_names: Arc::default(),
+            facts: Arc::default(),
         })
     }
 
@@ -548,6 +551,10 @@ fn term_bytes(term: &Term) -> usize {
 
 #[async_trait]
 impl KnowledgeGraph for EmbeddedStore {
+    fn facts(&self) -> Option<&crate::GraphFacts> {
+        Some(&self.facts)
+    }
+
     /// Looked up once per predicate while the store is open.
     async fn predicate_names(&self, iris: &[&str]) -> Result<std::collections::HashMap<String, String>, GraphError> {
         self.predicate_names.names(self, iris).await

@@ -613,25 +613,35 @@ pub fn labelled_neighbours_query(
     ReadQuery::select(distinct_project(joined, vec![o, l, var("p")], Some(limit)))
 }
 
-/// `SELECT ?v ?p (SAMPLE(?x) AS ?o) WHERE { VALUES ?v {…} ?v ?p ?x } GROUP BY ?v ?p`: every
-/// predicate of every frontier vertex with one neighbour each, when the whole neighbourhood is too
-/// big to fetch (hub vertices).
+/// `SELECT ?v ?p (SAMPLE(?x) AS ?o) (COUNT(DISTINCT ?x) AS ?n) WHERE { VALUES ?v {…} ?v ?p ?x }
+/// GROUP BY ?v ?p`: every predicate of every frontier vertex with one neighbour each and how many
+/// it has, when the whole neighbourhood is too big to fetch (hub vertices).
 pub fn neighbourhood_sample_query(vertices: &[&str], outgoing: bool) -> Result<ReadQuery, GraphError> {
-    let (v, p, x, o) = (var("v"), var("p"), var("x"), var("o"));
+    let (v, p, x, o, n) = (var("v"), var("p"), var("x"), var("o"), var("n"));
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
             inner: Box::new(frontier_edges(vertices, outgoing, &x)?),
             variables: vec![v.clone(), p.clone()],
-            aggregates: vec![(
-                o.clone(),
-                AggregateExpression::FunctionCall {
-                    name: spargebra::algebra::AggregateFunction::Sample,
-                    expr: Expression::Variable(x),
-                    distinct: false,
-                },
-            )],
+            aggregates: vec![
+                (
+                    o.clone(),
+                    AggregateExpression::FunctionCall {
+                        name: AggregateFunction::Sample,
+                        expr: Expression::Variable(x.clone()),
+                        distinct: false,
+                    },
+                ),
+                (
+                    n.clone(),
+                    AggregateExpression::FunctionCall {
+                        name: AggregateFunction::Count,
+                        expr: Expression::Variable(x),
+                        distinct: true,
+                    },
+                ),
+            ],
         }),
-        variables: vec![v, p, o],
+        variables: vec![v, p, o, n],
     })
 }
 

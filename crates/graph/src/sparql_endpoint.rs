@@ -39,6 +39,8 @@ pub struct SparqlEndpoint {
     profile_failure: std::sync::Mutex<Option<(std::time::Instant, String)>>,
     /// Predicate names looked up so far.
     predicate_names: crate::NameCache,
+    /// Facts about the graph asked so far (kept, like the profile, while the endpoint is open).
+    facts: crate::GraphFacts,
 }
 
 impl SparqlEndpoint {
@@ -81,6 +83,7 @@ impl SparqlEndpoint {
             profile: tokio::sync::OnceCell::new(),
             profile_failure: std::sync::Mutex::new(None),
             predicate_names: crate::NameCache::default(),
+            facts: crate::GraphFacts::default(),
         })
     }
 
@@ -293,6 +296,10 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 
 #[async_trait]
 impl KnowledgeGraph for SparqlEndpoint {
+    fn facts(&self) -> Option<&crate::GraphFacts> {
+        Some(&self.facts)
+    }
+
     fn describe(&self) -> String {
         format!("SPARQL endpoint {}", self.shown)
     }

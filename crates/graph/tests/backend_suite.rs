@@ -10,7 +10,7 @@
 
 use chatty_kg_graph::{
     Direction, EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, QueryResults, RdfFile,
-    SearchStrategy, SparqlEndpoint, Term,
+    ReadQuery, SearchStrategy, SparqlEndpoint, Term,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -310,6 +310,25 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
         (2, true, 2),
         "{sampled:?}"
     );
+    // The sample counted Tom Hanks's three films: a frontier holding him goes straight to the
+    // sample at that limit (one query, the same pairs), and is fetched whole at a limit its
+    // frontier's four edges fit.
+    let pairs = |n: &chatty_kg_graph::Neighbourhood| {
+        let mut pairs: Vec<(String, String)> = n.edges.iter().map(|e| (e.vertex.clone(), e.predicate.clone())).collect();
+        pairs.sort();
+        pairs
+    };
+    let again = kg
+        .neighbourhood(&[&cruise, &hanks], Direction::Incoming, 2)
+        .await
+        .unwrap();
+    assert_eq!((again.queries, again.sampled), (1, true), "{again:?}");
+    assert_eq!(pairs(&again), pairs(&sampled));
+    let whole = kg
+        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 4)
+        .await
+        .unwrap();
+    assert_eq!((whole.queries, whole.sampled, whole.edges.len()), (1, false, 4), "{whole:?}");
     // Outgoing, literals included, blacklisted predicates out.
     let gump = format!("{E}Forrest_Gump");
     let outgoing = kg.neighbourhood(&[&gump], Direction::Outgoing, 100).await.unwrap();
@@ -380,6 +399,20 @@ async fn labelled_neighbours(kg: Arc<dyn KnowledgeGraph>) {
     assert_eq!(incoming.len(), 4, "{incoming:?}");
     let query = chatty_kg_graph::labelled_neighbours_query(&hanks, false, labels, 2).unwrap();
     assert_eq!(rows(kg.query(&query).await.unwrap()).len(), 2);
+}
+
+/// A fact about the graph is asked once and remembered: its answer comes back the same, and the
+/// backend knows it; a plain query is not remembered.
+async fn facts_are_remembered(kg: Arc<dyn KnowledgeGraph>) {
+    let asked = ReadQuery::parse(&format!("ASK {{ ?film <{R}starredActors> <{E}Tom_Hanks> }}")).unwrap();
+    let plain = ReadQuery::parse(&format!("ASK {{ ?film <{R}starredActors> <{E}Tom_Cruise> }}")).unwrap();
+    let facts = kg.facts().expect("both backends remember facts");
+    assert!(!facts.knows(&asked));
+    assert_eq!(kg.query_fact(&asked).await.unwrap(), QueryResults::Boolean(true));
+    assert!(facts.knows(&asked));
+    assert_eq!(kg.query_fact(&asked).await.unwrap(), QueryResults::Boolean(true));
+    assert_eq!(kg.query(&plain).await.unwrap(), QueryResults::Boolean(true));
+    assert!(!facts.knows(&plain));
 }
 
 async fn labels_of_answers(kg: Arc<dyn KnowledgeGraph>) {
@@ -580,6 +613,7 @@ macro_rules! all_cases {
                 frontier_neighbourhood,
                 labelled_neighbours,
                 labels_of_answers,
+                facts_are_remembered,
                 the_schema_profile_counts_predicates_and_classes,
                 instances_of_a_class,
                 vertices_by_a_stored_value,

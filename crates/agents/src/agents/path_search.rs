@@ -861,7 +861,13 @@ async fn class_reach(
         };
         let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP)?;
         reach[i] = count_unless_slow(ctx, &query, cut).await?;
-        if reach[i] > 0 {
+        // The path's values are values of its last relation: where that relation nowhere holds
+        // of another kind of thing (a fact about the graph, asked once), neither does the path,
+        // and walking the path again to find none is spared.
+        if reach[i] > 0
+            && let Some(last) = path.hops.last()
+            && relation_holds_outside(ctx, &last.predicate, last.forward, class, cut).await?
+        {
             let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
             mixed[i] = any_row_unless_slow(ctx, &query, cut).await?;
         }
@@ -889,8 +895,7 @@ async fn class_reach(
         let others = match seen.get(&key) {
             Some(&others) => others,
             None if seen.len() < CLASS_CHECKS => {
-                let query = crate::candidates::queries::relation_outsiders(&last.predicate, last.forward, class)?;
-                let others = any_row_unless_slow(ctx, &query, cut).await?;
+                let others = relation_holds_outside(ctx, &last.predicate, last.forward, class, cut).await?;
                 seen.insert(key, others);
                 others
             }
@@ -943,6 +948,24 @@ async fn any_row_unless_slow(
     ))
 }
 
+/// Whether `predicate` (towards its objects when `forward`), anywhere in the graph, holds of
+/// something the graph types outside `class` ([`relation_outsiders`](crate::candidates::queries::relation_outsiders)):
+/// a fact about the graph, not the question, which the backend remembers (`query_fact`). False
+/// when it ran out of time ([`unless_slow`]).
+async fn relation_holds_outside(
+    ctx: &AgentContext,
+    predicate: &str,
+    forward: bool,
+    class: &str,
+    cut: &mut Option<String>,
+) -> Result<bool, AgentError> {
+    let query = crate::candidates::queries::relation_outsiders(predicate, forward, class)?;
+    Ok(matches!(
+        cut_if_slow(ctx.kg.query_fact(&query).await, cut)?,
+        Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty()
+    ))
+}
+
 /// A class query's results, or `None` when it ran out of the store's query time: a slow count
 /// leaves the order to the words (and says so in the search's `cut`), it does not fail the
 /// question.
@@ -951,7 +974,15 @@ async fn unless_slow(
     query: &chatty_kg_graph::ReadQuery,
     cut: &mut Option<String>,
 ) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
-    match ctx.kg.query(query).await {
+    cut_if_slow(ctx.kg.query(query).await, cut)
+}
+
+/// [`unless_slow`] of a query's outcome.
+fn cut_if_slow(
+    outcome: Result<chatty_kg_graph::QueryResults, chatty_kg_graph::GraphError>,
+    cut: &mut Option<String>,
+) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
+    match outcome {
         Ok(results) => Ok(Some(results)),
         Err(
             e @ (chatty_kg_graph::GraphError::Timeout { .. } | chatty_kg_graph::GraphError::EndpointTimeout { .. }),
