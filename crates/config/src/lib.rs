@@ -8,8 +8,6 @@
 
 use chatty_kg_agents::AgentContext;
 pub use chatty_kg_agents::AgentParameters;
-#[cfg(feature = "candle")]
-use chatty_kg_embed::MiniLmEmbedder;
 use chatty_kg_embed::{CachedEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbeddingSettings};
 use chatty_kg_graph::{EmbeddedStore, EndpointSettings, GraphError, GraphSettings, KnowledgeGraph, SparqlEndpoint};
 use chatty_kg_llm::LlamaSettings;
@@ -245,7 +243,8 @@ pub struct EmbeddingConfig {
     /// `minilm` (in-process on candle) or `openai` (an OpenAI-compatible embedding server).
     pub backend: EmbeddingBackend,
     /// For `minilm`: a model name from the catalog or a directory with config.json,
-    /// tokenizer.json and model.safetensors (a BERT sentence-transformer).
+    /// tokenizer.json and model.safetensors (a BERT sentence-transformer, or an MPNet one such as
+    /// all-mpnet-base-v2: its config's `model_type` decides).
     pub model: String,
     /// For `openai`: the server.
     pub openai: OpenAiEmbeddingSettings,
@@ -518,7 +517,7 @@ impl Config {
             #[cfg(feature = "candle")]
             EmbeddingBackend::Minilm => {
                 let dir = self.model_store().resolve(&self.embeddings.model)?;
-                Arc::new(CachedEmbedder::new(MiniLmEmbedder::load(&dir)?, size))
+                Arc::new(CachedEmbedder::new(chatty_kg_embed::load_candle(&dir)?, size))
             }
             #[cfg(not(feature = "candle"))]
             EmbeddingBackend::Minilm => return Err(ConfigError::NoLocalEmbeddings.into()),

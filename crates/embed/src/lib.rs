@@ -1,5 +1,6 @@
 //! Sentence embeddings: the [`Embedder`] trait, the all-MiniLM-L6-v2 backend on candle
-//! ([`MiniLmEmbedder`], the `candle` feature, on by default), an OpenAI-compatible embedding
+//! ([`MiniLmEmbedder`], the `candle` feature, on by default; [`MpNetEmbedder`] runs
+//! all-mpnet-base-v2 for comparison, [`load_candle`] picks by the model's config), an OpenAI-compatible embedding
 //! server ([`OpenAiEmbedder`]) and a cache ([`CachedEmbedder`]) for labels that recur across
 //! questions.
 //!
@@ -20,11 +21,17 @@
 mod cache;
 #[cfg(feature = "candle")]
 mod minilm;
+#[cfg(feature = "candle")]
+mod mpnet;
 mod openai;
+#[cfg(feature = "candle")]
+mod pooling;
 
 pub use cache::CachedEmbedder;
 #[cfg(feature = "candle")]
 pub use minilm::MiniLmEmbedder;
+#[cfg(feature = "candle")]
+pub use mpnet::MpNetEmbedder;
 pub use openai::{OpenAiEmbedder, OpenAiEmbeddingSettings};
 use std::path::PathBuf;
 
@@ -49,6 +56,42 @@ pub trait Embedder: Send + Sync {
     fn dimension(&self) -> usize;
     /// One vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+impl<E: Embedder + ?Sized> Embedder for Box<E> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn dimension(&self) -> usize {
+        (**self).dimension()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed(texts)
+    }
+}
+
+/// The sentence-embedding model in `dir` on candle, by its `config.json`'s `model_type`: `bert`
+/// ([`MiniLmEmbedder`], the default all-MiniLM-L6-v2) or `mpnet` ([`MpNetEmbedder`],
+/// all-mpnet-base-v2).
+#[cfg(feature = "candle")]
+pub fn load_candle(dir: &std::path::Path) -> Result<Box<dyn Embedder>, EmbedError> {
+    let config = std::fs::read_to_string(dir.join("config.json")).map_err(|e| EmbedError::Load {
+        path: dir.into(),
+        message: format!("config.json: {e}"),
+    })?;
+    let model_type = serde_json::from_str::<serde_json::Value>(&config)
+        .ok()
+        .and_then(|v| v.get("model_type").and_then(serde_json::Value::as_str).map(str::to_owned));
+    match model_type.as_deref() {
+        Some("mpnet") => Ok(Box::new(MpNetEmbedder::load(dir)?)),
+        Some("bert") | None => Ok(Box::new(MiniLmEmbedder::load(dir)?)),
+        Some(other) => Err(EmbedError::Load {
+            path: dir.into(),
+            message: format!("config.json: model_type {other:?} is neither \"bert\" nor \"mpnet\""),
+        }),
+    }
 }
 
 /// Cosine similarity; for normalised vectors this is their dot product, but the norms are divided
