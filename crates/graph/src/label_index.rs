@@ -3,8 +3,9 @@
 //!
 //! Each label is indexed as the tokens of [`normalize_tokens`] (so "Tom Hanks", "tom hanks" and
 //! "TOM  HANKS!" are the same), plus its whole normalised form for exact matches. A search runs up
-//! to three tiers: exact label; all words, the last one possibly unfinished (only while fewer than
-//! `limit` were found); and, only when neither found anything, any word by prefix or with one typo.
+//! to three tiers: exact label; all words (whole, then the last one possibly unfinished, each only
+//! while fewer than `limit` were found); and, only when neither found anything, any word by prefix
+//! or with one typo.
 //! The final order is decided by `KnowledgeGraph::search_entities`, the same for every backend.
 //!
 //! A label of several words is also indexed by its initials ("United States" as "us", "John F.
@@ -249,15 +250,20 @@ impl LabelIndex {
         );
         collect(&exact, &mut found)?;
 
-        // Tier 2: every word, the last possibly unfinished ("tom han").
-        if found.len() < limit {
-            let word = |t: &str| Term::from_field_text(f.words, t);
-            let last = tokens.len() - 1;
+        // Tier 2: every word, whole first ("tea": "Tea dishes" before "Team Lotus"), then the
+        // last possibly unfinished ("tom han"). A prefix scores every match alike, so which of
+        // many (every "tea…") the fetch keeps would be the index's arbitrary order of ties.
+        let word = |t: &str| Term::from_field_text(f.words, t);
+        let last = tokens.len() - 1;
+        for unfinished in [false, true] {
+            if found.len() >= limit {
+                break;
+            }
             let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
                 .iter()
                 .enumerate()
                 .map(|(i, t)| -> (Occur, Box<dyn Query>) {
-                    if i == last {
+                    if unfinished && i == last {
                         (Occur::Must, Box::new(FuzzyTermQuery::new_prefix(word(t), 0, false)))
                     } else {
                         (
@@ -417,6 +423,22 @@ mod tests {
         assert!(iris(&index, "meryl streep", 10).is_empty());
         assert!(iris(&index, "", 10).is_empty());
         assert!(iris(&index, "hanks", 0).is_empty());
+    }
+
+    #[test]
+    fn a_whole_word_is_found_before_the_words_it_begins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels");
+        // A hundred labels begin with "tea" before the two that hold the word: a prefix scores
+        // them all alike, and the fetch of 64 would keep the first indexed.
+        let teams = (0..100).map(|i| entry(&format!("e:team{i}"), &format!("Team {i}")));
+        let tea = [entry("e:dishes", "Tea dishes"), entry("e:lime", "Dried lime tea")];
+        LabelIndex::build(&path, teams.chain(tea)).unwrap();
+        let index = LabelIndex::open(&path).unwrap();
+        let found = iris(&index, "tea", 2);
+        assert_eq!(found, ["e:dishes", "e:lime"]);
+        // Still every label beginning so, for a word not written whole.
+        assert_eq!(index.search("tea", 200).unwrap().len(), 102);
     }
 
     #[test]
