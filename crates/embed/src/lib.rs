@@ -81,9 +81,11 @@ pub fn load_candle(dir: &std::path::Path) -> Result<Box<dyn Embedder>, EmbedErro
         path: dir.into(),
         message: format!("config.json: {e}"),
     })?;
-    let model_type = serde_json::from_str::<serde_json::Value>(&config)
-        .ok()
-        .and_then(|v| v.get("model_type").and_then(serde_json::Value::as_str).map(str::to_owned));
+    let model_type = serde_json::from_str::<serde_json::Value>(&config).ok().and_then(|v| {
+        v.get("model_type")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    });
     match model_type.as_deref() {
         Some("mpnet") => Ok(Box::new(MpNetEmbedder::load(dir)?)),
         Some("bert") | None => Ok(Box::new(MiniLmEmbedder::load(dir)?)),

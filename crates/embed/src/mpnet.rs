@@ -87,8 +87,10 @@ impl MpNetEmbedder {
         let text =
             std::fs::read_to_string(dir.join("config.json")).map_err(|e| load_err(format!("config.json: {e}")))?;
         let config: Config = serde_json::from_str(&text).map_err(|e| load_err(format!("config.json: {e}")))?;
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
-            return Err(load_err("config.json: hidden_size is no multiple of num_attention_heads".into()));
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+            return Err(load_err(
+                "config.json: hidden_size is no multiple of num_attention_heads".into(),
+            ));
         }
         let tokenizer = batch_tokenizer(dir, MAX_TOKENS)?;
         // Read, not mmap: mmap is `unsafe` in candle.
@@ -165,7 +167,11 @@ impl MpNetEmbedder {
             .flat_map(|query| (0..tokens as i64).map(move |key| bucket(key - query, self.buckets)))
             .collect();
         let distances = Tensor::from_vec(distances, (tokens, tokens), &self.device)?;
-        let bias = self.relative_bias.forward(&distances)?.permute((2, 0, 1))?.unsqueeze(0)?;
+        let bias = self
+            .relative_bias
+            .forward(&distances)?
+            .permute((2, 0, 1))?
+            .unsqueeze(0)?;
         // (batch, 1, 1, tokens): padding is never attended to.
         let hidden_mask = ((mask.to_dtype(DType::F32)? - 1.0)? * 1e9)?.reshape((batch, 1, 1, tokens))?;
         let bias = bias.broadcast_add(&hidden_mask)?.contiguous()?;
@@ -173,7 +179,9 @@ impl MpNetEmbedder {
         let head_size = self.dimension / self.heads;
         let scale = 1.0 / (head_size as f64).sqrt();
         let split = |t: Tensor| -> candle_core::Result<Tensor> {
-            t.reshape((batch, tokens, self.heads, head_size))?.transpose(1, 2)?.contiguous()
+            t.reshape((batch, tokens, self.heads, head_size))?
+                .transpose(1, 2)?
+                .contiguous()
         };
         for layer in &self.layers {
             let q = split(layer.q.forward(&x)?)?;
@@ -187,7 +195,9 @@ impl MpNetEmbedder {
                 .reshape((batch, tokens, self.dimension))?;
             let attended = layer.attention_norm.forward(&(layer.o.forward(&context)? + &x)?)?;
             let inner = layer.intermediate.forward(&attended)?.gelu_erf()?;
-            x = layer.output_norm.forward(&(layer.output.forward(&inner)? + &attended)?)?;
+            x = layer
+                .output_norm
+                .forward(&(layer.output.forward(&inner)? + &attended)?)?;
         }
         mean_normalized(&x, &mask)
     }

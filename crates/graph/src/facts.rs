@@ -93,7 +93,10 @@ mod tests {
         facts.note_hub("a", false, 50);
         assert!(facts.has_hub_over(&["b", "a"], false, 10));
         assert!(!facts.has_hub_over(&["a"], false, 50), "50 edges fit a limit of 50");
-        assert!(!facts.has_hub_over(&["a"], true, 10), "its outgoing edges are not known");
+        assert!(
+            !facts.has_hub_over(&["a"], true, 10),
+            "its outgoing edges are not known"
+        );
         assert!(!facts.has_hub_over(&["b"], false, 10));
     }
 }

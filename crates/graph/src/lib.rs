@@ -392,7 +392,9 @@ pub trait KnowledgeGraph: Send + Sync {
         {
             let mut edges: HashMap<&str, u64> = HashMap::new();
             for row in &solutions.rows {
-                if let (Some(Some(Term::NamedNode(vertex))), Some(Some(Term::Literal(count)))) = (row.get(v), row.get(n)) {
+                if let (Some(Some(Term::NamedNode(vertex))), Some(Some(Term::Literal(count)))) =
+                    (row.get(v), row.get(n))
+                {
                     *edges.entry(vertex.as_str()).or_default() += count.value().parse::<u64>().unwrap_or(0);
                 }
             }

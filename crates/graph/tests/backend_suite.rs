@@ -314,7 +314,11 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
     // sample at that limit (one query, the same pairs), and is fetched whole at a limit its
     // frontier's four edges fit.
     let pairs = |n: &chatty_kg_graph::Neighbourhood| {
-        let mut pairs: Vec<(String, String)> = n.edges.iter().map(|e| (e.vertex.clone(), e.predicate.clone())).collect();
+        let mut pairs: Vec<(String, String)> = n
+            .edges
+            .iter()
+            .map(|e| (e.vertex.clone(), e.predicate.clone()))
+            .collect();
         pairs.sort();
         pairs
     };
@@ -328,7 +332,11 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
         .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 4)
         .await
         .unwrap();
-    assert_eq!((whole.queries, whole.sampled, whole.edges.len()), (1, false, 4), "{whole:?}");
+    assert_eq!(
+        (whole.queries, whole.sampled, whole.edges.len()),
+        (1, false, 4),
+        "{whole:?}"
+    );
     // Outgoing, literals included, blacklisted predicates out.
     let gump = format!("{E}Forrest_Gump");
     let outgoing = kg.neighbourhood(&[&gump], Direction::Outgoing, 100).await.unwrap();
