@@ -1,11 +1,13 @@
 //! What a backend remembers about its whole graph, as it remembers its schema profile: the
 //! answers to queries that ask about the graph and not about one question ("does this relation
-//! anywhere hold of something outside this class?"), and the vertices with more edges than a
-//! neighbourhood fetches (hubs). Each is asked of the graph once; later questions reuse it.
+//! anywhere hold of something outside this class?"), and how many edges the vertices that
+//! neighbourhoods fetched or counted have each way (so a frontier whose known vertices already
+//! have more edges than a hop fetches, a hub among them, is known to be too big). Each is asked
+//! of the graph once; later questions reuse it.
 //!
 //! Bounded: at most [`MAX_FACTS`] answers of at most [`MAX_FACT_ROWS`] rows each, and
-//! [`MAX_HUBS`] hubs. Past the bound a fact is asked again each time, which is what a backend
-//! without memory does. Errors (a timeout) are never kept.
+//! [`MAX_EDGE_COUNTS`] vertices' counts. Past the bound a fact is asked again each time, which is
+//! what a backend without memory does. Errors (a timeout) are never kept.
 
 use crate::{GraphError, KnowledgeGraph, QueryResults, ReadQuery};
 use std::collections::HashMap;
@@ -15,17 +17,17 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub const MAX_FACTS: usize = 4096;
 /// Rows an answer may have to be kept (the facts asked are one row or a few).
 pub const MAX_FACT_ROWS: usize = 64;
-/// Hub vertices kept at most (per graph, both directions).
-pub const MAX_HUBS: usize = 100_000;
+/// (vertex, direction) edge counts kept at most.
+pub const MAX_EDGE_COUNTS: usize = 100_000;
 
 /// A backend's memory of facts about its graph.
 #[derive(Debug, Default)]
 pub struct GraphFacts {
     /// Query text → its answer.
     answers: Mutex<HashMap<String, QueryResults>>,
-    /// (vertex, outgoing) → how many distinct edges it has that way, for vertices with more
-    /// edges than some neighbourhood fetched.
-    hubs: Mutex<HashMap<(String, bool), u64>>,
+    /// (vertex, outgoing) → how many edges it has that way, for vertices some neighbourhood
+    /// fetched whole or counted.
+    edges: Mutex<HashMap<(String, bool), u64>>,
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -60,25 +62,27 @@ impl GraphFacts {
         locked(&self.answers).contains_key(&query.to_string())
     }
 
-    /// Remembers that `vertex` has `edges` distinct edges leaving it (`outgoing`) or entering it.
-    pub fn note_hub(&self, vertex: &str, outgoing: bool, edges: u64) {
-        let mut hubs = locked(&self.hubs);
-        if hubs.len() < MAX_HUBS || hubs.contains_key(&(vertex.to_owned(), outgoing)) {
-            hubs.insert((vertex.to_owned(), outgoing), edges);
+    /// Remembers that `vertex` has `edges` edges leaving it (`outgoing`) or entering it.
+    pub fn note_edges(&self, vertex: &str, outgoing: bool, edges: u64) {
+        let mut known = locked(&self.edges);
+        if known.len() < MAX_EDGE_COUNTS || known.contains_key(&(vertex.to_owned(), outgoing)) {
+            known.insert((vertex.to_owned(), outgoing), edges);
         }
     }
 
-    /// Whether some vertex of `frontier` is known to have more than `limit` edges that way: a
-    /// query for all the frontier's edges would then return more than `limit`.
-    pub fn has_hub_over(&self, frontier: &[&str], outgoing: bool, limit: usize) -> bool {
-        let hubs = locked(&self.hubs);
-        if hubs.is_empty() {
+    /// Whether the vertices of `frontier` (each once) whose edges that way are known have more
+    /// than `limit` of them together: a query for all the frontier's edges would then return
+    /// more than `limit`.
+    pub fn known_over(&self, frontier: &[&str], outgoing: bool, limit: usize) -> bool {
+        let known = locked(&self.edges);
+        if known.is_empty() {
             return false;
         }
-        frontier.iter().any(|v| {
-            hubs.get(&((*v).to_owned(), outgoing))
-                .is_some_and(|&edges| edges > limit as u64)
-        })
+        let edges: u64 = frontier
+            .iter()
+            .filter_map(|v| known.get(&((*v).to_owned(), outgoing)))
+            .sum();
+        edges > limit as u64
     }
 }
 
@@ -87,16 +91,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_hub_counts_only_over_its_own_limit_and_direction() {
+    fn known_edges_add_up_over_a_limit_in_their_own_direction() {
         let facts = GraphFacts::default();
-        assert!(!facts.has_hub_over(&["a"], true, 10));
-        facts.note_hub("a", false, 50);
-        assert!(facts.has_hub_over(&["b", "a"], false, 10));
-        assert!(!facts.has_hub_over(&["a"], false, 50), "50 edges fit a limit of 50");
-        assert!(
-            !facts.has_hub_over(&["a"], true, 10),
-            "its outgoing edges are not known"
-        );
-        assert!(!facts.has_hub_over(&["b"], false, 10));
+        assert!(!facts.known_over(&["a"], true, 10));
+        facts.note_edges("a", false, 50);
+        assert!(facts.known_over(&["b", "a"], false, 10), "a hub alone");
+        assert!(!facts.known_over(&["a"], false, 50), "50 edges fit a limit of 50");
+        assert!(!facts.known_over(&["a"], true, 10), "its outgoing edges are not known");
+        facts.note_edges("c", false, 8);
+        assert!(facts.known_over(&["a", "c", "b"], false, 57), "58 together");
+        assert!(!facts.known_over(&["c", "b"], false, 10), "b is not known, c has 8");
     }
 }

@@ -226,8 +226,9 @@ impl LabelIndex {
         self.len() == 0
     }
 
-    /// Raw matches, unranked: up to `max(limit, 64)` per tier (see the module doc), `limit`
-    /// clamped to [`MAX_SEARCH_RESULTS`] and the text to its first [`MAX_SEARCH_WORDS`] words.
+    /// Raw matches, unranked: up to `max(limit, 64)` per query of a tier (see the module doc),
+    /// `limit` clamped to [`MAX_SEARCH_RESULTS`] and the text to its first [`MAX_SEARCH_WORDS`]
+    /// words.
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
         let mut tokens = normalize_tokens(text);
         tokens.truncate(MAX_SEARCH_WORDS);

@@ -356,11 +356,16 @@ pub trait KnowledgeGraph: Send + Sync {
         }
         let outgoing = direction == Direction::Outgoing;
         let limit = limit.clamp(1, self.settings().max_rows.max(2) - 1);
-        // A frontier holding a vertex known to have more edges than the limit would fill it:
-        // straight to the sample, without fetching the limit's worth of edges to throw away.
-        let known_hub = self.facts().is_some_and(|f| f.has_hub_over(frontier, outgoing, limit));
+        // Each vertex once, in order: the sample's counts would count a repeated one twice.
+        let mut seen = std::collections::HashSet::new();
+        let frontier: Vec<&str> = frontier.iter().copied().filter(|v| seen.insert(*v)).collect();
+        let frontier = frontier.as_slice();
+        // A frontier whose vertices are known to have more edges than the limit together (a
+        // hub among them) would fill it: straight to the sample, without fetching the limit's
+        // worth of edges to throw away.
+        let known_over = self.facts().is_some_and(|f| f.known_over(frontier, outgoing, limit));
         let mut results = None;
-        if !known_hub {
+        if !known_over {
             let all = self.query(&neighbourhood_query(frontier, outgoing, limit + 1)?).await?;
             out.queries += 1;
             let too_many = match &all {
@@ -387,20 +392,26 @@ pub trait KnowledgeGraph: Send + Sync {
         let (Some(v), Some(p), Some(o)) = (column("v"), column("p"), column("o")) else {
             return Ok(out);
         };
-        if out.sampled
-            && let (Some(facts), Some(n)) = (self.facts(), column("n"))
-        {
-            let mut edges: HashMap<&str, u64> = HashMap::new();
-            for row in &solutions.rows {
-                if let (Some(Some(Term::NamedNode(vertex))), Some(Some(Term::Literal(count)))) =
-                    (row.get(v), row.get(n))
-                {
-                    *edges.entry(vertex.as_str()).or_default() += count.value().parse::<u64>().unwrap_or(0);
+        // What the results say of each vertex's edges: counted by the sample, or every one of
+        // them fetched (a vertex with none has none). A truncated result says too little.
+        if let Some(facts) = self.facts().filter(|_| !solutions.truncated) {
+            let count = column("n").filter(|_| out.sampled);
+            if out.sampled == count.is_some() {
+                let mut edges: HashMap<&str, u64> = frontier.iter().map(|f| (*f, 0)).collect();
+                for row in &solutions.rows {
+                    let Some(Some(Term::NamedNode(vertex))) = row.get(v) else {
+                        continue;
+                    };
+                    let n = match count.and_then(|n| row.get(n)) {
+                        Some(Some(Term::Literal(n))) => n.value().parse::<u64>().unwrap_or(0),
+                        _ => 1,
+                    };
+                    if let Some(known) = edges.get_mut(vertex.as_str()) {
+                        *known += n;
+                    }
                 }
-            }
-            for (vertex, edges) in edges {
-                if edges > limit as u64 {
-                    facts.note_hub(vertex, outgoing, edges);
+                for (vertex, edges) in edges {
+                    facts.note_edges(vertex, outgoing, edges);
                 }
             }
         }
@@ -508,7 +519,7 @@ pub struct Neighbourhood {
     /// The frontier had more than the limit of edges: `edges` holds every (vertex, predicate)
     /// pair with one neighbour each, not every neighbour.
     pub sampled: bool,
-    /// Queries it took (1, or 2 when the first hit the limit; 1 when the frontier holds a vertex
+    /// Queries it took (1, or 2 when the first hit the limit; 1 when the frontier's vertices are
     /// known to have more edges than the limit, [`GraphFacts`]).
     pub queries: usize,
 }

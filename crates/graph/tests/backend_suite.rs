@@ -268,8 +268,37 @@ async fn predicates_between_vertices(kg: Arc<dyn KnowledgeGraph>) {
 /// step); a frontier with more edges than the limit is sampled, one neighbour per pair.
 async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
     let (hanks, cruise) = (format!("{E}Tom_Hanks"), format!("{E}Tom_Cruise"));
+    let pairs = |n: &chatty_kg_graph::Neighbourhood| {
+        let mut pairs: Vec<(String, String)> = n
+            .edges
+            .iter()
+            .map(|e| (e.vertex.clone(), e.predicate.clone()))
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    // Over the limit: every (vertex, predicate) pair once, with one of its neighbours (the first
+    // query fetched three edges for a limit of two, the second samples).
+    let sampled = kg
+        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        (sampled.queries, sampled.sampled, sampled.edges.len()),
+        (2, true, 2),
+        "{sampled:?}"
+    );
+    // The sample counted Tom Hanks's three films and Tom Cruise's one: that frontier goes
+    // straight to the sample at that limit (one query, the same pairs) ...
+    let again = kg
+        .neighbourhood(&[&cruise, &hanks], Direction::Incoming, 2)
+        .await
+        .unwrap();
+    assert_eq!((again.queries, again.sampled), (1, true), "{again:?}");
+    assert_eq!(pairs(&again), pairs(&sampled));
+    // ... and is fetched whole at a limit its four edges fit.
     let incoming = kg
-        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 100)
+        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 4)
         .await
         .unwrap();
     let mut edges: Vec<(String, String)> = incoming
@@ -300,42 +329,18 @@ async fn frontier_neighbourhood(kg: Arc<dyn KnowledgeGraph>) {
         ]
     );
     assert_eq!((incoming.queries, incoming.sampled), (1, false));
-    // Over the limit: every (vertex, predicate) pair once, with one of its neighbours.
-    let sampled = kg
-        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 2)
+    // A vertex named twice in a frontier is counted once: Tom Cruise's one film does not make
+    // him too big for a limit of one.
+    let twice = kg
+        .neighbourhood(&[&cruise, &cruise, &hanks], Direction::Incoming, 1)
         .await
         .unwrap();
+    assert!(twice.sampled, "{twice:?}");
+    let alone = kg.neighbourhood(&[&cruise], Direction::Incoming, 1).await.unwrap();
     assert_eq!(
-        (sampled.queries, sampled.sampled, sampled.edges.len()),
-        (2, true, 2),
-        "{sampled:?}"
-    );
-    // The sample counted Tom Hanks's three films: a frontier holding him goes straight to the
-    // sample at that limit (one query, the same pairs), and is fetched whole at a limit its
-    // frontier's four edges fit.
-    let pairs = |n: &chatty_kg_graph::Neighbourhood| {
-        let mut pairs: Vec<(String, String)> = n
-            .edges
-            .iter()
-            .map(|e| (e.vertex.clone(), e.predicate.clone()))
-            .collect();
-        pairs.sort();
-        pairs
-    };
-    let again = kg
-        .neighbourhood(&[&cruise, &hanks], Direction::Incoming, 2)
-        .await
-        .unwrap();
-    assert_eq!((again.queries, again.sampled), (1, true), "{again:?}");
-    assert_eq!(pairs(&again), pairs(&sampled));
-    let whole = kg
-        .neighbourhood(&[&hanks, &cruise], Direction::Incoming, 4)
-        .await
-        .unwrap();
-    assert_eq!(
-        (whole.queries, whole.sampled, whole.edges.len()),
-        (1, false, 4),
-        "{whole:?}"
+        (alone.queries, alone.sampled, alone.edges.len()),
+        (1, false, 1),
+        "{alone:?}"
     );
     // Outgoing, literals included, blacklisted predicates out.
     let gump = format!("{E}Forrest_Gump");

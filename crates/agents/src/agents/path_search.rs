@@ -861,15 +861,24 @@ async fn class_reach(
         };
         let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP)?;
         reach[i] = count_unless_slow(ctx, &query, cut).await?;
-        // The path's values are values of its last relation: where that relation nowhere holds
-        // of another kind of thing (a fact about the graph, asked once), neither does the path,
-        // and walking the path again to find none is spared.
+        // The path's values are values of its last hop's relations (its predicate and the twins
+        // merged into it): where none of them anywhere holds of another kind of thing (a fact
+        // about the graph, asked once), neither does the path, and walking the path again to
+        // find none is spared. Where that is not known (a query cut), the path is walked.
         if reach[i] > 0
             && let Some(last) = path.hops.last()
-            && relation_holds_outside(ctx, &last.predicate, last.forward, class, cut).await?
         {
-            let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
-            mixed[i] = any_row_unless_slow(ctx, &query, cut).await?;
+            let mut outside = false;
+            for predicate in last.predicates() {
+                if relation_holds_outside(ctx, predicate, last.forward, class, cut).await? != Some(false) {
+                    outside = true;
+                    break;
+                }
+            }
+            if outside {
+                let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
+                mixed[i] = any_row_unless_slow(ctx, &query, cut).await?;
+            }
         }
     }
     if reach.iter().all(|&n| n == 0) {
@@ -895,7 +904,9 @@ async fn class_reach(
         let others = match seen.get(&key) {
             Some(&others) => others,
             None if seen.len() < CLASS_CHECKS => {
-                let others = relation_holds_outside(ctx, &last.predicate, last.forward, class, cut).await?;
+                let others = relation_holds_outside(ctx, &last.predicate, last.forward, class, cut)
+                    .await?
+                    .unwrap_or(false);
                 seen.insert(key, others);
                 others
             }
@@ -950,7 +961,7 @@ async fn any_row_unless_slow(
 
 /// Whether `predicate` (towards its objects when `forward`), anywhere in the graph, holds of
 /// something the graph types outside `class` ([`relation_outsiders`](crate::candidates::queries::relation_outsiders)):
-/// a fact about the graph, not the question, which the backend remembers (`query_fact`). False
+/// a fact about the graph, not the question, which the backend remembers (`query_fact`). `None`
 /// when it ran out of time ([`unless_slow`]).
 async fn relation_holds_outside(
     ctx: &AgentContext,
@@ -958,12 +969,10 @@ async fn relation_holds_outside(
     forward: bool,
     class: &str,
     cut: &mut Option<String>,
-) -> Result<bool, AgentError> {
+) -> Result<Option<bool>, AgentError> {
     let query = crate::candidates::queries::relation_outsiders(predicate, forward, class)?;
-    Ok(matches!(
-        cut_if_slow(ctx.kg.query_fact(&query).await, cut)?,
-        Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty()
-    ))
+    Ok(cut_if_slow(ctx.kg.query_fact(&query).await, cut)?
+        .map(|results| matches!(results, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty())))
 }
 
 /// A class query's results, or `None` when it ran out of the store's query time: a slow count
