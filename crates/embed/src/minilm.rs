@@ -2,10 +2,9 @@
 //! ([`crate::pooling`]: its packaged `tokenizer.json` pads every input to 128 tokens, which the
 //! pooling must not average).
 
-use crate::pooling::{batch_tokenizer, mean_normalized, token_rows};
+use crate::pooling::{batch_tokenizer, encode, mean_normalized, token_rows, vectors, weights};
 use crate::{EmbedError, Embedder};
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
+use candle_core::{Device, Tensor};
 use candle_transformers::models::bert::{BertModel, Config};
 use std::path::Path;
 use tokenizers::Tokenizer;
@@ -38,11 +37,8 @@ impl MiniLmEmbedder {
 
         let tokenizer = batch_tokenizer(dir, MAX_TOKENS)?;
 
-        // Read, not mmap: mmap is `unsafe` in candle and the file is only 90 MB.
-        let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &device)
+        let model = BertModel::load(weights(dir, &device)?, &config)
             .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = BertModel::load(vb, &config).map_err(|e| load_err(format!("model.safetensors: {e}")))?;
         Ok(Self {
             model,
             tokenizer,
@@ -52,10 +48,7 @@ impl MiniLmEmbedder {
     }
 
     fn forward(&self, texts: &[&str]) -> candle_core::Result<Tensor> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+        let encodings = encode(&self.tokenizer, texts)?;
         let ids = token_rows(&encodings, &self.device, &|e| e.get_ids().to_vec())?;
         let type_ids = token_rows(&encodings, &self.device, &|e| e.get_type_ids().to_vec())?;
         let mask = token_rows(&encodings, &self.device, &|e| e.get_attention_mask().to_vec())?;
@@ -74,10 +67,6 @@ impl Embedder for MiniLmEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let out = self.forward(texts).map_err(|e| EmbedError::Inference(e.to_string()))?;
-        out.to_vec2::<f32>().map_err(|e| EmbedError::Inference(e.to_string()))
+        vectors(texts, |texts| self.forward(texts))
     }
 }

@@ -5,7 +5,7 @@
 //! bucketed distance between the two tokens (T5-style buckets, shared by all layers). Pooled as
 //! sentence-transformers pools it: mean over real tokens, L2-normalised ([`crate::pooling`]).
 
-use crate::pooling::{batch_tokenizer, mean_normalized, token_rows};
+use crate::pooling::{batch_tokenizer, encode, mean_normalized, token_rows, vectors, weights};
 use crate::{EmbedError, Embedder};
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, Module, VarBuilder};
@@ -93,10 +93,7 @@ impl MpNetEmbedder {
             ));
         }
         let tokenizer = batch_tokenizer(dir, MAX_TOKENS)?;
-        // Read, not mmap: mmap is `unsafe` in candle.
-        let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &device)
-            .map_err(|e| load_err(format!("model.safetensors: {e}")))?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
+        let vb = weights(dir, &device)?;
         Self::build(vb, &config, tokenizer, device).map_err(|e| load_err(format!("model.safetensors: {e}")))
     }
 
@@ -140,10 +137,7 @@ impl MpNetEmbedder {
     }
 
     fn forward(&self, texts: &[&str]) -> candle_core::Result<Tensor> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+        let encodings = encode(&self.tokenizer, texts)?;
         let ids = token_rows(&encodings, &self.device, &|e| e.get_ids().to_vec())?;
         let mask = token_rows(&encodings, &self.device, &|e| e.get_attention_mask().to_vec())?;
         // Real tokens are numbered from the padding id + 1; padding keeps the padding id.
@@ -213,11 +207,7 @@ impl Embedder for MpNetEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let out = self.forward(texts).map_err(|e| EmbedError::Inference(e.to_string()))?;
-        out.to_vec2::<f32>().map_err(|e| EmbedError::Inference(e.to_string()))
+        vectors(texts, |texts| self.forward(texts))
     }
 }
 

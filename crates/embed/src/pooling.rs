@@ -10,6 +10,7 @@
 
 use crate::EmbedError;
 use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
 use std::path::Path;
 use tokenizers::{Encoding, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
@@ -33,6 +34,35 @@ pub(crate) fn batch_tokenizer(dir: &Path, max_tokens: usize) -> Result<Tokenizer
         }))
         .map_err(load_err)?;
     Ok(tokenizer)
+}
+
+/// The weights in `dir/model.safetensors`, read, not mapped (mmap is `unsafe` in candle).
+pub(crate) fn weights(dir: &Path, device: &Device) -> Result<VarBuilder<'static>, EmbedError> {
+    let tensors =
+        candle_core::safetensors::load(dir.join("model.safetensors"), device).map_err(|e| EmbedError::Load {
+            path: dir.into(),
+            message: format!("model.safetensors: {e}"),
+        })?;
+    Ok(VarBuilder::from_tensors(tensors, DType::F32, device))
+}
+
+/// `texts` tokenized as one batch.
+pub(crate) fn encode(tokenizer: &Tokenizer, texts: &[&str]) -> candle_core::Result<Vec<Encoding>> {
+    tokenizer
+        .encode_batch(texts.to_vec(), true)
+        .map_err(|e| candle_core::Error::Msg(e.to_string()))
+}
+
+/// One vector per text, from a forward pass giving (texts, dim); no pass for no text.
+pub(crate) fn vectors(
+    texts: &[&str],
+    forward: impl FnOnce(&[&str]) -> candle_core::Result<Tensor>,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+    forward(texts).map_err(inference)?.to_vec2::<f32>().map_err(inference)
 }
 
 /// One row per encoding of `row(encoding)`, stacked: (batch, tokens).

@@ -25,9 +25,10 @@ pub const MAX_EDGE_COUNTS: usize = 100_000;
 pub struct GraphFacts {
     /// Query text → its answer.
     answers: Mutex<HashMap<String, QueryResults>>,
-    /// (vertex, outgoing) → how many edges it has that way, for vertices some neighbourhood
-    /// fetched whole or counted.
-    edges: Mutex<HashMap<(String, bool), u64>>,
+    /// Per direction (incoming, outgoing), vertex → how many edges it has that way, for
+    /// vertices some neighbourhood fetched whole or counted (two maps, so a frontier is looked
+    /// up by its `&str`s).
+    edges: Mutex<[HashMap<String, u64>; 2]>,
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -62,11 +63,19 @@ impl GraphFacts {
         locked(&self.answers).contains_key(&query.to_string())
     }
 
-    /// Remembers that `vertex` has `edges` edges leaving it (`outgoing`) or entering it.
-    pub fn note_edges(&self, vertex: &str, outgoing: bool, edges: u64) {
+    /// Remembers how many edges each vertex has leaving it (`outgoing`) or entering it.
+    pub fn note_edges<'a>(&self, outgoing: bool, counts: impl IntoIterator<Item = (&'a str, u64)>) {
         let mut known = locked(&self.edges);
-        if known.len() < MAX_EDGE_COUNTS || known.contains_key(&(vertex.to_owned(), outgoing)) {
-            known.insert((vertex.to_owned(), outgoing), edges);
+        let total = known[0].len() + known[1].len();
+        let way = &mut known[usize::from(outgoing)];
+        let mut added = 0;
+        for (vertex, edges) in counts {
+            if let Some(count) = way.get_mut(vertex) {
+                *count = edges;
+            } else if total + added < MAX_EDGE_COUNTS {
+                way.insert(vertex.to_owned(), edges);
+                added += 1;
+            }
         }
     }
 
@@ -75,13 +84,8 @@ impl GraphFacts {
     /// more than `limit`.
     pub fn known_over(&self, frontier: &[&str], outgoing: bool, limit: usize) -> bool {
         let known = locked(&self.edges);
-        if known.is_empty() {
-            return false;
-        }
-        let edges: u64 = frontier
-            .iter()
-            .filter_map(|v| known.get(&((*v).to_owned(), outgoing)))
-            .sum();
+        let way = &known[usize::from(outgoing)];
+        let edges: u64 = frontier.iter().filter_map(|v| way.get(*v)).sum();
         edges > limit as u64
     }
 }
@@ -94,11 +98,11 @@ mod tests {
     fn known_edges_add_up_over_a_limit_in_their_own_direction() {
         let facts = GraphFacts::default();
         assert!(!facts.known_over(&["a"], true, 10));
-        facts.note_edges("a", false, 50);
+        facts.note_edges(false, [("a", 50)]);
         assert!(facts.known_over(&["b", "a"], false, 10), "a hub alone");
         assert!(!facts.known_over(&["a"], false, 50), "50 edges fit a limit of 50");
         assert!(!facts.known_over(&["a"], true, 10), "its outgoing edges are not known");
-        facts.note_edges("c", false, 8);
+        facts.note_edges(false, [("c", 8)]);
         assert!(facts.known_over(&["a", "c", "b"], false, 57), "58 together");
         assert!(!facts.known_over(&["c", "b"], false, 10), "b is not known, c has 8");
     }

@@ -410,9 +410,7 @@ pub trait KnowledgeGraph: Send + Sync {
                         *known += n;
                     }
                 }
-                for (vertex, edges) in edges {
-                    facts.note_edges(vertex, outgoing, edges);
-                }
+                facts.note_edges(outgoing, edges);
             }
         }
         for row in &solutions.rows {
