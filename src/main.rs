@@ -291,6 +291,10 @@ struct Target {
     /// Entity-search strategy for --endpoint.
     #[arg(long, value_enum, requires = "endpoint")]
     search: Option<SearchArg>,
+    /// With --search wbsearchentities: the Wikibase's api.php URL; with --search mwapi: the
+    /// MediaWiki host the query service calls (default www.wikidata.org).
+    #[arg(long, requires = "search")]
+    search_api: Option<String>,
     /// Name of a configured knowledge graph.
     #[arg(long)]
     kg: Option<String>,
@@ -301,6 +305,8 @@ enum SearchArg {
     BifContains,
     Contains,
     Regex,
+    Mwapi,
+    Wbsearchentities,
 }
 
 impl Target {
@@ -318,8 +324,11 @@ impl Target {
                     SearchArg::BifContains => SearchStrategy::BifContains,
                     SearchArg::Contains => SearchStrategy::Contains,
                     SearchArg::Regex => SearchStrategy::Regex,
+                    SearchArg::Mwapi => SearchStrategy::Mwapi,
+                    SearchArg::Wbsearchentities => SearchStrategy::Wbsearchentities,
                 };
             }
+            endpoint.search_api = self.search_api.clone();
             kg.endpoint = Some(endpoint);
             kg.store = None;
         }

@@ -120,8 +120,8 @@ pub struct AgentContext {
 }
 
 impl AgentContext {
-    /// The predicates and classes of the graph (from its schema profile), which are never an
-    /// entity a question is about: a graph that labels its predicates ("date of birth") would
+    /// The predicates, classes and property entities of the graph (from its schema profile), which
+    /// are never an entity a question is about: a graph that labels its predicates ("date of birth") would
     /// otherwise have the relation's words taken for a vertex, and a class word ("character",
     /// "number") the class. Empty when there is no profile.
     pub(crate) async fn schema_terms(&self) -> std::collections::HashSet<String> {
@@ -131,6 +131,7 @@ impl AgentContext {
                 .iter()
                 .map(|p| p.iri.clone())
                 .chain(profile.classes.iter().map(|c| c.iri.clone()))
+                .chain(profile.conventions.properties.iter().map(|p| p.entity.clone()))
                 .collect(),
             Err(_) => std::collections::HashSet::new(),
         }
@@ -148,9 +149,14 @@ impl AgentContext {
             return form;
         }
         match self.kg.profile().await {
-            Ok(profile) => {
-                form.without_named_superlative(question, profile.predicates.iter().map(|p| p.label.as_str()))
-            }
+            Ok(profile) => form.without_named_superlative(
+                question,
+                profile
+                    .predicates
+                    .iter()
+                    .filter(|p| !profile.conventions.is_schema_predicate(&p.iri))
+                    .map(|p| p.label.as_str()),
+            ),
             Err(_) => form,
         }
     }
@@ -163,6 +169,7 @@ impl AgentContext {
             Ok(profile) => profile
                 .predicates
                 .iter()
+                .filter(|p| !profile.conventions.is_schema_predicate(&p.iri))
                 .flat_map(|p| chatty_kg_graph::text::normalize_tokens(&p.label))
                 .map(|w| crate::understanding::classes::singular(&w))
                 .collect(),

@@ -82,6 +82,9 @@ pub enum GraphError {
     #[error("SPARQL endpoint {endpoint} is unreachable: {message}")]
     Unreachable { endpoint: String, message: String },
 
+    #[error("the Wikibase search API {api} failed: {message}")]
+    SearchApi { api: String, message: String },
+
     #[error("SPARQL endpoint {endpoint} did not answer within {after:?}")]
     EndpointTimeout { endpoint: String, after: Duration },
 

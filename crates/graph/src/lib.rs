@@ -15,6 +15,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod conventions;
 mod error;
 mod facts;
 mod label_index;
@@ -28,15 +29,16 @@ mod settings;
 mod sparql_endpoint;
 pub mod text;
 
+pub use crate::conventions::{Conventions, PropertyEntity, PropertyRole, RDFS_TYPES, TypeVocabulary};
 pub use crate::error::GraphError;
 pub use crate::facts::GraphFacts;
 pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    MAX_NESTING, ReadQuery, entity_search_query, instance_of, instances_query, labelled_neighbours_query, named_node,
-    neighbourhood_query, neighbourhood_sample_query, predicates_around_query, predicates_between_query, subjects_query,
-    triple, value_subjects_query, var,
+    MAX_NESTING, ReadQuery, direct_instances_query, entity_search_query, instance_of, instances_query,
+    labelled_neighbours_query, named_node, neighbourhood_query, neighbourhood_sample_query, predicates_around_query,
+    predicates_between_query, subclasses_of_query, subjects_query, triple, value_subjects_query, var,
 };
 use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{
@@ -180,32 +182,19 @@ pub trait KnowledgeGraph: Send + Sync {
     /// A label for each IRI that has one in the graph (the earliest configured label predicate
     /// wins, so rdfs:label before skos:altLabel; `[]` → no query).
     async fn graph_labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
-        let predicates = &self.settings().label_predicates;
-        let language = self.settings().language.as_str();
-        // IRI → ((rank of its label's predicate, rank of its language), label).
-        let mut best: HashMap<String, ((usize, u8), String)> = HashMap::new();
-        // Chunked so a long answer list does not become one huge VALUES block.
-        for chunk in iris.chunks(LABELS_PER_QUERY).filter(|_| !predicates.is_empty()) {
-            let QueryResults::Solutions(solutions) = self.query(&labels_query(chunk, predicates)?).await? else {
-                continue;
-            };
-            for row in &solutions.rows {
-                let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1))
-                else {
-                    continue;
-                };
-                let predicate = match row.get(2) {
-                    Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
-                    _ => None,
-                }
-                .unwrap_or(usize::MAX);
-                let rank = (predicate, language_rank(label.language(), language));
-                if best.get(iri.as_str()).is_none_or(|(known, _)| rank < *known) {
-                    best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
-                }
-            }
+        preferred_literals(self, iris, &self.settings().label_predicates, &self.settings().language).await
+    }
+
+    /// A description of each IRI that has one (the graph's description predicates,
+    /// `schema:description`: "Debian source package"), in the configured language where there
+    /// is one; what tells homonyms apart in a clarifying question.
+    async fn descriptions(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
+        let profile = self.profile_or_default().await;
+        let predicates = &profile.conventions.description_predicates;
+        if predicates.is_empty() {
+            return Ok(HashMap::new());
         }
-        Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
+        preferred_literals(self, iris, predicates, &self.settings().language).await
     }
 
     /// A name for each IRI: its label in the graph ([`graph_labels`](Self::graph_labels)); with
@@ -230,30 +219,50 @@ pub trait KnowledgeGraph: Send + Sync {
         look_up_predicate_names(self, iris).await
     }
 
-    /// The classes (`rdf:type`) of each IRI, named by their `rdfs:label` where the graph has one
-    /// and by their IRI's local name otherwise, in one bounded query (at most 20 per IRI, `[]` →
-    /// no query).
+    /// The classes (`rdf:type`, or the graph's own typing predicate) of each IRI, named by their
+    /// `rdfs:label` where the graph has one and by their IRI's local name otherwise, in one
+    /// bounded query (at most 20 per IRI, `[]` → no query).
     async fn classes(&self, iris: &[&str]) -> Result<HashMap<String, Vec<String>>, GraphError> {
         const PER_IRI: usize = 20;
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
         if iris.is_empty() {
             return Ok(out);
         }
+        let profile = self.profile_or_default().await;
+        let types = profile.conventions.types();
         for chunk in iris.chunks(LABELS_PER_QUERY) {
-            let QueryResults::Solutions(solutions) = self.query(&classes_query(chunk, chunk.len() * PER_IRI)?).await?
-            else {
+            let query = classes_query(chunk, chunk.len() * PER_IRI, types, &self.settings().label_predicates)?;
+            let QueryResults::Solutions(solutions) = self.query(&query).await? else {
                 continue;
             };
+            // (IRI, class) in order → (rank of the label's language, name): a class labelled in
+            // several languages is named once, in the configured one first.
+            let mut named: Vec<((String, String), (u8, String))> = Vec::new();
+            let mut at: HashMap<(String, String), usize> = HashMap::new();
             for row in &solutions.rows {
                 let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::NamedNode(class)))) = (row.first(), row.get(1))
                 else {
                     continue;
                 };
-                let name = match row.get(2) {
-                    Some(Some(Term::Literal(label))) => label.value().to_owned(),
-                    _ => text::predicate_label(class.as_str()),
+                let (rank, name) = match row.get(2) {
+                    Some(Some(Term::Literal(label))) => (
+                        language_rank(label.language(), &self.settings().language),
+                        label.value().to_owned(),
+                    ),
+                    _ => (u8::MAX, text::predicate_label(class.as_str())),
                 };
-                let names = out.entry(iri.as_str().to_owned()).or_default();
+                let key = (iri.as_str().to_owned(), class.as_str().to_owned());
+                match at.get(&key) {
+                    Some(&i) if rank < named[i].1.0 => named[i].1 = (rank, name),
+                    Some(_) => {}
+                    None => {
+                        at.insert(key.clone(), named.len());
+                        named.push((key, (rank, name)));
+                    }
+                }
+            }
+            for ((iri, _), (_, name)) in named {
+                let names = out.entry(iri).or_default();
                 if !names.contains(&name) {
                     names.push(name);
                 }
@@ -284,10 +293,23 @@ pub trait KnowledgeGraph: Send + Sync {
             .collect())
     }
 
-    /// The graph's schema profile (predicates, classes; [`profile`]). Backends cache it; this
-    /// default computes it on every call.
+    /// The graph's schema profile (predicates, classes, conventions; [`profile`]). Backends
+    /// cache it; this default computes it on every call.
     async fn profile(&self) -> Result<Arc<profile::SchemaProfile>, GraphError> {
         Ok(Arc::new(profile::compute(self).await?))
+    }
+
+    /// [`profile`](Self::profile), or an empty one with RDFS's conventions when it cannot be had
+    /// (an endpoint that fails): what the graph layer reads conventions from. Never called
+    /// while the profile is being computed.
+    async fn profile_or_default(&self) -> Arc<profile::SchemaProfile> {
+        match self.profile().await {
+            Ok(profile) => profile,
+            Err(error) => {
+                tracing::debug!(%error, "no schema profile: RDFS's conventions");
+                Arc::new(profile::SchemaProfile::default())
+            }
+        }
     }
 
     /// Up to `limit` entities whose label matches `text`, best first: by match tier
@@ -299,6 +321,12 @@ pub trait KnowledgeGraph: Send + Sync {
             return Ok(Vec::new());
         }
         let mut ranked = rank_candidates(text, self.label_matches(text, limit).await?);
+        // A property entity ("director", where Wikidata writes P57's name) or a term of the
+        // wikibase: ontology is the schema's, never a thing the question is about.
+        if !ranked.is_empty() {
+            let profile = self.profile_or_default().await;
+            ranked.retain(|c| !profile.conventions.is_schema_vertex(&c.iri));
+        }
         // Homonyms at the top ("Tom Hanks" the actor, "tom hanks" the tag) are ordered by degree.
         // Only they: fetching degrees for every tie would cost a query per search.
         let best = ranked.first().map(|c| (c.score, text::normalize_tokens(&c.label)));
@@ -324,16 +352,19 @@ pub trait KnowledgeGraph: Send + Sync {
         self.query(&ReadQuery::parse(text)?).await
     }
 
-    /// Predicates leaving and entering `vertex` (at most `limit` each way), blacklist removed.
+    /// Predicates leaving and entering `vertex` (at most `limit` each way), blacklist and the
+    /// schema's predicates removed.
     async fn predicates_around(&self, vertex: &str, limit: usize) -> Result<Vec<PredicateLink>, GraphError> {
+        let profile = self.profile_or_default().await;
         let mut links = Vec::new();
         for (outgoing, direction) in [(true, Direction::Outgoing), (false, Direction::Incoming)] {
             // Ask for extra rows so blacklisted predicates do not eat the limit.
-            let asked = limit.saturating_add(self.settings().predicate_blacklist.len());
+            let asked = limit.saturating_add(self.settings().predicate_blacklist.len() + 8);
             let results = self.query(&predicates_around_query(vertex, outgoing, asked)?).await?;
             links.extend(
                 predicate_links(self.settings(), &results, "p", direction)
                     .into_iter()
+                    .filter(|l| !profile.conventions.is_schema_predicate(&l.iri))
                     .take(limit),
             );
         }
@@ -356,6 +387,7 @@ pub trait KnowledgeGraph: Send + Sync {
         }
         let outgoing = direction == Direction::Outgoing;
         let limit = limit.clamp(1, self.settings().max_rows.max(2) - 1);
+        let profile = self.profile_or_default().await;
         // Each vertex once, in order: the sample's counts would count a repeated one twice.
         let mut seen = std::collections::HashSet::new();
         let frontier: Vec<&str> = frontier.iter().copied().filter(|v| seen.insert(*v)).collect();
@@ -419,7 +451,9 @@ pub trait KnowledgeGraph: Send + Sync {
             else {
                 continue;
             };
-            if self.settings().is_blacklisted(predicate.as_str()) {
+            if self.settings().is_blacklisted(predicate.as_str())
+                || profile.conventions.is_schema_predicate(predicate.as_str())
+            {
                 continue;
             }
             out.edges.push(NeighbourEdge {
@@ -432,12 +466,18 @@ pub trait KnowledgeGraph: Send + Sync {
         Ok(out)
     }
 
-    /// Predicates on edges between two vertices, in either direction (blacklist removed).
+    /// Predicates on edges between two vertices, in either direction (blacklist and the schema's
+    /// predicates removed).
     async fn predicates_between(&self, a: &str, b: &str) -> Result<Vec<PredicateLink>, GraphError> {
+        let profile = self.profile_or_default().await;
         let mut links = Vec::new();
         for (from, to, direction) in [(a, b, Direction::Outgoing), (b, a, Direction::Incoming)] {
             let results = self.query(&predicates_between_query(from, to)?).await?;
-            links.extend(predicate_links(self.settings(), &results, "p", direction));
+            links.extend(
+                predicate_links(self.settings(), &results, "p", direction)
+                    .into_iter()
+                    .filter(|l| !profile.conventions.is_schema_predicate(&l.iri)),
+            );
         }
         Ok(links)
     }
@@ -545,13 +585,85 @@ pub fn predicate_links(
         .collect()
 }
 
-/// [`KnowledgeGraph::predicate_names`] without a cache: the graph's labels, else names from the
-/// IRIs.
+/// One literal of `predicates` for each IRI that has one: the earliest predicate first, then the
+/// `language` ([`language_rank`]); chunked so a long list does not become one huge VALUES block.
+async fn preferred_literals(
+    kg: &(impl KnowledgeGraph + ?Sized),
+    iris: &[&str],
+    predicates: &[String],
+    language: &str,
+) -> Result<HashMap<String, String>, GraphError> {
+    // IRI → ((rank of its literal's predicate, rank of its language), literal).
+    let mut best: HashMap<String, ((usize, u8), String)> = HashMap::new();
+    for chunk in iris.chunks(LABELS_PER_QUERY).filter(|_| !predicates.is_empty()) {
+        let QueryResults::Solutions(solutions) = kg.query(&labels_query(chunk, predicates)?).await? else {
+            continue;
+        };
+        for row in &solutions.rows {
+            let (Some(Some(Term::NamedNode(iri))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1)) else {
+                continue;
+            };
+            let predicate = match row.get(2) {
+                Some(Some(Term::NamedNode(p))) => predicates.iter().position(|lp| lp == p.as_str()),
+                _ => None,
+            }
+            .unwrap_or(usize::MAX);
+            let rank = (predicate, language_rank(label.language(), language));
+            if best.get(iri.as_str()).is_none_or(|(known, _)| rank < *known) {
+                best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
+            }
+        }
+    }
+    Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
+}
+
+/// [`KnowledgeGraph::predicate_names`] without a cache: the graph's labels, else the label of the
+/// entity that names the predicate (a Wikibase's property entity, through
+/// [`GraphSettings::property_links`] or, unset, the `wikibase:` links and
+/// `owl:equivalentProperty`), else names from the IRIs.
 async fn look_up_predicate_names(
     kg: &(impl KnowledgeGraph + ?Sized),
     iris: &[&str],
 ) -> Result<HashMap<String, String>, GraphError> {
     let mut names = kg.graph_labels(iris).await?;
+    let unnamed: Vec<&str> = iris.iter().copied().filter(|i| !names.contains_key(*i)).collect();
+    let settings = kg.settings();
+    if !unnamed.is_empty() && !settings.label_predicates.is_empty() {
+        let links: Vec<String> = if settings.property_links.is_empty() {
+            conventions::WIKIBASE_LINKS
+                .iter()
+                .chain(&[conventions::OWL_EQUIVALENT_PROPERTY])
+                .map(|l| (*l).to_owned())
+                .collect()
+        } else {
+            settings.property_links.clone()
+        };
+        let language = settings.language.as_str();
+        // Predicate → ((rank of the label's predicate, rank of its language), label).
+        let mut best: HashMap<String, ((usize, u8), String)> = HashMap::new();
+        for chunk in unnamed.chunks(LABELS_PER_QUERY) {
+            let query = query::property_names_query(chunk, &links, &settings.label_predicates)?;
+            let QueryResults::Solutions(solutions) = kg.query(&query).await? else {
+                continue;
+            };
+            for row in &solutions.rows {
+                let (Some(Some(Term::NamedNode(p))), Some(Some(Term::Literal(label)))) = (row.first(), row.get(1))
+                else {
+                    continue;
+                };
+                let predicate = match row.get(2) {
+                    Some(Some(Term::NamedNode(lp))) => settings.label_predicates.iter().position(|x| x == lp.as_str()),
+                    _ => None,
+                }
+                .unwrap_or(usize::MAX);
+                let rank = (predicate, language_rank(label.language(), language));
+                if best.get(p.as_str()).is_none_or(|(known, _)| rank < *known) {
+                    best.insert(p.as_str().to_owned(), (rank, label.value().to_owned()));
+                }
+            }
+        }
+        names.extend(best.into_iter().map(|(p, (_, label))| (p, label)));
+    }
     for iri in iris {
         names
             .entry((*iri).to_owned())

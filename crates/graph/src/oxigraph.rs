@@ -125,8 +125,18 @@ pub struct EmbeddedStore {
 #[derive(Serialize, Deserialize)]
 struct SavedProfile {
     loads: usize,
+    /// [`PROFILE_VERSION`] of the code that computed it (none before conventions were read).
+    #[serde(default)]
+    version: u32,
+    /// The settings the conventions were found under ([`GraphSettings::conventions_key`]): a
+    /// profile found under other overrides is computed again.
+    #[serde(default)]
+    settings: String,
     profile: SchemaProfile,
 }
+
+/// What a saved profile holds: 2 since it holds the graph's conventions.
+const PROFILE_VERSION: u32 = 2;
 
 const PROFILE: &str = "profile.json";
 
@@ -571,12 +581,16 @@ impl KnowledgeGraph for EmbeddedStore {
                 if let Ok(bytes) = std::fs::read(&path)
                     && let Ok(saved) = serde_json::from_slice::<SavedProfile>(&bytes)
                     && saved.loads == self.loads
+                    && saved.version == PROFILE_VERSION
+                    && saved.settings == self.settings.conventions_key()
                 {
                     return Ok(Arc::new(saved.profile));
                 }
                 let profile = crate::profile::compute(self).await?;
                 let saved = SavedProfile {
                     loads: self.loads,
+                    version: PROFILE_VERSION,
+                    settings: self.settings.conventions_key(),
                     profile,
                 };
                 if let Err(error) = write_atomically(&path, &serde_json::to_vec_pretty(&saved).unwrap_or_default()) {

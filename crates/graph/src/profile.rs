@@ -6,7 +6,8 @@
 //!
 //! The queries are spargebra algebra, like every query the graph layer builds.
 
-use crate::query::{ReadQuery, named_node, triple, var};
+use crate::conventions::{Conventions, TypeVocabulary};
+use crate::query::{ReadQuery, triple, var};
 use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
 use serde::{Deserialize, Serialize};
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
@@ -17,9 +18,7 @@ pub const PROFILE_LIMIT: usize = 1000;
 /// Datatype rows kept (predicate × datatype).
 const DATATYPE_ROWS: usize = 5000;
 
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
-/// `rdfs:subClassOf` statements read for the classes that have no instances of their own.
+/// Subclass statements read for the classes that have no instances of their own.
 const SUBCLASS_ROWS: usize = 5000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -32,6 +31,10 @@ pub struct SchemaProfile {
     pub classes: Vec<ClassProfile>,
     /// More predicates or classes than [`PROFILE_LIMIT`]: the rarest are left out.
     pub truncated: bool,
+    /// How the graph types, names and describes things ([`crate::conventions`]); RDFS's in a
+    /// profile saved before conventions were read.
+    #[serde(default)]
+    pub conventions: Conventions,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,32 +125,45 @@ pub fn datatypes_query(limit: usize) -> Result<ReadQuery, GraphError> {
     ranked(grouped, vec![p, dt, n.clone()], n, limit)
 }
 
-/// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s rdf:type ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT limit`.
-pub fn class_counts_query(limit: usize) -> Result<ReadQuery, GraphError> {
+/// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s rdf:type ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT limit`
+/// (the graph's typing predicates for `rdf:type`).
+pub fn class_counts_query(limit: usize, types: TypeVocabulary<'_>) -> Result<ReadQuery, GraphError> {
     let (s, c, n) = (var("s"), var("c"), var("n"));
     let grouped = GraphPattern::Group {
-        inner: Box::new(GraphPattern::Bgp {
-            patterns: vec![triple(s, named_node(RDF_TYPE)?, c.clone())],
-        }),
+        inner: Box::new(types.typed(s, c.clone())?),
         variables: vec![c.clone()],
         aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
     };
     ranked(grouped, vec![c, n.clone()], n, limit)
 }
 
-/// `SELECT ?sub ?c WHERE { ?sub rdfs:subClassOf ?c } LIMIT limit`.
-pub fn subclasses_query(limit: usize) -> Result<ReadQuery, GraphError> {
+/// `SELECT ?sub ?c WHERE { ?sub rdfs:subClassOf ?c } LIMIT limit` (`None` when the graph has no
+/// subclass predicate).
+pub fn subclasses_query(limit: usize, subclass_predicates: &[String]) -> Result<Option<ReadQuery>, GraphError> {
     let (sub, c) = (var("sub"), var("c"));
+    let mut pattern: Option<GraphPattern> = None;
+    for p in subclass_predicates {
+        let next = GraphPattern::Bgp {
+            patterns: vec![triple(sub.clone(), crate::query::named_node(p)?, c.clone())],
+        };
+        pattern = Some(match pattern {
+            None => next,
+            Some(before) => GraphPattern::Union {
+                left: Box::new(before),
+                right: Box::new(next),
+            },
+        });
+    }
+    let Some(pattern) = pattern else { return Ok(None) };
     ReadQuery::select(GraphPattern::Slice {
         inner: Box::new(GraphPattern::Project {
-            inner: Box::new(GraphPattern::Bgp {
-                patterns: vec![triple(sub.clone(), named_node(RDFS_SUBCLASS_OF)?, c.clone())],
-            }),
+            inner: Box::new(pattern),
             variables: vec![sub, c],
         }),
         start: 0,
         length: Some(limit),
     })
+    .map(Some)
 }
 
 /// Adds the classes that only the schema names, as the superclass of classes with instances
@@ -225,7 +241,9 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
             }
         }
     }
-    if let QueryResults::Solutions(solutions) = kg.query(&class_counts_query(PROFILE_LIMIT + 1)?).await? {
+    profile.conventions = crate::conventions::discover(kg, &profile.predicates).await;
+    let types = profile.conventions.types();
+    if let QueryResults::Solutions(solutions) = kg.query(&class_counts_query(PROFILE_LIMIT + 1, types)?).await? {
         for row in &solutions.rows {
             let Some(c) = iri(row.first()) else { continue };
             profile.classes.push(ClassProfile {
@@ -235,7 +253,10 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
             });
         }
     }
-    if let QueryResults::Solutions(solutions) = kg.query(&subclasses_query(SUBCLASS_ROWS)?).await? {
+    let subclasses = subclasses_query(SUBCLASS_ROWS, &types.subclass_iris())?;
+    if let Some(query) = subclasses
+        && let QueryResults::Solutions(solutions) = kg.query(&query).await?
+    {
         let pairs: Vec<(String, String)> = solutions
             .rows
             .iter()
@@ -296,6 +317,7 @@ impl SchemaProfile {
                 datatypes.join(", ")
             );
         }
+        let _ = writeln!(out, "\nconventions\n{}", self.conventions.render());
         if !self.classes.is_empty() {
             let _ = writeln!(out, "\nclass\tlabel\tinstances");
             for c in &self.classes {

@@ -190,9 +190,10 @@ impl ReadQuery {
 
     /// The IRIs this query starts from: subjects and objects of its triple and path patterns
     /// that are IRIs, and IRIs its filters and VALUES name, in order of first appearance, leaving out the classes (objects of
-    /// `rdf:type`) and the IRIs that are also predicates. These are what a question names; the
-    /// rest (predicates, classes) is the query's shape.
-    pub fn anchor_iris(&self) -> Vec<String> {
+    /// `rdf:type` or of one of the graph's `type_predicates`) and the IRIs that are also
+    /// predicates. These are what a question names; the rest (predicates, classes) is the
+    /// query's shape.
+    pub fn anchor_iris(&self, type_predicates: &[String]) -> Vec<String> {
         let mut query = self.0.clone();
         let mut found: Vec<String> = Vec::new();
         bounded::walk(&mut query, &mut |call| {
@@ -206,7 +207,7 @@ impl ReadQuery {
         let mut classes: Vec<String> = Vec::new();
         bounded::walk(&mut query, &mut |call| {
             if let bounded::Call::Term(TermPattern::NamedNode(iri), Some(NamedNodePattern::NamedNode(p))) = call
-                && p.as_str() == RDF_TYPE
+                && (p.as_str() == RDF_TYPE || type_predicates.iter().any(|t| t == p.as_str()))
             {
                 classes.push(iri.as_str().to_owned());
             }
@@ -718,15 +719,19 @@ pub fn entity_search_query(
     };
     let filtered = match strategy {
         crate::SearchStrategy::BifContains => joined,
-        crate::SearchStrategy::Contains => GraphPattern::Filter {
-            expr: all_of(words.iter().map(|w| {
-                Expression::FunctionCall(
-                    Function::Contains,
-                    vec![lowered_label(), Expression::Literal(Literal::new_simple_literal(w))],
-                )
-            })),
-            inner: Box::new(joined),
-        },
+        // A Wikibase's own search is no query of this kind (the endpoint asks it first): plain
+        // CONTAINS where one is asked for all the same.
+        crate::SearchStrategy::Contains | crate::SearchStrategy::Mwapi | crate::SearchStrategy::Wbsearchentities => {
+            GraphPattern::Filter {
+                expr: all_of(words.iter().map(|w| {
+                    Expression::FunctionCall(
+                        Function::Contains,
+                        vec![lowered_label(), Expression::Literal(Literal::new_simple_literal(w))],
+                    )
+                })),
+                inner: Box::new(joined),
+            }
+        }
         crate::SearchStrategy::Regex => GraphPattern::Filter {
             expr: all_of(words.iter().map(|w| {
                 Expression::FunctionCall(
@@ -743,6 +748,63 @@ pub fn entity_search_query(
         },
     };
     ReadQuery::select(distinct_project(filtered, vec![s, l], Some(limit)))
+}
+
+/// The Wikidata Query Service's entity search, as the endpoint calls it:
+/// `SELECT ?item ?label WHERE { SERVICE wikibase:mwapi { bd:serviceParam wikibase:api
+/// "EntitySearch" ; wikibase:endpoint "<host>" ; mwapi:search "<text>" ; mwapi:language "<lang>" .
+/// ?item wikibase:apiOutputItem mwapi:item . ?label wikibase:apiOutput mwapi:label . ?num
+/// wikibase:apiOrdinal true } } ORDER BY ?num LIMIT n`. The one SERVICE a query of ours may call:
+/// built here, from literals, never from a user's text; [`ReadQuery::parse`] still refuses every
+/// SERVICE.
+pub fn mwapi_search_query(text: &str, language: &str, host: &str, limit: usize) -> Result<ReadQuery, GraphError> {
+    const BD: &str = "http://www.bigdata.com/rdf#serviceParam";
+    const WIKIBASE: &str = "http://wikiba.se/ontology#";
+    const MWAPI: &str = "https://www.mediawiki.org/ontology#API/";
+    let (item, label, num) = (var("item"), var("label"), var("num"));
+    let wikibase = |local: &str| named_node(&format!("{WIKIBASE}{local}"));
+    let mwapi = |local: &str| named_node(&format!("{MWAPI}{local}"));
+    let param = named_node(BD)?;
+    let literal = |v: &str| TermPattern::Literal(Literal::new_simple_literal(v));
+    let patterns = vec![
+        triple(param.clone(), wikibase("api")?, literal("EntitySearch")),
+        triple(param.clone(), wikibase("endpoint")?, literal(host)),
+        triple(param.clone(), mwapi("search")?, literal(text)),
+        triple(
+            param,
+            mwapi("language")?,
+            literal(if language.is_empty() { "en" } else { language }),
+        ),
+        triple(item.clone(), wikibase("apiOutputItem")?, mwapi("item")?),
+        triple(label.clone(), wikibase("apiOutput")?, mwapi("label")?),
+        triple(
+            num.clone(),
+            wikibase("apiOrdinal")?,
+            TermPattern::Literal(Literal::from(true)),
+        ),
+    ];
+    let service = GraphPattern::Service {
+        name: wikibase("mwapi")?.into(),
+        inner: Box::new(bgp(patterns)),
+        silent: false,
+    };
+    // Not through `ReadQuery::new`, which refuses every SERVICE: this one is built above from
+    // literals and fixed IRIs only.
+    Ok(ReadQuery(Query::Select {
+        dataset: None,
+        pattern: GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(GraphPattern::OrderBy {
+                    inner: Box::new(service),
+                    expression: vec![OrderExpression::Asc(Expression::Variable(num))],
+                }),
+                variables: vec![item, label],
+            }),
+            start: 0,
+            length: Some(limit),
+        },
+        base_iri: None,
+    }))
 }
 
 /// `VALUES ?variable { <iri> … }`.
@@ -779,21 +841,80 @@ pub fn labels_query(iris: &[&str], label_predicates: &[String]) -> Result<ReadQu
     })
 }
 
+/// `SELECT ?p ?l ?lp WHERE { VALUES ?p {…} { ?e ?link ?p FILTER(?link IN (links)) } UNION {
+/// ?p owl:equivalentProperty ?e } ?e ?lp ?l FILTER(?lp IN (labels)) }`: the labels of the
+/// entities that name some predicates (a Wikibase's property entity `wd:P57` names `wdt:P57`,
+/// `p:P57`, `ps:P57` and `pq:P57`).
+pub fn property_names_query(
+    predicates: &[&str],
+    links: &[String],
+    label_predicates: &[String],
+) -> Result<ReadQuery, GraphError> {
+    let (p, e, link, lp, l) = (var("p"), var("e"), var("link"), var("lp"), var("l"));
+    let named = |list: &[String]| {
+        list.iter()
+            .map(|x| Ok(Expression::NamedNode(named_node(x)?)))
+            .collect::<Result<Vec<_>, GraphError>>()
+    };
+    let mut linked = GraphPattern::Filter {
+        expr: Expression::In(Box::new(Expression::Variable(link.clone())), named(links)?),
+        inner: Box::new(bgp(vec![triple(e.clone(), link, p.clone())])),
+    };
+    if links.iter().any(|x| x == crate::conventions::OWL_EQUIVALENT_PROPERTY) {
+        linked = GraphPattern::Union {
+            left: Box::new(linked),
+            right: Box::new(bgp(vec![triple(
+                p.clone(),
+                named_node(crate::conventions::OWL_EQUIVALENT_PROPERTY)?,
+                e.clone(),
+            )])),
+        };
+    }
+    let joined = GraphPattern::Join {
+        left: Box::new(GraphPattern::Join {
+            left: Box::new(values(&p, predicates.iter().copied())?),
+            right: Box::new(linked),
+        }),
+        right: Box::new(bgp(vec![triple(e, lp.clone(), l.clone())])),
+    };
+    ReadQuery::select(GraphPattern::Project {
+        inner: Box::new(GraphPattern::Filter {
+            expr: Expression::And(
+                Box::new(Expression::In(
+                    Box::new(Expression::Variable(lp.clone())),
+                    named(label_predicates)?,
+                )),
+                Box::new(Expression::FunctionCall(
+                    Function::IsLiteral,
+                    vec![Expression::Variable(l.clone())],
+                )),
+            ),
+            inner: Box::new(joined),
+        }),
+        variables: vec![p, l, lp],
+    })
+}
+
 /// `SELECT ?s ?c ?l WHERE { VALUES ?s {…} ?s rdf:type ?c OPTIONAL { ?c rdfs:label ?l } } LIMIT n`:
-/// the classes of some vertices, with the classes' labels where the graph has them.
-pub fn classes_query(iris: &[&str], limit: usize) -> Result<ReadQuery, GraphError> {
+/// the classes of some vertices (by the graph's typing predicates), with the classes' labels
+/// where the graph has them (its first label predicate, `rdfs:label` by default).
+pub fn classes_query(
+    iris: &[&str],
+    limit: usize,
+    types: crate::TypeVocabulary<'_>,
+    label_predicates: &[String],
+) -> Result<ReadQuery, GraphError> {
     let (s, c, l) = (var("s"), var("c"), var("l"));
     let typed = GraphPattern::Join {
         left: Box::new(values(&s, iris.iter().copied())?),
-        right: Box::new(bgp(vec![triple(s.clone(), named_node(RDF_TYPE)?, c.clone())])),
+        right: Box::new(types.typed(s.clone(), c.clone())?),
     };
+    let label = label_predicates
+        .first()
+        .map_or(crate::settings::RDFS_LABEL, String::as_str);
     let labelled = GraphPattern::LeftJoin {
         left: Box::new(typed),
-        right: Box::new(bgp(vec![triple(
-            c.clone(),
-            named_node(crate::settings::RDFS_LABEL)?,
-            l.clone(),
-        )])),
+        right: Box::new(bgp(vec![triple(c.clone(), named_node(label)?, l.clone())])),
         expression: None,
     };
     ReadQuery::select(GraphPattern::Slice {
@@ -806,37 +927,73 @@ pub fn classes_query(iris: &[&str], limit: usize) -> Result<ReadQuery, GraphErro
     })
 }
 
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
+const RDF_TYPE: &str = crate::conventions::RDF_TYPE;
 
 /// `{ subject rdf:type <class> } UNION { subject rdf:type ?instance_type . ?instance_type
 /// rdfs:subClassOf+ <class> }`: `subject` is an instance of the class or of one of its subclasses
-/// (a `Capital` is a `City` when the graph says `Capital rdfs:subClassOf City`). Not the shorter
-/// `rdf:type/rdfs:subClassOf*`: Virtuoso 7.2 drops some bound subjects from that path (a film typed
-/// `Film` was not found to be one), which the backend tests showed.
-pub fn instance_of(subject: impl Into<TermPattern>, class: &str) -> Result<GraphPattern, GraphError> {
-    use spargebra::algebra::PropertyPathExpression as Path;
+/// (a `Capital` is a `City` when the graph says `Capital rdfs:subClassOf City`), by the graph's
+/// own typing and subclass predicates (`types`: `wdt:P31` and `wdt:P279` on Wikidata). Not the
+/// shorter `rdf:type/rdfs:subClassOf*`: Virtuoso 7.2 drops some bound subjects from that path (a
+/// film typed `Film` was not found to be one), which the backend tests showed.
+pub fn instance_of(
+    subject: impl Into<TermPattern>,
+    class: &str,
+    types: crate::TypeVocabulary<'_>,
+) -> Result<GraphPattern, GraphError> {
     let subject = subject.into();
-    let (rdf_type, class) = (named_node(RDF_TYPE)?, named_node(class)?);
+    let class = named_node(class)?;
     let via = var("instance_type");
+    let direct = types.typed(subject.clone(), class.clone())?;
+    let Some(up) = types.subclass_path(via.clone(), class)? else {
+        return Ok(direct);
+    };
     Ok(GraphPattern::Union {
-        left: Box::new(bgp(vec![triple(subject.clone(), rdf_type.clone(), class.clone())])),
+        left: Box::new(direct),
         right: Box::new(GraphPattern::Join {
-            left: Box::new(bgp(vec![triple(subject, rdf_type, via.clone())])),
-            right: Box::new(GraphPattern::Path {
-                subject: via.into(),
-                path: Path::OneOrMore(Box::new(Path::NamedNode(named_node(RDFS_SUBCLASS_OF)?))),
-                object: class.into(),
-            }),
+            left: Box::new(types.typed(subject, via)?),
+            right: Box::new(up),
         }),
     })
 }
 
 /// `SELECT DISTINCT ?s WHERE { ?s is an instance of <class> } LIMIT n` ([`instance_of`]): some instances
 /// of a class.
-pub fn instances_query(class: &str, limit: usize) -> Result<ReadQuery, GraphError> {
+pub fn instances_query(class: &str, limit: usize, types: crate::TypeVocabulary<'_>) -> Result<ReadQuery, GraphError> {
     let s = var("s");
-    ReadQuery::select(distinct_project(instance_of(s.clone(), class)?, vec![s], Some(limit)))
+    ReadQuery::select(distinct_project(
+        instance_of(s.clone(), class, types)?,
+        vec![s],
+        Some(limit),
+    ))
+}
+
+/// `SELECT DISTINCT ?s WHERE { ?s rdf:type <class> } LIMIT n`: some instances of the class itself,
+/// not of its subclasses.
+pub fn direct_instances_query(
+    class: &str,
+    limit: usize,
+    types: crate::TypeVocabulary<'_>,
+) -> Result<ReadQuery, GraphError> {
+    let s = var("s");
+    ReadQuery::select(distinct_project(
+        types.typed(s.clone(), named_node(class)?)?,
+        vec![s],
+        Some(limit),
+    ))
+}
+
+/// `SELECT DISTINCT ?sub WHERE { ?sub rdfs:subClassOf+ <class> } LIMIT n` (the graph's subclass
+/// predicates), or `None` where it has none.
+pub fn subclasses_of_query(
+    class: &str,
+    limit: usize,
+    types: crate::TypeVocabulary<'_>,
+) -> Result<Option<ReadQuery>, GraphError> {
+    let sub = var("sub");
+    let Some(path) = types.subclass_path(sub.clone(), named_node(class)?)? else {
+        return Ok(None);
+    };
+    ReadQuery::select(distinct_project(path, vec![sub], Some(limit))).map(Some)
 }
 
 /// `SELECT DISTINCT ?s WHERE { ?s <predicate> ?o } LIMIT n`: some subjects of a predicate.
@@ -969,13 +1126,13 @@ mod tests {
              ?x e:starring ?a FILTER(?a != e:caine) } ",
         )
         .unwrap();
-        assert_eq!(query.anchor_iris(), ["http://e/nolan", "http://e/caine"]);
+        assert_eq!(query.anchor_iris(&[]), ["http://e/nolan", "http://e/caine"]);
         let replace = std::collections::HashMap::from([
             ("http://e/nolan".to_owned(), "http://e/zemeckis".to_owned()),
             ("http://e/caine".to_owned(), "http://e/hanks".to_owned()),
         ]);
         let other = query.with_iris_replaced(&replace).unwrap();
-        assert_eq!(other.anchor_iris(), ["http://e/zemeckis", "http://e/hanks"]);
+        assert_eq!(other.anchor_iris(&[]), ["http://e/zemeckis", "http://e/hanks"]);
         let text = other.to_string();
         assert!(
             text.contains("<http://e/director>") && text.contains("<http://e/Film>"),

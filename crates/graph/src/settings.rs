@@ -18,7 +18,9 @@ pub struct GraphSettings {
     pub name_predicates: Vec<String>,
     /// Predicates never offered to relation linking (types, labels, sameAs and the like).
     pub predicate_blacklist: Vec<String>,
-    /// Predicates whose IRI contains one of these substrings are blacklisted too (e.g. `wikiPage`).
+    /// Predicates whose IRI contains one of these substrings are blacklisted too (e.g. `wikiPage`),
+    /// and so are those whose name does, without case and spaces, where the name is a property
+    /// entity's label (a Wikibase's "wiki page wiki link" under `wdt:P139`).
     pub predicate_blacklist_patterns: Vec<String>,
     /// At most this many rows are kept from one SELECT; the result says when it was truncated.
     /// SELECTs are sent with `LIMIT max_rows+1` unless they already have a smaller LIMIT.
@@ -36,6 +38,20 @@ pub struct GraphSettings {
     /// The language whose labels are preferred when a vertex has several (`"en"`): a label in
     /// it first, then one without a language tag, then any other. Empty: no preference.
     pub language: String,
+    /// Predicates that type a vertex (`rdf:type`; Wikidata's `wdt:P31`). Empty: found from the
+    /// graph by its schema profile (`chatty-kg profile` says what and why).
+    pub type_predicates: Vec<String>,
+    /// Predicates from a class to a broader one (`rdfs:subClassOf`; Wikidata's `wdt:P279`).
+    /// Empty: found from the graph.
+    pub subclass_predicates: Vec<String>,
+    /// Predicates from an entity that names a predicate to that predicate (a Wikibase's
+    /// `wikibase:directClaim`, `wikibase:claim`, `wikibase:statementProperty`,
+    /// `wikibase:qualifier`; `owl:equivalentProperty`): a predicate without a label of its own
+    /// is read by that entity's label. Empty: those of them the graph uses.
+    pub property_links: Vec<String>,
+    /// Predicates whose literals describe a vertex (`schema:description`), shown to tell
+    /// homonyms apart and never offered as a relation. Empty: found from the graph.
+    pub description_predicates: Vec<String>,
 }
 
 pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
@@ -74,6 +90,10 @@ impl Default for GraphSettings {
             iri_names: true,
             language: "en".into(),
             name_predicates: Vec::new(),
+            type_predicates: Vec::new(),
+            subclass_predicates: Vec::new(),
+            property_links: Vec::new(),
+            description_predicates: Vec::new(),
         }
     }
 }
@@ -89,6 +109,20 @@ impl GraphSettings {
             }
         }
         all
+    }
+
+    /// The settings a graph's conventions depend on, as one string: a schema profile found under
+    /// other ones is found again.
+    pub fn conventions_key(&self) -> String {
+        serde_json::json!([
+            self.type_predicates,
+            self.subclass_predicates,
+            self.property_links,
+            self.description_predicates,
+            self.label_predicates,
+            self.predicate_blacklist_patterns,
+        ])
+        .to_string()
     }
 
     pub fn query_timeout(&self) -> Duration {
@@ -123,6 +157,14 @@ pub enum SearchStrategy {
     Contains,
     /// Standard SPARQL 1.1 `REGEX(LCASE(STR(?label)), word)` per word (regex-escaped).
     Regex,
+    /// The Wikidata Query Service's `SERVICE wikibase:mwapi` with `wikibase:api "EntitySearch"`
+    /// (the Wikibase's own search, called by the endpoint; `search_api` is the MediaWiki host it
+    /// calls, `www.wikidata.org` when unset). Only this generated call: a user's SERVICE is still
+    /// refused.
+    Mwapi,
+    /// The Wikibase's `wbsearchentities` HTTP API at `search_api` (its `api.php` URL): one GET per
+    /// search, no SPARQL.
+    Wbsearchentities,
 }
 
 /// HTTP method used to send queries.
@@ -232,6 +274,11 @@ pub struct EndpointSettings {
     /// Extra HTTP headers sent with every request.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Where a Wikibase's own search is: the `api.php` URL for `search = "wbsearchentities"`
+    /// (`https://www.wikidata.org/w/api.php`), the MediaWiki host for `search = "mwapi"`
+    /// (`www.wikidata.org`, the default). Nothing of the endpoint's `auth` or `headers` is sent there.
+    #[serde(default)]
+    pub search_api: Option<String>,
 }
 
 fn default_request_timeout() -> f64 {
@@ -249,6 +296,7 @@ impl std::fmt::Debug for EndpointSettings {
             .field("timeout_secs", &self.timeout_secs)
             .field("auth", &self.auth)
             .field("headers (values not shown)", &headers)
+            .field("search_api", &self.search_api.as_deref().map(redact_url))
             .finish()
     }
 }
@@ -268,6 +316,7 @@ impl EndpointSettings {
             timeout_secs: default_request_timeout(),
             auth: None,
             headers: BTreeMap::new(),
+            search_api: None,
         }
     }
 }

@@ -22,6 +22,30 @@ const MAX_GET_URL: usize = 2000;
 /// Of an error response, only the start is read: it is shown as an excerpt.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
+/// The MediaWiki host the query service's EntitySearch calls when `search_api` is unset.
+const DEFAULT_MWAPI_HOST: &str = "www.wikidata.org";
+/// Results one Wikibase search asks for at most (what `wbsearchentities` gives at most).
+const WIKIBASE_SEARCH_MAX: usize = 50;
+
+/// A `wbsearchentities` answer: the hits, each with its IRI and label.
+#[derive(serde::Deserialize)]
+struct WbSearch {
+    #[serde(default)]
+    search: Vec<WbHit>,
+}
+
+#[derive(serde::Deserialize)]
+struct WbHit {
+    concepturi: Option<String>,
+    label: Option<String>,
+    r#match: Option<WbMatch>,
+}
+
+#[derive(serde::Deserialize)]
+struct WbMatch {
+    text: String,
+}
+
 /// How long a failed schema profile is not asked for again.
 const PROFILE_RETRY: Duration = Duration::from_secs(300);
 
@@ -31,6 +55,9 @@ pub struct SparqlEndpoint {
     shown: String,
     settings: GraphSettings,
     client: reqwest::Client,
+    /// For a Wikibase's search API: no default headers, so nothing meant for the endpoint (its
+    /// credentials, its headers) goes to another service.
+    search_client: reqwest::Client,
     timeout: Duration,
     /// The schema profile, computed on first use (bounded queries) and kept.
     profile: tokio::sync::OnceCell<std::sync::Arc<crate::profile::SchemaProfile>>,
@@ -74,17 +101,121 @@ impl SparqlEndpoint {
             .map_err(|e| GraphError::Config {
                 message: format!("HTTP client: {e}"),
             })?;
+        let search_client = reqwest::Client::builder()
+            .user_agent(concat!("chatty-kg/", env!("CARGO_PKG_VERSION")))
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| GraphError::Config {
+                message: format!("HTTP client: {e}"),
+            })?;
+        if endpoint.search == SearchStrategy::Wbsearchentities {
+            let api = endpoint.search_api.as_deref().unwrap_or_default();
+            match url::Url::parse(api) {
+                Ok(url) if matches!(url.scheme(), "http" | "https") => {}
+                _ => {
+                    return Err(GraphError::Config {
+                        message: format!(
+                            "search = \"wbsearchentities\" needs `search_api`, the Wikibase's http(s) api.php URL (given: {})",
+                            crate::settings::redact_url(api)
+                        ),
+                    });
+                }
+            }
+        }
         Ok(Self {
             endpoint,
             shown,
             settings,
             client,
+            search_client,
             timeout,
             profile: tokio::sync::OnceCell::new(),
             profile_failure: std::sync::Mutex::new(None),
             predicate_names: crate::NameCache::default(),
             facts: crate::GraphFacts::default(),
         })
+    }
+
+    /// Entity search through the endpoint's `SERVICE wikibase:mwapi` EntitySearch
+    /// ([`crate::query::mwapi_search_query`]).
+    async fn mwapi_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        let host = self.endpoint.search_api.as_deref().unwrap_or(DEFAULT_MWAPI_HOST);
+        let query =
+            crate::query::mwapi_search_query(text, &self.settings.language, host, limit.clamp(1, WIKIBASE_SEARCH_MAX))?;
+        let QueryResults::Solutions(solutions) = self.query(&query).await? else {
+            return Ok(Vec::new());
+        };
+        Ok(solutions
+            .iri_literal_pairs()
+            .map(|(iri, label)| (iri.to_owned(), label.value().to_owned()))
+            .collect())
+    }
+
+    /// Entity search through the Wikibase's `wbsearchentities` API at `search_api`: one GET,
+    /// its answer bounded like a query's, nothing of the endpoint's credentials sent.
+    async fn wbsearchentities_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        let api = self.endpoint.search_api.as_deref().ok_or_else(|| GraphError::Config {
+            message: "search = \"wbsearchentities\" needs the Wikibase's api.php URL as `search_api`".into(),
+        })?;
+        let language = if self.settings.language.is_empty() {
+            "en"
+        } else {
+            self.settings.language.as_str()
+        };
+        let limit = limit.clamp(1, WIKIBASE_SEARCH_MAX).to_string();
+        let response = self
+            .search_client
+            .get(api)
+            .query(&[
+                ("action", "wbsearchentities"),
+                ("search", text),
+                ("language", language),
+                ("uselang", language),
+                ("type", "item"),
+                ("limit", limit.as_str()),
+                ("format", "json"),
+            ])
+            .send()
+            .await
+            .map_err(|e| self.search_error(&e.without_url().to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(self.search_error(&format!("HTTP {status}")));
+        }
+        let (body, cut) = self.read_body(response, self.settings.max_result_bytes).await?;
+        if cut {
+            return Err(self.search_error("the answer was larger than max_result_bytes"));
+        }
+        let parsed: WbSearch = serde_json::from_slice(&body).map_err(|e| self.search_error(&e.to_string()))?;
+        Ok(parsed
+            .search
+            .into_iter()
+            .filter_map(|hit| {
+                let label = hit.label.or_else(|| hit.r#match.map(|m| m.text))?;
+                Some((hit.concepturi?, label))
+            })
+            .collect())
+    }
+
+    fn search_error(&self, message: &str) -> GraphError {
+        GraphError::SearchApi {
+            api: self
+                .endpoint
+                .search_api
+                .as_deref()
+                .map_or_else(|| "(no search_api)".to_owned(), crate::settings::redact_url),
+            message: message.to_owned(),
+        }
     }
 
     /// The URL as it may be shown: without credentials.
@@ -372,6 +503,11 @@ impl KnowledgeGraph for SparqlEndpoint {
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
+        match self.endpoint.search {
+            SearchStrategy::Mwapi => return self.mwapi_matches(text, limit).await,
+            SearchStrategy::Wbsearchentities => return self.wbsearchentities_matches(text, limit).await,
+            _ => {}
+        }
         let mut words = search_words(text);
         // As the embedded index does: a long text keeps its first words (each one is a filter).
         words.truncate(crate::label_index::MAX_SEARCH_WORDS);

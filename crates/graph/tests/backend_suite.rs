@@ -516,7 +516,7 @@ async fn members(kg: &Arc<dyn KnowledgeGraph>, iris: &[&str], class: &str) -> Ve
         inner: Box::new(GraphPattern::Project {
             inner: Box::new(GraphPattern::Join {
                 left: Box::new(values),
-                right: Box::new(chatty_kg_graph::instance_of(s.clone(), class).unwrap()),
+                right: Box::new(chatty_kg_graph::instance_of(s.clone(), class, chatty_kg_graph::RDFS_TYPES).unwrap()),
             }),
             variables: vec![s],
         }),
@@ -538,7 +538,7 @@ async fn instances_of_a_class(kg: Arc<dyn KnowledgeGraph>) {
     let films = members(&kg, &[&gump, &big, &hanks], &format!("{E}Film")).await;
     assert_eq!(films, [gump.clone()], "Big has no class, Tom Hanks another");
     let QueryResults::Solutions(all) = kg
-        .query(&chatty_kg_graph::instances_query(&format!("{E}Film"), 10).unwrap())
+        .query(&chatty_kg_graph::instances_query(&format!("{E}Film"), 10, chatty_kg_graph::RDFS_TYPES).unwrap())
         .await
         .unwrap()
     else {

@@ -73,6 +73,7 @@ pub async fn suggestions(kg: &dyn KnowledgeGraph, count: usize) -> Result<Vec<Su
                 && !settings.label_predicates.contains(&p.iri)
                 && !settings.name_predicates.contains(&p.iri)
                 && !settings.is_blacklisted(&p.iri)
+                && !profile.conventions.is_schema_predicate(&p.iri)
         })
         .collect();
     candidates.sort_by(|a, b| b.triples.cmp(&a.triples));

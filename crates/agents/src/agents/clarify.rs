@@ -144,13 +144,22 @@ async fn profiles(
     let classes = ctx.kg.classes(&refs).await?;
     let answer_predicate = path.hops.first().map(|h| h.predicate.as_str());
     let label_predicates = &ctx.kg.settings().label_predicates;
+    // The neighbourhood leaves out the graph's typing and description predicates (the schema's):
+    // the classes and descriptions are asked for themselves.
     let keep = |e: &chatty_kg_graph::NeighbourEdge| {
-        Some(e.predicate.as_str()) != answer_predicate
-            && !label_predicates.contains(&e.predicate)
-            && e.predicate != RDF_TYPE
+        Some(e.predicate.as_str()) != answer_predicate && !label_predicates.contains(&e.predicate)
     };
     let edges = named_neighbourhood(ctx.kg.as_ref(), &refs, Direction::Outgoing, DESCRIBING_EDGES, &keep).await?;
     let mut facts: HashMap<&str, Vec<Fact>> = HashMap::new();
+    // A description the graph writes (Wikidata's "American actor"), when it has them, first.
+    for (iri, description) in ctx.kg.descriptions(&refs).await? {
+        if let Some(vertex) = refs.iter().find(|r| **r == iri) {
+            facts.entry(vertex).or_default().push(Fact {
+                predicate: DESCRIPTION.to_owned(),
+                value: description,
+            });
+        }
+    }
     for named in &edges {
         let Some(value) = named.neighbour_name.clone() else {
             continue;
@@ -175,4 +184,5 @@ async fn profiles(
         .collect())
 }
 
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+/// What a description is called among an option's facts.
+const DESCRIPTION: &str = "description";

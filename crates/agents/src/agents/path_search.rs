@@ -480,6 +480,8 @@ async fn find_paths(
     let pool = paths.clone();
     ranker.forced_first_hops(&paths);
     let mut ranked = ranker.rank(paths, labels);
+    let profile = ctx.kg.profile_or_default().await;
+    ranked.retain(|s| !crate::candidates::statements::ends_at_statement_or_restates(&profile.conventions, &s.path));
     if form.kind == QuestionKind::Boolean && anchors.len() >= 2 {
         // Yes/no about two entities: the path between them; one that reached the other in
         // the search's sample is the graph's own evidence.
@@ -516,6 +518,7 @@ async fn find_paths(
     // An anchor that modifies the asked-for noun ("which *Runic* characters were added in …")
     // relates to the answers as the graph says, in one hop: its one-hop paths stay for the join.
     let judged = ranker.has_units();
+
     // So does one found among the asked class's values for a word that modifies it.
     let attached = |s: &ScoredPath| {
         s.path.hops.len() == 1
@@ -798,6 +801,8 @@ async fn class_reach(
     {
         return Ok(None);
     }
+    let profile = ctx.kg.profile_or_default().await;
+    let types = profile.conventions.types();
     // One hop: every relation from each anchor that reaches the class, counted in one grouped
     // query per anchor and direction. Longer paths: the best few, one bounded query each.
     // Per one-hop relation: instances of the class reached, and values typed as something else.
@@ -809,7 +814,7 @@ async fn class_reach(
                 if cut.is_some() {
                     break 'anchors;
                 }
-                let query = crate::candidates::queries::class_neighbours(&anchor.iri, class, forward, others)?;
+                let query = crate::candidates::queries::class_neighbours(&anchor.iri, class, forward, others, types)?;
                 let Some(chatty_kg_graph::QueryResults::Solutions(s)) = unless_slow(ctx, &query, cut).await? else {
                     continue;
                 };
@@ -839,10 +844,12 @@ async fn class_reach(
     let mut mixed = vec![false; ranked.len()];
     for (i, scored) in ranked.iter().enumerate() {
         if let [hop] = scored.path.hops.as_slice() {
-            let (n, others) = one_hop
-                .get(&(scored.path.anchor, hop.predicate.clone(), hop.forward))
-                .copied()
-                .unwrap_or((0, 0));
+            // A hop of twins (`dbo:birthPlace` and `dbp:birthPlace` under one label) reaches
+            // at least what the one reaching most reaches, whichever the merge put first.
+            let (n, others) = hop
+                .predicates()
+                .filter_map(|p| one_hop.get(&(scored.path.anchor, p.to_owned(), hop.forward)))
+                .fold((0, 0), |(n, o), (a, b)| (n.max(*a), o.max(*b)));
             reach[i] = n.min(CLASS_REACH_CAP as u64);
             mixed[i] = others > 0;
         }
@@ -859,7 +866,7 @@ async fn class_reach(
         let Some(anchor) = anchors.get(path.anchor) else {
             continue;
         };
-        let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP)?;
+        let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP, types)?;
         reach[i] = count_unless_slow(ctx, &query, cut).await?;
         // The path's values are values of its last hop's relations (its predicate and the twins
         // merged into it): where none of them anywhere holds of another kind of thing (a fact
@@ -876,7 +883,7 @@ async fn class_reach(
                 }
             }
             if outside {
-                let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class)?;
+                let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class, types)?;
                 mixed[i] = any_row_unless_slow(ctx, &query, cut).await?;
             }
         }
@@ -914,7 +921,8 @@ async fn class_reach(
         };
         if others && reach[i] < CLASS_REACH_CAP as u64 && counted < CLASS_CHECKS {
             counted += 1;
-            let query = crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP)?;
+            let query =
+                crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP, types)?;
             let values = count_unless_slow(ctx, &query, cut).await?;
             elsewhere[i] = values > 2 * reach[i];
         }
@@ -970,7 +978,8 @@ async fn relation_holds_outside(
     class: &str,
     cut: &mut Option<String>,
 ) -> Result<Option<bool>, AgentError> {
-    let query = crate::candidates::queries::relation_outsiders(predicate, forward, class)?;
+    let profile = ctx.kg.profile_or_default().await;
+    let query = crate::candidates::queries::relation_outsiders(predicate, forward, class, profile.conventions.types())?;
     Ok(cut_if_slow(ctx.kg.query_fact(&query).await, cut)?
         .map(|results| matches!(results, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty())))
 }

@@ -86,6 +86,8 @@ impl Agent for QueryPlanningAgent {
         }
         // Paths that reach instances of the class the question names are held to it.
         let class = state.class.as_ref().filter(|c| c.applied).map(|c| c.iri.clone());
+        let profile = ctx.kg.profile_or_default().await;
+        let types = profile.conventions.types();
         // A class selects strictly where the path also reaches other kinds, and from a vertex
         // found among the class's own instances' values (a word modifying it: "Swedish holidays").
         let from_modifier = |anchor: usize| state.anchors.get(anchor).is_some_and(|a| a.modifies_class);
@@ -99,7 +101,7 @@ impl Agent for QueryPlanningAgent {
             class
                 .as_deref()
                 .filter(|_| reaches)
-                .map(|iri| ClassFilter { iri, strict })
+                .map(|iri| ClassFilter { iri, strict, types })
         };
         let choice = state.path_choice.ok_or(AgentError::MissingState {
             agent: NAME,
@@ -134,6 +136,32 @@ impl Agent for QueryPlanningAgent {
             (Some(g), Some(best)) => ranked[i].anchor != g || state.paths[i].score >= best,
             _ => true,
         };
+        // Two anchors whose paths meet at one statement's qualifier (whatever its kind of value:
+        // "when did X receive Y" ends at a date): joined at the statement first.
+        if anchors.len() == 2 && kind != QuestionKind::Boolean {
+            let shape = match kind {
+                QuestionKind::Count => Shape::Count {
+                    exclude: anchors.clone(),
+                },
+                _ => Shape::List { distinct_only: false },
+            };
+            'pairs: for &i in &order {
+                for &j in order.iter().filter(|&&j| ranked[j].anchor != ranked[i].anchor) {
+                    let pair = [
+                        (anchors[ranked[i].anchor].as_str(), &ranked[i]),
+                        (anchors[ranked[j].anchor].as_str(), &ranked[j]),
+                    ];
+                    let class = class_of(i).or(class_of(j));
+                    if let Some(query) =
+                        crate::candidates::statements::same_statement(&profile.conventions, &pair, &shape, class)?
+                    {
+                        said_join |= !state.paths[i].unsaid && !state.paths[j].unsaid;
+                        attempts.push((query, QueryReason::Join, None));
+                        break 'pairs;
+                    }
+                }
+            }
+        }
         if anchors.len() >= 2 && kind != QuestionKind::Boolean {
             let mentions: Vec<&str> = state.anchors.iter().map(|a| a.mention.as_str()).collect();
             let same = coordinated(state.working_question(), &mentions);
@@ -176,6 +204,27 @@ impl Agent for QueryPlanningAgent {
             }
             _ => Vec::new(),
         };
+        // A value the question writes that holds the chosen relation's statements rather than its
+        // answers (a Wikibase's qualifiers: "uploaded in 2021", "the mayor in 2010"): tried
+        // before the path alone, which would answer every statement's value.
+        let qualified = match (&form.constraint, ranked.get(choice.index)) {
+            (Some(constraint), Some(path)) if kind != QuestionKind::Boolean && form.order.is_none() => {
+                qualified_attempt(
+                    ctx,
+                    state,
+                    &profile.conventions,
+                    path,
+                    constraint,
+                    kind,
+                    class_of(choice.index),
+                )
+                .await?
+            }
+            _ => None,
+        };
+        if let Some(attempt) = qualified {
+            attempts.push((attempt, QueryReason::ChosenPath, Some(choice.index)));
+        }
         // The `k`-th attribute most like the value's words, on a path whose answers have it.
         let constraint_at = |path: &RelationPath, k: usize| {
             constrained
@@ -589,6 +638,52 @@ fn value_holder(state: &AgentState, answer: &Answer) -> Option<AnswerValue> {
         })
 }
 
+/// The chosen one-hop path through its relation's statements, held by the qualifier (or the
+/// period) the value the question writes is about ([`crate::candidates::statements`]); `None`
+/// where the relation has no statements at the anchor or their qualifiers cannot hold the value.
+async fn qualified_attempt(
+    ctx: &AgentContext,
+    state: &AgentState,
+    conventions: &chatty_kg_graph::Conventions,
+    path: &RelationPath,
+    constraint: &ValueConstraint,
+    kind: QuestionKind,
+    class: Option<ClassFilter<'_>>,
+) -> Result<Option<CandidateQuery>, AgentError> {
+    use crate::candidates::statements::{qualified_by, qualifiers, select_qualified, statements_of};
+    let ([hop], Some(anchor)) = (path.hops.as_slice(), state.anchors.get(path.anchor)) else {
+        return Ok(None);
+    };
+    let Some(statements) = statements_of(conventions, hop) else {
+        return Ok(None);
+    };
+    let found = qualifiers(ctx, conventions, &anchor.iri, hop, &statements).await?;
+    if found.kinds.is_empty() {
+        return Ok(None);
+    }
+    let compared = found.kinds.len();
+    let Some(qualified) = qualified_by(
+        ctx,
+        constraint,
+        state.working_question(),
+        &words_left_over(state),
+        &found,
+    )
+    .await?
+    else {
+        return Ok(None);
+    };
+    let shape = match kind {
+        QuestionKind::Count => Shape::Count { exclude: Vec::new() },
+        _ => Shape::List { distinct_only: false },
+    };
+    let query = select_qualified(&anchor.iri, path, &shape, class, &statements, &qualified, constraint)?;
+    Ok(Some(CandidateQuery {
+        attribute: Some(qualified.attribute().reading(AttributeOf::Value, compared)),
+        ..query
+    }))
+}
+
 /// Whether `entity` is of `class`, by one membership query kept in the explanation (used when
 /// it is): the type triples that make it one, or `None` when it is not or the graph could not be
 /// asked (the query shows why).
@@ -598,7 +693,8 @@ async fn membership_provenance(
     entity: &str,
     class: &str,
 ) -> Result<Option<Vec<[String; 3]>>, AgentError> {
-    let candidate = membership(entity, class)?;
+    let profile = ctx.kg.profile_or_default().await;
+    let candidate = membership(entity, class, profile.conventions.types())?;
     let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
     let Ok(results) = result else {
         state.queries.push(executed);
@@ -608,6 +704,29 @@ async fn membership_provenance(
     executed.used = !found.values.is_empty();
     state.queries.push(executed);
     Ok((!found.values.is_empty()).then(|| found.values.into_iter().flat_map(|v| v.provenance).collect()))
+}
+
+/// The other classes of the graph named as `class` is (its homonyms among classes), the most
+/// instances first, at most [`MEMBERSHIP_HOMONYMS`].
+async fn same_named_classes(ctx: &AgentContext, class: &str) -> Vec<String> {
+    let Ok(profile) = ctx.kg.profile().await else {
+        return Vec::new();
+    };
+    let Some(name) = profile
+        .classes
+        .iter()
+        .find(|c| c.iri == class)
+        .map(|c| normalize_tokens(&c.label))
+    else {
+        return Vec::new();
+    };
+    profile
+        .classes
+        .iter()
+        .filter(|c| c.iri != class && normalize_tokens(&c.label) == name)
+        .take(MEMBERSHIP_HOMONYMS)
+        .map(|c| c.iri.clone())
+        .collect()
 }
 
 /// Homonyms of the entity a yes/no question asks the class of that are tried at most.
@@ -623,6 +742,8 @@ async fn about_the_class(
     class: &str,
 ) -> Result<&'static str, AgentError> {
     let kind = form.kind;
+    let profile = ctx.kg.profile_or_default().await;
+    let types = profile.conventions.types();
     // One entity and a list: the vertex holding the value the question writes, which is of the
     // class (path search checked); its type is the provenance.
     let holder = (kind == QuestionKind::List)
@@ -630,17 +751,17 @@ async fn about_the_class(
         .flatten()
         .cloned();
     let candidate = match kind {
-        _ if holder.is_some() => membership(&holder.as_ref().map_or("", |h| h.iri.as_str()), class)?,
+        _ if holder.is_some() => membership(holder.as_ref().map_or("", |h| h.iri.as_str()), class, types)?,
         QuestionKind::Boolean => {
             let entity = state.anchors.first().ok_or(AgentError::MissingState {
                 agent: NAME,
                 what: "the entity asked about",
             })?;
-            membership(&entity.iri, class)?
+            membership(&entity.iri, class, types)?
         }
-        QuestionKind::Count => over_class(class, &Shape::Count { exclude: Vec::new() })?,
+        QuestionKind::Count => over_class(class, &Shape::Count { exclude: Vec::new() }, types)?,
         QuestionKind::List => match form.order {
-            None => over_class(class, &Shape::List { distinct_only: false })?,
+            None => over_class(class, &Shape::List { distinct_only: false }, types)?,
             Some(order) => match class_attribute(ctx, form, class, &words_beside_class(state, form)).await? {
                 Some((attribute, numeric, reading)) => CandidateQuery {
                     attribute: Some(reading),
@@ -652,6 +773,7 @@ async fn about_the_class(
                             numeric,
                             offset: form.offset,
                         },
+                        types,
                     )?
                 },
                 // Nothing of its instances to order them by.
@@ -730,6 +852,24 @@ async fn about_the_class(
                     provenance = types;
                 }
             }
+            // Several classes share the name ("sport": DBpedia's and UMBEL's): the thing is one
+            // when it is of any of them.
+            if !is_one {
+                let entity = state.anchors.first().map(|a| a.iri.clone()).unwrap_or_default();
+                let entities: Vec<String> = std::iter::once(entity)
+                    .chain(homonyms.iter().take(MEMBERSHIP_HOMONYMS).cloned())
+                    .collect();
+                'classes: for other in same_named_classes(ctx, class).await {
+                    for entity in &entities {
+                        if let Some(types) = membership_provenance(ctx, state, entity, &other).await? {
+                            state.queries[first].used = false;
+                            is_one = true;
+                            provenance = types;
+                            break 'classes;
+                        }
+                    }
+                }
+            }
             let mut value = AnswerValue::boolean(is_one);
             value.provenance = provenance;
             Answer {
@@ -780,6 +920,7 @@ async fn by_value(
         return Ok(state.stop(Outcome::NoQuery));
     }
     let kind = form.kind;
+    let profile = ctx.kg.profile_or_default().await;
     let shape = match kind {
         QuestionKind::Count => Shape::Count { exclude: Vec::new() },
         _ => Shape::List { distinct_only: false },
@@ -797,7 +938,7 @@ async fn by_value(
         }
         let candidate = CandidateQuery {
             attribute: Some(attribute.reading(AttributeOf::Value, kinds.len())),
-            ..over_values(class, &shape, attribute, constraint)?
+            ..over_values(class, &shape, attribute, constraint, profile.conventions.types())?
         };
         let (executed, result) = execute(ctx, state, &candidate, QueryReason::Value).await;
         let index = state.queries.len();

@@ -79,7 +79,9 @@ impl Example {
         form: Option<QuestionKind>,
     ) -> Result<Self, NoExample> {
         let query = ReadQuery::parse(sparql).map_err(|e| NoExample::Unreadable(e.to_string()))?;
-        let iris = query.anchor_iris();
+        let profile = ctx.kg.profile_or_default().await;
+        let typing = profile.conventions.types().type_iris();
+        let iris = query.anchor_iris(&typing);
         if iris.is_empty() {
             return Err(NoExample::NoAnchor);
         }
@@ -348,7 +350,8 @@ impl ExampleBook {
             return Ok(None);
         }
         // What the example's query says (its predicates' and classes' names), said by each question.
-        let terms = shape_terms(&query);
+        let profile = ctx.kg.profile_or_default().await;
+        let terms = shape_terms(&query, &profile.conventions.types().type_iris());
         let refs: Vec<&str> = terms.iter().map(String::as_str).collect();
         let names = ctx.kg.predicate_names(&refs).await?;
         let mut names: Vec<String> = terms.iter().filter_map(|t| names.get(t).cloned()).collect();
@@ -428,17 +431,19 @@ fn only_in(text: &str, other: &str) -> String {
         .join(" ")
 }
 
-/// The predicates (but `rdf:type`) and classes of a query's patterns, in order.
-fn shape_terms(query: &ReadQuery) -> Vec<String> {
-    const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+/// The predicates (but the typing ones, `rdf:type` and `typing`) and classes of a query's
+/// patterns, in order.
+fn shape_terms(query: &ReadQuery, typing: &[String]) -> Vec<String> {
+    const RDF_TYPE: &str = chatty_kg_graph::conventions::RDF_TYPE;
+    let types = |p: &str| p == RDF_TYPE || typing.iter().any(|t| t == p);
     let mut terms: Vec<String> = Vec::new();
     for pattern in triple_patterns(query) {
         let NamedNodePattern::NamedNode(predicate) = &pattern.predicate else {
             continue;
         };
         let term = match (&pattern.object, predicate.as_str()) {
-            (TermPattern::NamedNode(class), RDF_TYPE) => class.as_str(),
-            (_, RDF_TYPE) => continue,
+            (TermPattern::NamedNode(class), p) if types(p) => class.as_str(),
+            (_, p) if types(p) => continue,
             (_, p) => p,
         };
         if !terms.iter().any(|t| t == term) {

@@ -275,7 +275,15 @@ pub(crate) async fn search(
             .filter(|p| p.end == EndKind::Entity)
             .map(|p| (ranker.partial(&p), p))
             .collect();
-        scored.sort_by(|(sa, a), (sb, b)| a.anchor.cmp(&b.anchor).then(sb.total_cmp(sa)));
+        // Ties go by the relations' names, as the ranking reads them, not by their IRIs: a graph
+        // whose predicates are numbered (a Wikibase's P-ids) expands what one named by words does.
+        let name = |p: &RelationPath| p.hops.iter().map(|h| (h.label.clone(), h.forward)).collect::<Vec<_>>();
+        scored.sort_by(|(sa, a), (sb, b)| {
+            a.anchor
+                .cmp(&b.anchor)
+                .then(sb.total_cmp(sa))
+                .then_with(|| name(a).cmp(&name(b)))
+        });
         let mut kept = vec![0usize; anchors.len()];
         current = scored
             .into_iter()

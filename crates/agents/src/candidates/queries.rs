@@ -11,7 +11,7 @@ use crate::candidates::values::{Attribute, constrain};
 use crate::dialogue::referents::Member;
 use crate::understanding::form::ValueConstraint;
 use crate::understanding::qir::Order;
-use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, instance_of, named_node, triple, var};
+use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, TypeVocabulary, instance_of, named_node, triple, var};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
@@ -259,10 +259,11 @@ pub fn over_values(
     shape: &Shape,
     attribute: &Attribute,
     constraint: &ValueConstraint,
+    types: TypeVocabulary<'_>,
 ) -> Result<CandidateQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let core = match class {
-        Some(class) => instance_of(answer.clone(), class)?,
+        Some(class) => instance_of(answer.clone(), class, types)?,
         None => GraphPattern::Bgp { patterns: Vec::new() },
     };
     let (filtered, edge) = constrain(core, &answer, attribute, constraint)?;
@@ -277,9 +278,9 @@ pub fn over_values(
 
 /// A SELECT over the instances of `class` alone, as `?answer`: "how many countries are there",
 /// "list the cities", "which is the largest city" (ORDER BY `shape`'s attribute).
-pub fn over_class(class: &str, shape: &Shape) -> Result<CandidateQuery, GraphError> {
+pub fn over_class(class: &str, shape: &Shape, types: TypeVocabulary<'_>) -> Result<CandidateQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
-    let mut core = instance_of(answer.clone(), class)?;
+    let mut core = instance_of(answer.clone(), class, types)?;
     let mut patterns = Vec::new();
     let mut predicates = Vec::new();
     if let Shape::Superlative {
@@ -307,6 +308,8 @@ pub struct ClassFilter<'a> {
     /// them, and only its instances answer. Otherwise every typed value the path reaches is of
     /// the class, and a value of no class at all stays (the graph does not say it is not one).
     pub strict: bool,
+    /// How the graph types things (`rdf:type`, a Wikibase's "instance of").
+    pub types: TypeVocabulary<'a>,
 }
 
 /// `inner` with `?answer` held to the class: an instance of it (or of a subclass), or, unless
@@ -315,14 +318,16 @@ pub struct ClassFilter<'a> {
 /// path reaches; where the path also reaches other kinds of things ("all swimmers born in
 /// Moscow" among the people born there), only the instances answer.
 /// `FILTER(EXISTS { ?answer is an instance of <class> } [|| !EXISTS { ?answer rdf:type ?t }])`.
-fn of_class(inner: GraphPattern, answer: &Variable, class: ClassFilter<'_>) -> Result<GraphPattern, GraphError> {
-    let member = Expression::Exists(Box::new(instance_of(answer.clone(), class.iri)?));
+pub(crate) fn of_class(
+    inner: GraphPattern,
+    answer: &Variable,
+    class: ClassFilter<'_>,
+) -> Result<GraphPattern, GraphError> {
+    let member = Expression::Exists(Box::new(instance_of(answer.clone(), class.iri, class.types)?));
     let expr = if class.strict {
         member
     } else {
-        let typed = GraphPattern::Bgp {
-            patterns: vec![triple(answer.clone(), named_node(RDF_TYPE)?, var("answer_type"))],
-        };
+        let typed = class.types.typed(answer.clone(), var("answer_type"))?;
         Expression::Or(
             Box::new(member),
             Box::new(Expression::Not(Box::new(Expression::Exists(Box::new(typed))))),
@@ -334,7 +339,7 @@ fn of_class(inner: GraphPattern, answer: &Variable, class: ClassFilter<'_>) -> R
     })
 }
 
-fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
+pub(crate) fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
     GraphPattern::Join {
         left: Box::new(left),
         right: Box::new(right),
@@ -343,7 +348,7 @@ fn join(left: GraphPattern, right: GraphPattern) -> GraphPattern {
 
 /// The query of `shape` over `bgp`, whose solutions bind `?answer` (and `?key`, for a
 /// superlative with an attribute).
-fn shaped(
+pub(crate) fn shaped(
     bgp: GraphPattern,
     shape: &Shape,
     intermediates: Vec<Variable>,
@@ -671,6 +676,7 @@ pub fn class_reach(
     path: &RelationPath,
     class: Option<&str>,
     cap: usize,
+    types: TypeVocabulary<'_>,
 ) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
@@ -683,7 +689,7 @@ pub fn class_reach(
     }
     let reached = differing(
         match class {
-            Some(class) => member_of(bgp, &answer, class)?,
+            Some(class) => member_of(bgp, &answer, class, types)?,
             None => bgp,
         },
         &distinct,
@@ -723,7 +729,13 @@ pub const PREDICATE_VARIABLE: &str = "predicate";
 /// With `others`, the values counted are those the graph types as something else than the class
 /// instead (`?answer rdf:type ?t FILTER NOT EXISTS { ?answer is an instance of <class> }`): where
 /// there are any, the class selects among the relation's values.
-pub fn class_neighbours(anchor: &str, class: &str, forward: bool, others: bool) -> Result<ReadQuery, GraphError> {
+pub fn class_neighbours(
+    anchor: &str,
+    class: &str,
+    forward: bool,
+    others: bool,
+    types: TypeVocabulary<'_>,
+) -> Result<ReadQuery, GraphError> {
     let (answer, predicate) = (var(ANSWER_VARIABLE), var(PREDICATE_VARIABLE));
     let anchor = named_node(anchor)?;
     let edge = if forward {
@@ -732,9 +744,9 @@ pub fn class_neighbours(anchor: &str, class: &str, forward: bool, others: bool) 
         triple(answer.clone(), predicate.clone(), anchor)
     };
     let reached = if others {
-        outside_class(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
+        outside_class(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class, types)?
     } else {
-        member_of(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
+        member_of(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class, types)?
     };
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
@@ -757,35 +769,51 @@ pub fn class_neighbours(anchor: &str, class: &str, forward: bool, others: bool) 
 /// (`FILTER EXISTS`), never a join with every instance of the class: a class of 34 000
 /// members joined with a path's few answers is a cross product on an engine that evaluates the
 /// two sides apart.
-fn member_of(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
+fn member_of(
+    inner: GraphPattern,
+    answer: &Variable,
+    class: &str,
+    types: TypeVocabulary<'_>,
+) -> Result<GraphPattern, GraphError> {
     Ok(GraphPattern::Filter {
-        expr: Expression::Exists(Box::new(instance_of(answer.clone(), class)?)),
+        expr: Expression::Exists(Box::new(instance_of(answer.clone(), class, types)?)),
         inner: Box::new(inner),
     })
 }
 
 /// `inner` joined with `?answer rdf:type ?t`, where `?answer` is no instance of `class`.
-fn outside_class(inner: GraphPattern, answer: &Variable, class: &str) -> Result<GraphPattern, GraphError> {
-    let typed = triple(answer.clone(), named_node(RDF_TYPE)?, var("other_type"));
+fn outside_class(
+    inner: GraphPattern,
+    answer: &Variable,
+    class: &str,
+    types: TypeVocabulary<'_>,
+) -> Result<GraphPattern, GraphError> {
+    let typed = types.typed(answer.clone(), var("other_type"))?;
     Ok(GraphPattern::Filter {
         expr: Expression::Not(Box::new(Expression::Exists(Box::new(instance_of(
             answer.clone(),
             class,
+            types,
         )?)))),
-        inner: Box::new(join(inner, GraphPattern::Bgp { patterns: vec![typed] })),
+        inner: Box::new(join(inner, typed)),
     })
 }
 
 /// `SELECT ?answer WHERE { anchor path ?answer . ?answer rdf:type ?t . FILTER NOT EXISTS {
 /// ?answer is an instance of <class> } } LIMIT 1`: whether the path reaches something the graph
 /// types as another kind of thing ([`ClassFilter::strict`]).
-pub fn class_outsiders(anchor: &str, path: &RelationPath, class: &str) -> Result<ReadQuery, GraphError> {
+pub fn class_outsiders(
+    anchor: &str,
+    path: &RelationPath,
+    class: &str,
+    types: TypeVocabulary<'_>,
+) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let reached = differing(chain.pattern(), &chain.distinct);
     ReadQuery::select(GraphPattern::Slice {
         inner: Box::new(GraphPattern::Project {
-            inner: Box::new(outside_class(reached, &answer, class)?),
+            inner: Box::new(outside_class(reached, &answer, class, types)?),
             variables: vec![answer],
         }),
         start: 0,
@@ -799,7 +827,12 @@ pub fn class_outsiders(anchor: &str, path: &RelationPath, class: &str) -> Result
 /// something the graph types as another kind than the class. Where it does ("born in": actors,
 /// swimmers, horses), the class selects among the relation's values, and a value of no class
 /// at all is not one the graph says is of it ([`ClassFilter::strict`]).
-pub fn relation_outsiders(predicate: &str, forward: bool, class: &str) -> Result<ReadQuery, GraphError> {
+pub fn relation_outsiders(
+    predicate: &str,
+    forward: bool,
+    class: &str,
+    types: TypeVocabulary<'_>,
+) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let other = var("other_end");
     let edge = if forward {
@@ -813,6 +846,7 @@ pub fn relation_outsiders(predicate: &str, forward: bool, class: &str) -> Result
                 GraphPattern::Bgp { patterns: vec![edge] },
                 &answer,
                 class,
+                types,
             )?),
             variables: vec![answer],
         }),
@@ -823,54 +857,43 @@ pub fn relation_outsiders(predicate: &str, forward: bool, class: &str) -> Result
 
 /// The variable a membership query binds to the entity's own class.
 pub const TYPE_VARIABLE: &str = "type";
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
 
 /// `SELECT ?type WHERE { { <entity> rdf:type ?type FILTER(sameTerm(?type, <class>)) } UNION {
 /// <entity> rdf:type ?type . ?type rdfs:subClassOf+ <class> } } LIMIT 1`: whether `entity` is of
 /// `class` ("is Lima a city?"), with the type that makes it one (its provenance: `Lima rdf:type
 /// Capital`, where `Capital rdfs:subClassOf City`). Spelled out so for Virtuoso 7.2, which loses
 /// rows on `subClassOf*` and on `sameTerm(…) || EXISTS {…}` (the backend tests showed both).
-pub fn membership(entity: &str, class: &str) -> Result<CandidateQuery, GraphError> {
-    use spargebra::algebra::PropertyPathExpression as Path;
+pub fn membership(entity: &str, class: &str, types: TypeVocabulary<'_>) -> Result<CandidateQuery, GraphError> {
     let t = var(TYPE_VARIABLE);
     let class = named_node(class)?;
-    let typed = triple(named_node(entity)?, named_node(RDF_TYPE)?, t.clone());
+    let entity = named_node(entity)?;
+    let typed = types.typed(entity.clone(), t.clone())?;
     let direct = GraphPattern::Filter {
         expr: Expression::SameTerm(
             Box::new(Expression::Variable(t.clone())),
             Box::new(Expression::NamedNode(class.clone())),
         ),
-        inner: Box::new(GraphPattern::Bgp {
-            patterns: vec![typed.clone()],
-        }),
+        inner: Box::new(typed.clone()),
     };
-    let through_subclass = join(
-        GraphPattern::Bgp {
-            patterns: vec![typed.clone()],
+    let pattern = match types.subclass_path(t.clone(), class)? {
+        Some(up) => GraphPattern::Union {
+            left: Box::new(direct),
+            right: Box::new(join(typed, up)),
         },
-        GraphPattern::Path {
-            subject: t.clone().into(),
-            path: Path::OneOrMore(Box::new(Path::NamedNode(named_node(RDFS_SUBCLASS_OF)?))),
-            object: class.into(),
-        },
-    );
-    let pattern = GraphPattern::Union {
-        left: Box::new(direct),
-        right: Box::new(through_subclass),
+        None => direct,
     };
     Ok(CandidateQuery {
         attribute: None,
         query: ReadQuery::select(GraphPattern::Slice {
             inner: Box::new(GraphPattern::Project {
                 inner: Box::new(pattern),
-                variables: vec![t],
+                variables: vec![t.clone()],
             }),
             start: 0,
             length: Some(1),
         })?,
-        predicates: vec![RDF_TYPE.to_owned()],
-        patterns: vec![typed],
+        predicates: types.type_iris(),
+        patterns: types.typed_triple(entity, t)?.into_iter().collect(),
     })
 }
 
@@ -1077,15 +1100,22 @@ mod tests {
         assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?x2))"), "{text}");
         // The class a longer path reaches is counted without its anchor; one hop's as it is.
         let around = path(&[("neighbour", false), ("neighbour", false)]);
-        let text = class_reach("http://e/Hero", &around, Some("http://e/City"), 10)
-            .unwrap()
-            .to_string();
+        let text = class_reach(
+            "http://e/Hero",
+            &around,
+            Some("http://e/City"),
+            10,
+            chatty_kg_graph::RDFS_TYPES,
+        )
+        .unwrap()
+        .to_string();
         assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?answer))"), "{text}");
         let text = class_reach(
             "http://e/Hero",
             &path(&[("neighbour", false)]),
             Some("http://e/City"),
             10,
+            chatty_kg_graph::RDFS_TYPES,
         )
         .unwrap()
         .to_string();

@@ -137,20 +137,49 @@ pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Resu
     Ok(kinds)
 }
 
-/// Some instances of `class` (at most `limit`).
+/// Subclasses a sample of a class's instances is spread over at most.
+const SAMPLED_SUBCLASSES: usize = 20;
+
+/// Some instances of `class` (at most `limit`), spread over its subclasses: a class whose
+/// instances are all its subclasses' ("character": letters, symbols, numbers …) gives some of
+/// each, not the first `limit` of whichever the store lists first, so what a sample says of the
+/// class's attributes ("numeric value", which only numbers have) does not depend on the order
+/// of its IRIs.
 pub(crate) async fn instances_of(ctx: &AgentContext, class: &str, limit: usize) -> Result<Vec<String>, AgentError> {
-    let chatty_kg_graph::QueryResults::Solutions(sample) =
-        ctx.kg.query(&chatty_kg_graph::instances_query(class, limit)?).await?
-    else {
-        return Ok(Vec::new());
+    let profile = ctx.kg.profile_or_default().await;
+    let types = profile.conventions.types();
+    let column = |results: chatty_kg_graph::QueryResults, variable: &str| -> Vec<String> {
+        match results {
+            chatty_kg_graph::QueryResults::Solutions(s) => s
+                .column(variable)
+                .filter_map(|t| match t {
+                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
+                    _ => None,
+                })
+                .collect(),
+            chatty_kg_graph::QueryResults::Boolean(_) => Vec::new(),
+        }
     };
-    Ok(sample
-        .column("s")
-        .filter_map(|t| match t {
-            Term::NamedNode(n) => Some(n.as_str().to_owned()),
-            _ => None,
-        })
-        .collect())
+    let subclasses = match chatty_kg_graph::subclasses_of_query(class, SAMPLED_SUBCLASSES, types)? {
+        Some(query) => column(ctx.kg.query(&query).await?, "sub"),
+        None => Vec::new(),
+    };
+    if subclasses.is_empty() {
+        let query = chatty_kg_graph::instances_query(class, limit, types)?;
+        return Ok(column(ctx.kg.query(&query).await?, "s"));
+    }
+    let each = (limit / (subclasses.len() + 1)).max(1);
+    let mut found: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for kind in std::iter::once(class).chain(subclasses.iter().map(String::as_str)) {
+        let query = chatty_kg_graph::direct_instances_query(kind, each, types)?;
+        for iri in column(ctx.kg.query(&query).await?, "s") {
+            if found.len() < limit && seen.insert(iri.clone()) {
+                found.push(iri);
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Each predicate's label: its own in the graph, else one made from its IRI.

@@ -195,6 +195,7 @@ async fn neighbours_of(
         return Ok(Some(Vec::new()));
     }
     let mut neighbours: Vec<(String, String)> = Vec::new();
+    let profile = ctx.kg.profile_or_default().await;
     for outgoing in [true, false] {
         let query = chatty_kg_graph::labelled_neighbours_query(anchor, outgoing, predicates, NEIGHBOURS + 1)?;
         let QueryResults::Solutions(solutions) = ctx.kg.query(&query).await? else {
@@ -209,6 +210,7 @@ async fn neighbours_of(
             if let (Some(Some(Term::NamedNode(n))), Some(Some(Term::Literal(label))), Some(Some(Term::NamedNode(p)))) =
                 (row.first(), row.get(1), row.get(2))
                 && !ctx.kg.settings().is_blacklisted(p.as_str())
+                && !profile.conventions.is_schema_predicate(p.as_str())
                 && n.as_str() != current
                 && n.as_str() != anchor
                 && !neighbours

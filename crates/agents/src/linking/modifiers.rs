@@ -23,8 +23,6 @@ pub const MODIFIER_SIMILARITY: f32 = 0.6;
 /// The best value must be this much more like the word than the next (else the word is not read).
 const MARGIN: f32 = 0.05;
 
-const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-
 /// The word right before the class's words, as written, when it is a content word of the
 /// question (not its first word, not a form word): "Give me all *Danish* films".
 pub(crate) fn modifier_of(question: &str, class: &str) -> Option<String> {
@@ -66,8 +64,10 @@ pub(crate) async fn ground_modifier(
         .await?;
     // Value → the instances that have it.
     let mut held: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let profile = ctx.kg.profile_or_default().await;
+    let types = profile.conventions.types();
     for edge in &edges.edges {
-        if edge.predicate == RDF_TYPE {
+        if types.is_type_predicate(&edge.predicate) {
             continue;
         }
         if let Term::NamedNode(n) = &edge.neighbour

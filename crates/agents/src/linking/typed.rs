@@ -57,7 +57,8 @@ fn names_class_at(words: &[String], end: usize, label: &str) -> bool {
 
 /// Whether `entity` is an instance of `class` (or of a subclass).
 pub(crate) async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool, AgentError> {
-    let query = crate::candidates::queries::membership(entity, class)?;
+    let profile = ctx.kg.profile_or_default().await;
+    let query = crate::candidates::queries::membership(entity, class, profile.conventions.types())?;
     Ok(match ctx.kg.query(&query.query).await? {
         chatty_kg_graph::QueryResults::Solutions(s) => !s.rows.is_empty(),
         chatty_kg_graph::QueryResults::Boolean(b) => b,

@@ -68,6 +68,40 @@ pub fn words_left(question: &str, said: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Forms of "to be" that make a question say what something *was* at a time.
+const COPULAS: &[&str] = &["is", "are", "was", "were", "been", "be"];
+/// Words after a copula that make it no state: "were *there*" asks whether something happened.
+const EXISTENTIAL: &[&str] = &["there"];
+
+/// Whether the question says what something was (a state that lasts: "which version *was
+/// current* in 2020", "who *was* the mayor in 2010", "which clubs *was* X a member of") rather
+/// than what happened ("which versions *were uploaded* in 2021", "when did X *receive* …"): its
+/// verb is a form of "to be" whose next word is no past participle ("-ed", "-en") and no
+/// "there".
+pub fn says_a_state(question: &str) -> bool {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let participle = |w: &str| w.len() > 4 && (w.ends_with("ed") || w.ends_with("en"));
+    let mut copula = false;
+    for (i, w) in words.iter().enumerate() {
+        if !COPULAS.contains(&w.as_str()) {
+            continue;
+        }
+        copula = true;
+        // The first word after it that is no adverb of time ("still", "already") decides.
+        let next = words[i + 1..]
+            .iter()
+            .find(|n| !matches!(n.as_str(), "still" | "already" | "ever" | "once" | "then" | "not"));
+        if next.is_some_and(|n| participle(n) || EXISTENTIAL.contains(&n.as_str())) {
+            return false;
+        }
+    }
+    copula
+}
+
 /// What the answer should be, judged from the question's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -545,6 +579,27 @@ fn is_wh_question(text: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copula_before_no_participle_says_a_state() {
+        for state in [
+            "Which versions of dash were current at some point in 2020?",
+            "Who was the mayor of Lima in 2010?",
+            "Which clubs was Ana a member of after 2010?",
+            "Who was Frida Kahlo's spouse in 1935?",
+        ] {
+            assert!(says_a_state(state), "{state}");
+        }
+        for event in [
+            "Which bash versions were uploaded during 2021?",
+            "Which tmux releases were packaged before 2020?",
+            "How many vim uploads were there in 2022?",
+            "When did Cusco receive the Heritage Award?",
+            "Which films did Ridley Scott direct after 1980?",
+        ] {
+            assert!(!says_a_state(event), "{event}");
+        }
+    }
 
     #[test]
     fn words_keep_possessives_and_capitals() {
