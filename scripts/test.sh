@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
 cleanup() {
   scripts/virtuoso.sh stop "$scratch/virtuoso" || true
+  scripts/virtuoso.sh stop "$scratch/virtuoso-wikibase" || true
+  [ -f "$scratch/standin.pid" ] && kill "$(cat "$scratch/standin.pid")" 2>/dev/null || true
   scripts/postgres.sh stop "$scratch/postgres" || true
   scripts/openai-server.sh stop "$scratch/openai" || true
   rm -rf "$scratch"
@@ -28,6 +30,17 @@ if command -v virtuoso-t >/dev/null; then
   CHATTY_KG_TEST_VIRTUOSO=$(scripts/virtuoso.sh start "$scratch/virtuoso" tests/fixtures/movies.ttl)
   export CHATTY_KG_TEST_VIRTUOSO
   echo "Virtuoso for the backend suite: $CHATTY_KG_TEST_VIRTUOSO" >&2
+  # A second one holding the Wikidata-shaped fixture (conventions found on Virtuoso), and the
+  # local stand-ins of a Wikibase's search (wbsearchentities, the query service's mwapi) over it.
+  CHATTY_KG_TEST_VIRTUOSO_WIKIBASE=$(scripts/virtuoso.sh start "$scratch/virtuoso-wikibase" tests/fixtures/wikidata.ttl)
+  export CHATTY_KG_TEST_VIRTUOSO_WIKIBASE
+  python3 scripts/wikibase-standin.py --sparql "$CHATTY_KG_TEST_VIRTUOSO_WIKIBASE" \
+    >"$scratch/standin.url" 2>"$scratch/standin.log" &
+  echo $! >"$scratch/standin.pid"
+  for _ in $(seq 300); do [ -s "$scratch/standin.url" ] && break; sleep 0.1; done
+  CHATTY_KG_TEST_WIKIBASE_STANDIN=$(head -1 "$scratch/standin.url")
+  export CHATTY_KG_TEST_WIKIBASE_STANDIN
+  echo "Wikibase fixture on Virtuoso: $CHATTY_KG_TEST_VIRTUOSO_WIKIBASE, search stand-ins: $CHATTY_KG_TEST_WIKIBASE_STANDIN" >&2
 else
   echo "!!! virtuoso-t is not installed: the Virtuoso backend tests will SKIP (apt-get install virtuoso-opensource)" >&2
 fi

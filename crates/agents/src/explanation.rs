@@ -43,7 +43,8 @@ pub struct Explanation {
     /// A listed answer the question was about as a whole (planned over with VALUES).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_set: Option<AnswerSet>,
-    /// The detected language, when translation is on.
+    /// The question's language, when it is not the configured one (answers are named in it
+    /// where the graph can), or the model detected it for translation.
     pub language: Option<String>,
     pub qir: Option<Qir>,
     pub entities: Vec<EntityLink>,

@@ -329,7 +329,8 @@ pub struct AgentState {
     /// waiting question runs again with it, as `resolved_question`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clarified: Option<Clarified>,
-    /// The detected language of the question, when translation is on.
+    /// The language of the question: detected by the model when translation is on, else by the
+    /// words (whatlang) when the graph has labels in it and it is not the configured one.
     pub language: Option<String>,
     /// The question in English, when it was translated.
     pub translated_question: Option<String>,

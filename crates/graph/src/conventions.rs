@@ -49,12 +49,15 @@ pub const WIKIBASE_LINKS: [&str; 4] = [
 ];
 
 /// Namespaces whose classes describe a schema, not the things a question is about
-/// (`wikibase:Property`, `owl:Class`, `rdf:Property`); `owl:Thing` is not among them.
-const SCHEMA_NAMESPACES: [&str; 4] = [
+/// (`wikibase:Property`, `owl:Class`, `rdf:Property`, an endpoint's description of itself, and
+/// the classes Virtuoso keeps in every default graph for itself); `owl:Thing` is not among them.
+const SCHEMA_NAMESPACES: [&str; 6] = [
     WIKIBASE,
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "http://www.w3.org/2000/01/rdf-schema#",
     "http://www.w3.org/2002/07/owl#",
+    "http://www.w3.org/ns/sparql-service-description#",
+    "http://www.openlinksw.com/schemas/virtrdf#",
 ];
 const OWL_THING: &str = "http://www.w3.org/2002/07/owl#Thing";
 
@@ -841,7 +844,9 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
             "set in the configuration (subclass_predicates)",
         );
     } else {
-        if found.type_predicates.iter().any(|t| t == RDF_TYPE) || used.contains_key(RDFS_SUBCLASS_OF) {
+        // RDFS's beside rdf:type; otherwise (a Wikibase whose store keeps its own classes'
+        // hierarchy) only where it orders the graph's classes, as any other candidate.
+        if found.type_predicates.iter().any(|t| t == RDF_TYPE) {
             found.subclass_predicates.push(RDFS_SUBCLASS_OF.to_owned());
             found.found(
                 "subclass",
@@ -868,7 +873,7 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
         if let Some(typing) = found.type_predicates.first().cloned() {
             let known: Vec<String> = found.subclass_predicates.clone();
             let typing_all = found.type_predicates.clone();
-            let candidates: Vec<String> = [SKOS_BROADER]
+            let candidates: Vec<String> = [RDFS_SUBCLASS_OF, SKOS_BROADER]
                 .iter()
                 .map(|s| (*s).to_owned())
                 .chain(

@@ -182,7 +182,32 @@ pub trait KnowledgeGraph: Send + Sync {
     /// A label for each IRI that has one in the graph (the earliest configured label predicate
     /// wins, so rdfs:label before skos:altLabel; `[]` → no query).
     async fn graph_labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
-        preferred_literals(self, iris, &self.settings().label_predicates, &self.settings().language).await
+        preferred_literals(
+            self,
+            iris,
+            &self.settings().label_predicates,
+            &[&self.settings().language],
+        )
+        .await
+    }
+
+    /// [`labels`](Self::labels) in `language` where the graph has them (a question asked in
+    /// German is answered with German names), else in the configured language, then untagged,
+    /// then any.
+    async fn labels_in(&self, iris: &[&str], language: &str) -> Result<HashMap<String, String>, GraphError> {
+        let configured = self.settings().language.as_str();
+        let mut labels =
+            preferred_literals(self, iris, &self.settings().label_predicates, &[language, configured]).await?;
+        if self.settings().iri_names {
+            for iri in iris {
+                if !labels.contains_key(*iri)
+                    && let Some(name) = text::iri_name(iri)
+                {
+                    labels.insert((*iri).to_owned(), name);
+                }
+            }
+        }
+        Ok(labels)
     }
 
     /// A description of each IRI that has one (the graph's description predicates,
@@ -194,7 +219,7 @@ pub trait KnowledgeGraph: Send + Sync {
         if predicates.is_empty() {
             return Ok(HashMap::new());
         }
-        preferred_literals(self, iris, predicates, &self.settings().language).await
+        preferred_literals(self, iris, predicates, &[&self.settings().language]).await
     }
 
     /// A name for each IRI: its label in the graph ([`graph_labels`](Self::graph_labels)); with
@@ -585,16 +610,19 @@ pub fn predicate_links(
         .collect()
 }
 
-/// One literal of `predicates` for each IRI that has one: the earliest predicate first, then the
-/// `language` ([`language_rank`]); chunked so a long list does not become one huge VALUES block.
+/// One literal of `predicates` for each IRI that has one: the earliest of the `languages` first
+/// (then untagged, then any: [`languages_rank`]), then the earliest predicate; chunked so a long
+/// list does not become one huge VALUES block. With one language, the predicate decides first
+/// (rdfs:label before skos:altLabel), as a vertex's own name is what it is called.
 async fn preferred_literals(
     kg: &(impl KnowledgeGraph + ?Sized),
     iris: &[&str],
     predicates: &[String],
-    language: &str,
+    languages: &[&str],
 ) -> Result<HashMap<String, String>, GraphError> {
     // IRI → ((rank of its literal's predicate, rank of its language), literal).
     let mut best: HashMap<String, ((usize, u8), String)> = HashMap::new();
+    let several = languages.iter().filter(|l| !l.is_empty()).count() > 1;
     for chunk in iris.chunks(LABELS_PER_QUERY).filter(|_| !predicates.is_empty()) {
         let QueryResults::Solutions(solutions) = kg.query(&labels_query(chunk, predicates)?).await? else {
             continue;
@@ -608,13 +636,37 @@ async fn preferred_literals(
                 _ => None,
             }
             .unwrap_or(usize::MAX);
-            let rank = (predicate, language_rank(label.language(), language));
+            let language = languages_rank(label.language(), languages);
+            // The question's language before the label predicate's order, when one is asked.
+            let rank = if several {
+                (
+                    usize::from(language),
+                    u8::try_from(predicate.min(255)).unwrap_or(u8::MAX),
+                )
+            } else {
+                (predicate, language)
+            };
             if best.get(iri.as_str()).is_none_or(|(known, _)| rank < *known) {
                 best.insert(iri.as_str().to_owned(), (rank, label.value().to_owned()));
             }
         }
     }
     Ok(best.into_iter().map(|(iri, (_, label))| (iri, label)).collect())
+}
+
+/// [`language_rank`] over several languages, the first preferred: the position of the first
+/// that matches, then untagged, then any other.
+fn languages_rank(tag: Option<&str>, preferred: &[&str]) -> u8 {
+    let known = preferred.iter().filter(|p| !p.is_empty()).count() as u8;
+    for (i, p) in preferred.iter().filter(|p| !p.is_empty()).enumerate() {
+        if language_rank(tag, p) == 0 {
+            return i as u8;
+        }
+    }
+    match tag {
+        None => known,
+        Some(_) => known + 1,
+    }
 }
 
 /// [`KnowledgeGraph::predicate_names`] without a cache: the graph's labels, else the label of the

@@ -302,3 +302,105 @@ async fn a_saved_profile_found_under_other_settings_is_found_again() {
     let kg = EmbeddedStore::open(dir.path(), settings).unwrap();
     assert_eq!(kg.profile().await.unwrap().conventions.type_predicates, [RDF_TYPE]);
 }
+
+/// An endpoint from the environment `scripts/test.sh` sets (a Virtuoso holding wikidata.ttl, the
+/// search stand-ins over it); `None` (the test skips) without it, a failure when
+/// `CHATTY_KG_REQUIRE_VIRTUOSO=1` (CI).
+fn from_env(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CHATTY_KG_REQUIRE_VIRTUOSO").as_deref() == Ok("1") => {
+            panic!("CHATTY_KG_REQUIRE_VIRTUOSO=1 but {variable} is not set: scripts/test.sh did not start it")
+        }
+        _ => {
+            eprintln!("\n!!!!! SKIPPED: {variable} is unset (scripts/test.sh sets it)\n");
+            None
+        }
+    }
+}
+
+fn remote(url: &str, tweak: impl FnOnce(&mut chatty_kg_graph::EndpointSettings)) -> chatty_kg_graph::SparqlEndpoint {
+    let mut endpoint = chatty_kg_graph::EndpointSettings::new(url);
+    tweak(&mut endpoint);
+    chatty_kg_graph::SparqlEndpoint::new(endpoint, GraphSettings::default()).unwrap()
+}
+
+#[tokio::test]
+async fn virtuoso_finds_the_conventions_the_embedded_store_finds() {
+    let Some(url) = from_env("CHATTY_KG_TEST_VIRTUOSO_WIKIBASE") else {
+        return;
+    };
+    let kg = remote(&url, |_| {});
+    let (_dir, embedded) = store("wikidata.ttl");
+    let (there, here) = (kg.profile().await.unwrap(), embedded.profile().await.unwrap());
+    let (c, e) = (&there.conventions, &here.conventions);
+    assert_eq!(c.type_predicates, [format!("{WDT}P31")], "{:#?}", c.findings);
+    assert_eq!(
+        (
+            &c.type_predicates,
+            &c.subclass_predicates,
+            &c.description_predicates,
+            &c.blacklisted
+        ),
+        (
+            &e.type_predicates,
+            &e.subclass_predicates,
+            &e.description_predicates,
+            &e.blacklisted
+        )
+    );
+    assert_eq!(c.properties, e.properties);
+    // The same classes, counted alike (Virtuoso's own classes are no class of the graph).
+    let classes = |p: &chatty_kg_graph::profile::SchemaProfile| {
+        let mut c: Vec<(String, u64)> = p.classes.iter().map(|c| (c.iri.clone(), c.instances)).collect();
+        c.sort();
+        c
+    };
+    assert_eq!(classes(&there), classes(&here));
+    let names = kg.predicate_names(&[&format!("{WDT}P1082")]).await.unwrap();
+    assert_eq!(names[&format!("{WDT}P1082")], "population");
+    let query = chatty_kg_graph::instances_query(&format!("{WD}Q515"), 50, c.types()).unwrap();
+    let QueryResults::Solutions(s) = kg.query(&query).await.unwrap() else {
+        panic!("a SELECT")
+    };
+    assert!(
+        s.column("s")
+            .any(|t| chatty_kg_graph::term_text(t).as_deref() == Some(&format!("{WD}Q2868"))),
+        "Lima is a capital, so a city"
+    );
+}
+
+/// Entity search through a Wikibase's own search services (the stand-ins of scripts/test.sh,
+/// which answer as `wbsearchentities` and the query service's EntitySearch do), the rest of the
+/// queries on Virtuoso through the stand-in: the same entity first as the embedded store's
+/// label index finds, and never a property entity.
+#[tokio::test]
+async fn a_wikibase_is_searched_through_its_own_search() {
+    let Some(base) = from_env("CHATTY_KG_TEST_WIKIBASE_STANDIN") else {
+        return;
+    };
+    let (_dir, embedded) = store("wikidata.ttl");
+    let wbsearch = remote(&format!("{base}/sparql"), |e| {
+        e.search = chatty_kg_graph::SearchStrategy::Wbsearchentities;
+        e.search_api = Some(format!("{base}/w/api.php"));
+    });
+    let mwapi = remote(&format!("{base}/sparql"), |e| {
+        e.search = chatty_kg_graph::SearchStrategy::Mwapi;
+    });
+    for kg in [&wbsearch as &dyn KnowledgeGraph, &mwapi] {
+        for text in ["Peru", "Lima", "Heritage Award", "capital city"] {
+            let found = kg.search_entities(text, 5).await.unwrap();
+            let expected = embedded.search_entities(text, 5).await.unwrap();
+            assert_eq!(
+                found.first().map(|c| &c.iri),
+                expected.first().map(|c| &c.iri),
+                "{}: {text}: {found:?}",
+                kg.describe()
+            );
+        }
+        // "population" names a property, not a thing: the stand-ins do not offer it, nor would
+        // chatty-kg take it.
+        let found = kg.search_entities("population", 5).await.unwrap();
+        assert!(!found.iter().any(|c| c.iri.contains("/P")), "{found:?}");
+    }
+}

@@ -609,3 +609,106 @@ async fn risky_regular_expressions_never_leave() {
         .unwrap();
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
+
+/// A Wikibase's own search (`search = "wbsearchentities"`): one GET to its `api.php`, with none
+/// of the endpoint's credentials or headers, and the hits' IRIs and labels as found.
+#[tokio::test]
+async fn wbsearchentities_asks_the_wikibase_api_without_the_endpoints_credentials() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/w/api.php"))
+        .and(wiremock::matchers::header_exists("authorization"))
+        .respond_with(ResponseTemplate::new(500))
+        .expect(0)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/w/api.php"))
+        .and(wiremock::matchers::query_param("action", "wbsearchentities"))
+        .and(wiremock::matchers::query_param("search", "tom hanks"))
+        .and(wiremock::matchers::query_param("language", "en"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            r#"{"searchinfo":{"search":"tom hanks"},"search":[
+                {"id":"Q2263","concepturi":"http://www.wikidata.org/entity/Q2263","label":"Tom Hanks","description":"American actor","match":{"type":"label","language":"en","text":"Tom Hanks"}},
+                {"id":"Q7","concepturi":"http://www.wikidata.org/entity/Q7","match":{"type":"alias","language":"en","text":"Tom Hanks Jr."}}
+            ],"success":1}"#,
+            "application/json",
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let kg = endpoint(format!("{}/sparql", server.uri()), |e| {
+        e.search = chatty_kg_graph::SearchStrategy::Wbsearchentities;
+        e.search_api = Some(format!("{}/w/api.php", server.uri()));
+        e.auth = Some(EndpointAuth::Bearer { token: "s3cret".into() });
+    });
+    let found = kg.label_matches("tom hanks", 5).await.unwrap();
+    assert_eq!(
+        found,
+        [
+            (
+                "http://www.wikidata.org/entity/Q2263".to_owned(),
+                "Tom Hanks".to_owned()
+            ),
+            (
+                "http://www.wikidata.org/entity/Q7".to_owned(),
+                "Tom Hanks Jr.".to_owned()
+            )
+        ]
+    );
+}
+
+#[tokio::test]
+async fn wbsearchentities_needs_its_api_and_says_when_it_fails() {
+    let settings = EndpointSettings {
+        search: chatty_kg_graph::SearchStrategy::Wbsearchentities,
+        ..EndpointSettings::new("http://127.0.0.1:9/sparql")
+    };
+    let error = SparqlEndpoint::new(settings, GraphSettings::default()).err().unwrap();
+    assert!(error.to_string().contains("search_api"), "{error}");
+
+    let server = serve_get(ResponseTemplate::new(503)).await;
+    let kg = endpoint(format!("{}/sparql", server.uri()), |e| {
+        e.search = chatty_kg_graph::SearchStrategy::Wbsearchentities;
+        e.search_api = Some(format!("{}/w/api.php?key=hidden", server.uri()));
+    });
+    let error = kg.label_matches("tom hanks", 5).await.unwrap_err();
+    assert!(matches!(error, GraphError::SearchApi { .. }), "{error}");
+    assert!(!error.to_string().contains("hidden"), "{error}");
+}
+
+/// The Wikidata Query Service's EntitySearch (`search = "mwapi"`): our own generated SERVICE
+/// call, the search text a literal in it; a SERVICE a user writes is still refused.
+#[tokio::test]
+async fn mwapi_sends_our_entity_search_and_refuses_a_users_service() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(query_param_contains("query", "EntitySearch"))
+        .and(query_param_contains("query", "<http://wikiba.se/ontology#mwapi>"))
+        .and(query_param_contains("query", "\"tom \\\"hanks\\\"\""))
+        .and(query_param_contains("query", "\"www.wikidata.org\""))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            r#"{"head":{"vars":["item","label"]},"results":{"bindings":[
+                {"item":{"type":"uri","value":"http://www.wikidata.org/entity/Q2263"},"label":{"type":"literal","value":"Tom Hanks","xml:lang":"en"}}]}}"#,
+            JSON,
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let kg = endpoint(format!("{}/sparql", server.uri()), |e| {
+        e.search = chatty_kg_graph::SearchStrategy::Mwapi;
+    });
+    let found = kg.label_matches("tom \"hanks\"", 5).await.unwrap();
+    assert_eq!(
+        found,
+        [(
+            "http://www.wikidata.org/entity/Q2263".to_owned(),
+            "Tom Hanks".to_owned()
+        )]
+    );
+    let refused = kg
+        .query_text("SELECT ?item WHERE { SERVICE <http://wikiba.se/ontology#mwapi> { ?item ?p ?o } }")
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, GraphError::NotReadOnly { .. }), "{refused}");
+}

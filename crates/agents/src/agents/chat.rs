@@ -143,8 +143,32 @@ async fn start(state: &mut AgentState, ctx: &AgentContext) -> Result<(), AgentEr
             state.translated_question = Some(translation.english.trim().to_owned());
         }
         state.language = Some(language);
+    } else {
+        state.language = question_language(ctx, &state.question).await;
     }
     Ok(())
+}
+
+/// The language a question is written in, when it is not the configured one, the detector is
+/// sure of it (whatlang) and the graph has labels in it (its schema profile's name predicates):
+/// its answers are then named in it. No model call.
+async fn question_language(ctx: &AgentContext, question: &str) -> Option<String> {
+    let info = whatlang::detect(question).filter(whatlang::Info::is_reliable)?;
+    let code = crate::understanding::language::iso_639_1(info.lang())?;
+    if code.eq_ignore_ascii_case(&ctx.kg.settings().language) {
+        return None;
+    }
+    let profile = ctx.kg.profile().await.ok()?;
+    profile
+        .conventions
+        .name_predicates
+        .iter()
+        .any(|n| {
+            n.languages
+                .keys()
+                .any(|tag| tag.split('-').next().is_some_and(|t| t.eq_ignore_ascii_case(code)))
+        })
+        .then(|| code.to_owned())
 }
 
 /// What the user is told.

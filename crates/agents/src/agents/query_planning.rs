@@ -145,17 +145,46 @@ impl Agent for QueryPlanningAgent {
                 },
                 _ => Shape::List { distinct_only: false },
             };
-            'pairs: for &i in &order {
-                for &j in order.iter().filter(|&&j| ranked[j].anchor != ranked[i].anchor) {
-                    let pair = [
-                        (anchors[ranked[i].anchor].as_str(), &ranked[i]),
-                        (anchors[ranked[j].anchor].as_str(), &ranked[j]),
-                    ];
+            // An anchor linked by a value it holds may be a statement (its version, its award):
+            // a path from the other anchor through its statements to a qualifier meets it there.
+            let by_value: Vec<usize> = (0..anchors.len())
+                .filter(|&a| {
+                    state
+                        .entities
+                        .iter()
+                        .any(|l| l.method == LinkMethod::Literal && l.iri.as_deref() == Some(anchors[a].as_str()))
+                })
+                .collect();
+            let to_statement: Vec<RelationPath> = order
+                .iter()
+                .filter_map(|&i| {
+                    let (path, [_, tail]) = (&ranked[i], ranked[i].hops.as_slice()) else {
+                        return None;
+                    };
+                    let b = *by_value.iter().find(|&&b| b != path.anchor)?;
+                    Some(RelationPath {
+                        anchor: b,
+                        hops: vec![tail.clone()],
+                        end: path.end,
+                        reached: 1,
+                        endpoints: Vec::new(),
+                    })
+                })
+                .collect();
+            let candidates: Vec<(usize, &RelationPath)> = order
+                .iter()
+                .map(|&i| (i, &ranked[i]))
+                .chain(to_statement.iter().map(|p| (usize::MAX, p)))
+                .collect();
+            'pairs: for &(i, pi) in &candidates {
+                for &(j, pj) in candidates.iter().filter(|(_, pj)| pj.anchor != pi.anchor) {
+                    let pair = [(anchors[pi.anchor].as_str(), pi), (anchors[pj.anchor].as_str(), pj)];
                     let class = class_of(i).or(class_of(j));
                     if let Some(query) =
                         crate::candidates::statements::same_statement(&profile.conventions, &pair, &shape, class)?
                     {
-                        said_join |= !state.paths[i].unsaid && !state.paths[j].unsaid;
+                        let unsaid = |k: usize| state.paths.get(k).is_some_and(|s| s.unsaid);
+                        said_join |= !unsaid(i) && !unsaid(j);
                         attempts.push((query, QueryReason::Join, None));
                         break 'pairs;
                     }
@@ -456,13 +485,13 @@ impl Agent for QueryPlanningAgent {
                 }
             }
         };
-        label_values(ctx, &mut answer).await?;
+        label_values(ctx, &mut answer, state.language.as_deref()).await?;
         if kind == QuestionKind::List
             && let Some(holder) = value_holder(state, &answer)
         {
             answer.values = vec![holder];
             answer.truncated = false;
-            label_values(ctx, &mut answer).await?;
+            label_values(ctx, &mut answer, state.language.as_deref()).await?;
         }
         if kind == QuestionKind::Boolean && answer.values.iter().all(|v| v.kind != ValueKind::Boolean) {
             // One anchor: yes when a value the path reaches is named in the question, or, over
@@ -552,7 +581,7 @@ async fn by_example(
             used.answered = true;
             used.anchors = pairs;
             state.example = Some(used);
-            label_values(ctx, &mut answer).await?;
+            label_values(ctx, &mut answer, state.language.as_deref()).await?;
             state.answer = Some(answer);
             return Ok(Some(state.stop(Outcome::Answered)));
         }
@@ -891,7 +920,7 @@ async fn about_the_class(
             )
         }
     };
-    label_values(ctx, &mut answer).await?;
+    label_values(ctx, &mut answer, state.language.as_deref()).await?;
     state.answer = Some(answer);
     Ok(state.stop(Outcome::Answered))
 }
@@ -981,7 +1010,7 @@ async fn by_value(
     let parts: Vec<(&CandidateQuery, QueryResults)> = answered.iter().map(|(c, r, _)| (c, r.clone())).collect();
     let mut answer = aggregate(kind, ANSWER_VARIABLE, &parts, ctx.params.provenance_per_answer);
     answer.kind = kind;
-    label_values(ctx, &mut answer).await?;
+    label_values(ctx, &mut answer, state.language.as_deref()).await?;
     state.answer = Some(answer);
     Ok(state.stop(Outcome::Answered))
 }
@@ -1488,7 +1517,9 @@ fn instantiate(pattern: &TriplePattern, bindings: &HashMap<&str, &Term>) -> Opti
 }
 
 /// Fills in the labels of IRI values.
-async fn label_values(ctx: &AgentContext, answer: &mut Answer) -> Result<(), GraphError> {
+/// Names the answer's vertices: in the question's language where the graph has labels in it
+/// (`language`, detected by the chat agent), else as configured.
+async fn label_values(ctx: &AgentContext, answer: &mut Answer, language: Option<&str>) -> Result<(), GraphError> {
     let iris: Vec<&str> = answer
         .values
         .iter()
@@ -1499,7 +1530,10 @@ async fn label_values(ctx: &AgentContext, answer: &mut Answer) -> Result<(), Gra
     if iris.is_empty() {
         return Ok(());
     }
-    let labels = ctx.kg.labels(&iris).await?;
+    let labels = match language {
+        Some(language) => ctx.kg.labels_in(&iris, language).await?,
+        None => ctx.kg.labels(&iris).await?,
+    };
     for value in &mut answer.values {
         if let Some(label) = labels.get(&value.value) {
             value.label = Some(label.clone());

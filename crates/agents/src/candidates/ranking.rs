@@ -1025,11 +1025,14 @@ impl PathRanker {
                 }
             })
             .collect();
+        // Exact ties: the path whose words the question says more of ("uploaded" is more like
+        // "point in time" than "end time"), then its text.
         scored.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
                 .then(a.path.hops.len().cmp(&b.path.hops.len()))
                 .then(b.like_asked.total_cmp(&a.like_asked))
+                .then(b.support.total_cmp(&a.support))
                 .then(a.text.cmp(&b.text))
         });
         scored

@@ -215,26 +215,46 @@ pub async fn qualified_by(
             })
     };
     let best = ranked.first();
+    // The statement's own date: a date qualifier outside the period (the most used), when the
+    // words name none.
+    let own_date = || -> Option<Attribute> {
+        let (start, end) = qualifiers.period.as_ref()?;
+        let own = qualifiers
+            .kinds
+            .iter()
+            .filter(|(p, (numbers, dates))| dates > numbers && *p != start && *p != end)
+            .max_by(|a, b| a.1.1.cmp(&b.1.1).then(b.0.cmp(a.0)))?
+            .0;
+        let mut found = attribute(own);
+        found.words = "(the statement's own date)".to_owned();
+        Some(found)
+    };
+    let state = crate::understanding::form::says_a_state(question);
+    let in_period =
+        |a: &Attribute| period.is_some_and(|(start, end)| a.hop.predicate == *start || a.hop.predicate == *end);
     Ok(match (period, best) {
-        // A date of the statement's own, like the words, where the question says what happened.
-        (Some((start, end)), Some(best))
-            if best.hop.predicate != *start
-                && best.hop.predicate != *end
-                && !crate::understanding::form::says_a_state(question) =>
-        {
-            Some(Qualified::At(best.clone()))
-        }
-        (Some((start, end)), _) => Some(Qualified::During {
+        // What something was at a time: the period around the year.
+        (Some((start, end)), _) if state => Some(Qualified::During {
             start: attribute(start),
             end: attribute(end),
         }),
+        // What happened: a date like the words, else the statement's own date, else the period.
+        (Some(_), Some(best)) if !in_period(best) => Some(Qualified::At(best.clone())),
+        (Some((start, end)), _) => match own_date() {
+            Some(own) => Some(Qualified::At(own)),
+            None => Some(Qualified::During {
+                start: attribute(start),
+                end: attribute(end),
+            }),
+        },
         (None, Some(best)) => Some(Qualified::At(best.clone())),
         (None, None) => None,
     })
 }
 
 /// Whether a path ends at a statement node (its last hop is a claim, `p:P…`, from the item, or a
-/// statement's value read back, `ps:P…` towards its value), which answers nothing a person reads,
+/// statement's value or qualifier read back, `ps:P…`/`pq:P…` towards their values), which
+/// answers nothing a person reads,
 /// or goes through a statement to its value (`p:P…` then `ps:P…` of one property, either way),
 /// which says what the direct claim (`wdt:P…`) says. Both stay in the search, which goes through
 /// statements to their qualifiers ("Cusco → award received → point in time").
@@ -249,7 +269,7 @@ pub fn ends_at_statement_or_restates(conventions: &Conventions, path: &RelationP
     };
     let at_statement = match role(last) {
         Some((_, PropertyRole::Claim)) => last.forward,
-        Some((_, PropertyRole::Statement)) => !last.forward,
+        Some((_, PropertyRole::Statement | PropertyRole::Qualifier)) => !last.forward,
         _ => false,
     };
     at_statement
@@ -264,67 +284,142 @@ pub fn ends_at_statement_or_restates(conventions: &Conventions, path: &RelationP
         })
 }
 
-/// Two anchors whose paths meet at a qualifier of one statement: the item's claim to it and the
-/// statement's value read back, then the same qualifier ("When did Cusco receive the Heritage
-/// Award?": `Cusco p:P166 ?statement . ?statement ps:P166 <Heritage Award> . ?statement
-/// pq:P585 ?answer`). Joined at `?answer` alone, the two paths would give the date of every award
-/// Cusco received; the statement is what ties them. `None` when the paths are not so.
+/// How one anchor's path reaches a statement node: the item's claim (`A p:P ?statement`), the
+/// item's direct claim standing for its statements (`A wdt:P ?answer`: `A p:P ?statement .
+/// ?statement ps:P ?answer`), the statement's value or a qualifier's value read back
+/// (`?statement ps:P B`, `?statement pq:Q B`), or the anchor is the statement itself (linked by a
+/// value it holds); with the hop from the statement on to the answer, where the path has one.
+enum Reach<'a> {
+    Item { claim: String, property: String },
+    Value { statement: &'a Hop, property: String },
+    Qualifier { qualifier: &'a Hop },
+    Is,
+}
+
+fn reach<'a>(conventions: &Conventions, path: &'a RelationPath) -> Option<(Reach<'a>, Option<Hop>)> {
+    let role = |h: &Hop| conventions.property_of(&h.predicate).map(|(p, r)| (p, r));
+    match path.hops.as_slice() {
+        [first, tail] => match role(first)? {
+            (p, PropertyRole::Claim) if first.forward => Some((
+                Reach::Item {
+                    claim: first.predicate.clone(),
+                    property: p.entity.clone(),
+                },
+                Some(tail.clone()),
+            )),
+            (p, PropertyRole::Statement) if !first.forward => Some((
+                Reach::Value {
+                    statement: first,
+                    property: p.entity.clone(),
+                },
+                Some(tail.clone()),
+            )),
+            (_, PropertyRole::Qualifier) if !first.forward => {
+                Some((Reach::Qualifier { qualifier: first }, Some(tail.clone())))
+            }
+            _ => None,
+        },
+        [only] => match role(only)? {
+            (p, PropertyRole::Direct) if only.forward => {
+                let statement = p.statement.clone()?;
+                Some((
+                    Reach::Item {
+                        claim: p.claim.clone()?,
+                        property: p.entity.clone(),
+                    },
+                    Some(Hop {
+                        predicate: statement,
+                        label: only.label.clone(),
+                        forward: true,
+                        also: Vec::new(),
+                    }),
+                ))
+            }
+            // Only a statement has qualifiers and a statement value of its own.
+            (_, PropertyRole::Qualifier | PropertyRole::Statement) if only.forward => {
+                Some((Reach::Is, Some(only.clone())))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Two anchors whose paths meet at one statement, joined there rather than at the answer alone:
+/// "When did Cusco receive the Heritage Award?" (`Cusco p:P166 ?statement . ?statement ps:P166
+/// <Heritage Award> . ?statement pq:P585 ?answer`, where a join at the date would give the date
+/// of every award Cusco received), "Which versions of less did X upload?" (`less p:P348
+/// ?statement . ?statement pq:P14 <X> . ?statement ps:P348 ?answer`), "When was version 1.2 of
+/// less uploaded?" (the anchor the version links to is the statement itself). One path starts at
+/// the item, the other at the statement's value, a qualifier's value or the statement, and both
+/// go on to the answer by the same hop. `None` when the paths are not so.
 pub fn same_statement(
     conventions: &Conventions,
     paths: &[(&str, &RelationPath); 2],
     shape: &Shape,
     class: Option<ClassFilter<'_>>,
 ) -> Result<Option<CandidateQuery>, GraphError> {
-    let role = |h: &Hop| {
-        conventions
-            .property_of(&h.predicate)
-            .map(|(p, r)| (p.entity.clone(), r))
-    };
-    let ([(a, pa), (b, pb)], true) = (paths, paths.iter().all(|(_, p)| p.hops.len() == 2)) else {
+    let [(a, pa), (b, pb)] = paths;
+    let (Some((ra, ta)), Some((rb, tb))) = (reach(conventions, pa), reach(conventions, pb)) else {
         return Ok(None);
     };
-    let (qa, qb) = (&pa.hops[1], &pb.hops[1]);
-    if qa.predicate != qb.predicate || qa.forward != qb.forward {
-        return Ok(None);
-    }
-    // Which anchor is the item (its claim forward) and which the value (read back).
-    let (item, value, claim, statement) = match (role(&pa.hops[0]), role(&pb.hops[0])) {
-        (Some((e1, PropertyRole::Claim)), Some((e2, PropertyRole::Statement)))
-            if e1 == e2 && pa.hops[0].forward && !pb.hops[0].forward =>
-        {
-            (*a, *b, &pa.hops[0], &pb.hops[0])
+    // The item's side first.
+    let ((item, claim, property, item_tail), (other, other_reach, other_tail)) = match (ra, rb) {
+        (Reach::Item { claim, property }, r) if !matches!(r, Reach::Item { .. }) => {
+            ((*a, claim, property, ta), (*b, r, tb))
         }
-        (Some((e1, PropertyRole::Statement)), Some((e2, PropertyRole::Claim)))
-            if e1 == e2 && !pa.hops[0].forward && pb.hops[0].forward =>
-        {
-            (*b, *a, &pb.hops[0], &pa.hops[0])
+        (r, Reach::Item { claim, property }) if !matches!(r, Reach::Item { .. }) => {
+            ((*b, claim, property, tb), (*a, r, ta))
         }
         _ => return Ok(None),
     };
-    let answer = var(ANSWER_VARIABLE);
-    let st = var(STATEMENT_VARIABLE);
-    let qualifier = if qa.forward {
-        triple(st.clone(), named_node(&qa.predicate)?, answer.clone())
-    } else {
-        triple(answer.clone(), named_node(&qa.predicate)?, st.clone())
+    let (Some(tail), Some(other_tail)) = (item_tail, other_tail) else {
+        return Ok(None);
     };
-    let patterns = vec![
-        triple(named_node(item)?, named_node(&claim.predicate)?, st.clone()),
-        triple(st.clone(), named_node(&statement.predicate)?, named_node(value)?),
-        qualifier,
-    ];
+    if tail.predicate != other_tail.predicate || tail.forward != other_tail.forward {
+        return Ok(None);
+    }
+    let answer = var(ANSWER_VARIABLE);
+    let other = named_node(other)?;
+    let (st, mut patterns, mut predicates): (spargebra::term::TermPattern, Vec<_>, Vec<String>) = match other_reach {
+        Reach::Value { statement, property: p } if p == property => {
+            let st = var(STATEMENT_VARIABLE);
+            (
+                st.clone().into(),
+                vec![triple(st, named_node(&statement.predicate)?, other)],
+                vec![statement.predicate.clone()],
+            )
+        }
+        Reach::Qualifier { qualifier } => {
+            let st = var(STATEMENT_VARIABLE);
+            (
+                st.clone().into(),
+                vec![triple(st, named_node(&qualifier.predicate)?, other)],
+                vec![qualifier.predicate.clone()],
+            )
+        }
+        Reach::Is => (other.into(), Vec::new(), Vec::new()),
+        _ => return Ok(None),
+    };
+    patterns.insert(0, triple(named_node(item)?, named_node(&claim)?, st.clone()));
+    predicates.insert(0, claim);
+    patterns.push(if tail.forward {
+        triple(st.clone(), named_node(&tail.predicate)?, answer.clone())
+    } else {
+        triple(answer.clone(), named_node(&tail.predicate)?, st.clone())
+    });
+    predicates.push(tail.predicate.clone());
     let mut core = GraphPattern::Bgp {
         patterns: patterns.clone(),
     };
     if let Some(class) = class {
         core = of_class(core, &answer, class)?;
     }
-    let predicates = vec![
-        claim.predicate.clone(),
-        statement.predicate.clone(),
-        qa.predicate.clone(),
-    ];
-    shaped(core, shape, vec![st], predicates, patterns).map(Some)
+    let intermediates = match st {
+        spargebra::term::TermPattern::Variable(v) => vec![v],
+        _ => Vec::new(),
+    };
+    shaped(core, shape, intermediates, predicates, patterns).map(Some)
 }
 
 /// `year(?v)` as an integer: the first four characters of the value.
