@@ -301,6 +301,15 @@ impl Conventions {
         self.type_predicates == [RDF_TYPE] && self.subclass_predicates == [RDFS_SUBCLASS_OF]
     }
 
+    /// What the settings set for a convention (`key`), noted as found there; `None` when unset.
+    fn configured(&mut self, convention: &str, key: &str, set: &[String]) -> Option<Vec<String>> {
+        if set.is_empty() {
+            return None;
+        }
+        self.found(convention, set.join(", "), format!("set in the configuration ({key})"));
+        Some(set.to_vec())
+    }
+
     fn found(&mut self, convention: &str, value: impl Into<String>, why: impl Into<String>) {
         self.findings.push(Finding {
             convention: convention.to_owned(),
@@ -498,18 +507,13 @@ fn bgp(patterns: Vec<TriplePattern>) -> GraphPattern {
 }
 
 fn project(inner: GraphPattern, variables: Vec<Variable>, limit: Option<usize>) -> GraphPattern {
-    let projected = GraphPattern::Project {
-        inner: Box::new(inner),
-        variables,
-    };
-    match limit {
-        Some(length) => GraphPattern::Slice {
-            inner: Box::new(projected),
-            start: 0,
-            length: Some(length),
+    crate::query::limited(
+        GraphPattern::Project {
+            inner: Box::new(inner),
+            variables,
         },
-        None => projected,
-    }
+        limit,
+    )
 }
 
 fn count_all(variable: &Variable, distinct_of: Option<&Variable>) -> (Variable, AggregateExpression) {
@@ -786,13 +790,8 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
     let direct_link = found.property_links.iter().any(|l| l == WIKIBASE_DIRECT_CLAIM);
 
     // Typing.
-    if !settings.type_predicates.is_empty() {
-        found.type_predicates = settings.type_predicates.clone();
-        found.found(
-            "typing",
-            settings.type_predicates.join(", "),
-            "set in the configuration (type_predicates)",
-        );
+    if let Some(set) = found.configured("typing", "type_predicates", &settings.type_predicates) {
+        found.type_predicates = set;
     } else {
         if used.contains_key(RDF_TYPE)
             && let Ok(query) = objects_query(RDF_TYPE, 50)
@@ -836,13 +835,8 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
     }
 
     // Subclasses.
-    if !settings.subclass_predicates.is_empty() {
-        found.subclass_predicates = settings.subclass_predicates.clone();
-        found.found(
-            "subclass",
-            settings.subclass_predicates.join(", "),
-            "set in the configuration (subclass_predicates)",
-        );
+    if let Some(set) = found.configured("subclass", "subclass_predicates", &settings.subclass_predicates) {
+        found.subclass_predicates = set;
     } else {
         // RDFS's beside rdf:type; otherwise (a Wikibase whose store keeps its own classes'
         // hierarchy) only where it orders the graph's classes, as any other candidate.
@@ -914,18 +908,17 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
     }
 
     // Descriptions.
-    if settings.description_predicates.is_empty() {
+    if let Some(set) = found.configured(
+        "descriptions",
+        "description_predicates",
+        &settings.description_predicates,
+    ) {
+        found.description_predicates = set;
+    } else {
         for d in DESCRIPTIONS.iter().filter(|d| used.contains_key(**d)) {
             found.found("descriptions", *d, "schema.org's description, used by the graph");
             found.description_predicates.push((*d).to_owned());
         }
-    } else {
-        found.description_predicates = settings.description_predicates.clone();
-        found.found(
-            "descriptions",
-            found.description_predicates.join(", "),
-            "set in the configuration (description_predicates)",
-        );
     }
     found.indexed()
 }

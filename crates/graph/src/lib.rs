@@ -196,18 +196,8 @@ pub trait KnowledgeGraph: Send + Sync {
     /// then any.
     async fn labels_in(&self, iris: &[&str], language: &str) -> Result<HashMap<String, String>, GraphError> {
         let configured = self.settings().language.as_str();
-        let mut labels =
-            preferred_literals(self, iris, &self.settings().label_predicates, &[language, configured]).await?;
-        if self.settings().iri_names {
-            for iri in iris {
-                if !labels.contains_key(*iri)
-                    && let Some(name) = text::iri_name(iri)
-                {
-                    labels.insert((*iri).to_owned(), name);
-                }
-            }
-        }
-        Ok(labels)
+        let labels = preferred_literals(self, iris, &self.settings().label_predicates, &[language, configured]).await?;
+        Ok(named_from_iris(self.settings(), iris, labels))
     }
 
     /// A description of each IRI that has one (the graph's description predicates,
@@ -225,17 +215,8 @@ pub trait KnowledgeGraph: Send + Sync {
     /// A name for each IRI: its label in the graph ([`graph_labels`](Self::graph_labels)); with
     /// `iri_names`, every other IRI is named from its IRI ([`text::iri_name`]).
     async fn labels(&self, iris: &[&str]) -> Result<HashMap<String, String>, GraphError> {
-        let mut labels = self.graph_labels(iris).await?;
-        if self.settings().iri_names {
-            for iri in iris {
-                if !labels.contains_key(*iri)
-                    && let Some(name) = text::iri_name(iri)
-                {
-                    labels.insert((*iri).to_owned(), name);
-                }
-            }
-        }
-        Ok(labels)
+        let labels = self.graph_labels(iris).await?;
+        Ok(named_from_iris(self.settings(), iris, labels))
     }
 
     /// How relation linking reads each predicate: its own label in the graph where it has one
@@ -608,6 +589,24 @@ pub fn predicate_links(
             _ => None,
         })
         .collect()
+}
+
+/// `labels` with, when `iri_names` is on, a name made from its IRI for each of `iris` without one.
+fn named_from_iris(
+    settings: &GraphSettings,
+    iris: &[&str],
+    mut labels: HashMap<String, String>,
+) -> HashMap<String, String> {
+    if settings.iri_names {
+        for iri in iris {
+            if !labels.contains_key(*iri)
+                && let Some(name) = text::iri_name(iri)
+            {
+                labels.insert((*iri).to_owned(), name);
+            }
+        }
+    }
+    labels
 }
 
 /// One literal of `predicates` for each IRI that has one: the earliest of the `languages` first

@@ -548,13 +548,18 @@ fn distinct_project(inner: GraphPattern, variables: Vec<Variable>, limit: Option
             variables,
         }),
     };
+    limited(projected, limit)
+}
+
+/// `pattern LIMIT n`, or the pattern itself without a limit.
+pub(crate) fn limited(pattern: GraphPattern, limit: Option<usize>) -> GraphPattern {
     match limit {
         Some(length) => GraphPattern::Slice {
-            inner: Box::new(projected),
+            inner: Box::new(pattern),
             start: 0,
             length: Some(length),
         },
-        None => projected,
+        None => pattern,
     }
 }
 

@@ -46,6 +46,17 @@ struct WbMatch {
     text: String,
 }
 
+/// The `(IRI, label)` rows of a search's results.
+fn labelled(results: QueryResults) -> Vec<(String, String)> {
+    match results {
+        QueryResults::Solutions(solutions) => solutions
+            .iri_literal_pairs()
+            .map(|(iri, label)| (iri.to_owned(), label.value().to_owned()))
+            .collect(),
+        QueryResults::Boolean(_) => Vec::new(),
+    }
+}
+
 /// How long a failed schema profile is not asked for again.
 const PROFILE_RETRY: Duration = Duration::from_secs(300);
 
@@ -148,13 +159,7 @@ impl SparqlEndpoint {
         let host = self.endpoint.search_api.as_deref().unwrap_or(DEFAULT_MWAPI_HOST);
         let query =
             crate::query::mwapi_search_query(text, &self.settings.language, host, limit.clamp(1, WIKIBASE_SEARCH_MAX))?;
-        let QueryResults::Solutions(solutions) = self.query(&query).await? else {
-            return Ok(Vec::new());
-        };
-        Ok(solutions
-            .iri_literal_pairs()
-            .map(|(iri, label)| (iri.to_owned(), label.value().to_owned()))
-            .collect())
+        Ok(labelled(self.query(&query).await?))
     }
 
     /// Entity search through the Wikibase's `wbsearchentities` API at `search_api`: one GET,
@@ -523,13 +528,7 @@ impl KnowledgeGraph for SparqlEndpoint {
         let fetch = limit.saturating_mul(4).clamp(100.min(max_rows), max_rows);
         let query =
             crate::query::entity_search_query(&words, &self.settings.search_predicates(), self.endpoint.search, fetch)?;
-        let QueryResults::Solutions(solutions) = self.query(&query).await? else {
-            return Ok(Vec::new());
-        };
-        Ok(solutions
-            .iri_literal_pairs()
-            .map(|(iri, label)| (iri.to_owned(), label.value().to_owned()))
-            .collect())
+        Ok(labelled(self.query(&query).await?))
     }
 }
 
