@@ -100,6 +100,15 @@ async fn a_year_held_by_a_statements_period_selects_among_its_values() {
 
         let e = ask(graph, "Who was the head of government of Lima after 2015?").await;
         assert_eq!(sorted(&e), ["Jorge Muñoz", "Luis Castañeda"], "{name}: {:#?}", e.sparql);
+
+        // A day: the statement whose period holds it.
+        let e = ask(graph, "Who was the head of government of Lima on 1 June 2010?").await;
+        assert_eq!(e.display_answers(), ["Ana Torres"], "{name}: {:#?}", e.sparql);
+        // A qualifier asked of the statement the year holds: through the claim to it.
+        let e = ask(graph, "When did the term of Lima's head of government in 2015 start?").await;
+        let answers = e.display_answers();
+        assert_eq!(answers.len(), 1, "{name}: {answers:?} {:#?} {:#?}", e.paths, e.sparql);
+        assert!(answers[0].starts_with("2011-01-01"), "{name}: {answers:?}");
     }
 }
 

@@ -103,6 +103,14 @@ impl Agent for MatchingAgent {
             state.entities = links;
             return Ok(state.stop(Outcome::UnknownEntity { mentions: unknown }));
         }
+        // A value written beside a named thing is that thing's: among the vertices storing it,
+        // one next to another mention's vertex (its statement, its record) over the most
+        // connected one. A graph error here leaves the links as they were.
+        if links.len() >= 2
+            && let Err(error) = holders_beside_anchors(ctx, &mut links).await
+        {
+            tracing::info!(%error, "a written value's holder not checked beside the other anchors");
+        }
         // A yes/no question asks whether its two things are related: the second is looked for
         // among the first one's neighbours where the search's vertex is not one. A graph error
         // here (a timeout) leaves the search's links: the step only ever improves on them.
@@ -115,6 +123,58 @@ impl Agent for MatchingAgent {
         state.entities = links;
         Ok(LINKED)
     }
+}
+
+/// Makes, in place, each link by value ([`LinkMethod::Literal`]) whose vertex shares no edge with
+/// any other link's vertex take the first of its homonyms (the other vertices storing the value)
+/// that does; the vertex it replaces becomes a homonym.
+async fn holders_beside_anchors(ctx: &AgentContext, links: &mut [EntityLink]) -> Result<(), AgentError> {
+    for i in 0..links.len() {
+        if links[i].method != LinkMethod::Literal || links[i].homonyms.is_empty() {
+            continue;
+        }
+        let others: Vec<String> = links
+            .iter()
+            .enumerate()
+            .filter(|(j, l)| *j != i && l.method != LinkMethod::Literal)
+            .filter_map(|(_, l)| l.iri.clone())
+            .collect();
+        let Some(current) = links[i].iri.clone() else {
+            continue;
+        };
+        let beside = async |vertex: &str| -> Result<bool, AgentError> {
+            for other in &others {
+                if !ctx.kg.predicates_between(vertex, other).await?.is_empty() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        };
+        if others.is_empty() || beside(&current).await? {
+            continue;
+        }
+        let mut found = None;
+        for (k, homonym) in links[i].homonyms.iter().enumerate() {
+            if beside(homonym).await? {
+                found = Some(k);
+                break;
+            }
+        }
+        if let Some(k) = found {
+            let link = &mut links[i];
+            let holder = std::mem::replace(&mut link.homonyms[k], current);
+            link.label = Some(
+                ctx.kg
+                    .labels(&[holder.as_str()])
+                    .await?
+                    .remove(&holder)
+                    .unwrap_or_else(|| link.mention.trim().trim_matches(QUOTES).trim().to_owned()),
+            );
+            link.top_candidates = link.label.iter().cloned().collect();
+            link.iri = Some(holder);
+        }
+    }
+    Ok(())
 }
 
 /// Whether `label` can name what `mention` says: every number of the mention is in the label

@@ -679,13 +679,32 @@ async fn qualified_attempt(
     kind: QuestionKind,
     class: Option<ClassFilter<'_>>,
 ) -> Result<Option<CandidateQuery>, AgentError> {
-    use crate::candidates::statements::{qualified_by, qualifiers, select_qualified, statements_of};
-    let ([hop], Some(anchor)) = (path.hops.as_slice(), state.anchors.get(path.anchor)) else {
+    use crate::candidates::statements::{qualified_by, qualifiers, select_qualified, statements_of, through_qualifier};
+    let Some(anchor) = state.anchors.get(path.anchor) else {
         return Ok(None);
     };
-    let Some(statements) = statements_of(conventions, hop) else {
-        return Ok(None);
+    // The relation's statements and what the answer is of them: the relation's value (a
+    // direct claim), or one of their qualifiers ("who uploaded the version current in 2024":
+    // the claim, then the qualifier).
+    let (hop, statements, value) = match path.hops.as_slice() {
+        [hop] => match statements_of(conventions, hop) {
+            Some(statements) => {
+                let value = statements.statement.clone();
+                (hop.clone(), statements, value)
+            }
+            None => return Ok(None),
+        },
+        [claim, qualifier] => match through_qualifier(conventions, claim, qualifier) {
+            Some((hop, statements)) => (hop, statements, qualifier.predicate.clone()),
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
     };
+    let path = &RelationPath {
+        hops: vec![hop.clone()],
+        ..path.clone()
+    };
+    let hop = &hop;
     let found = qualifiers(ctx, conventions, &anchor.iri, hop, &statements).await?;
     if found.kinds.is_empty() {
         return Ok(None);
@@ -706,7 +725,16 @@ async fn qualified_attempt(
         QuestionKind::Count => Shape::Count { exclude: Vec::new() },
         _ => Shape::List { distinct_only: false },
     };
-    let query = select_qualified(&anchor.iri, path, &shape, class, &statements, &qualified, constraint)?;
+    let query = select_qualified(
+        &anchor.iri,
+        path,
+        &shape,
+        class,
+        &statements,
+        &value,
+        &qualified,
+        constraint,
+    )?;
     Ok(Some(CandidateQuery {
         attribute: Some(qualified.attribute().reading(AttributeOf::Value, compared)),
         ..query

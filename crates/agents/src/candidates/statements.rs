@@ -17,7 +17,7 @@
 
 use crate::candidates::paths::{EndKind, Hop, RelationPath, literal_kind};
 use crate::candidates::queries::{ANSWER_VARIABLE, CandidateQuery, ClassFilter, Shape, chain, join, of_class, shaped};
-use crate::candidates::values::{Attribute, Kinds, constrain, rank_attributes};
+use crate::candidates::values::{Attribute, Kinds, constrain, day_of, rank_attributes};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::understanding::form::{Comparison, ValueConstraint};
@@ -52,6 +52,29 @@ pub fn statements_of(conventions: &Conventions, hop: &Hop) -> Option<Statements>
         claim: property.claim.clone()?,
         statement: property.statement.clone()?,
     })
+}
+
+/// A path from an item through its claim to a qualifier of the statement (`p:P…` then `pq:P…`,
+/// both forward): the hop the statements are read by (the claim's direct claim, forward) and the
+/// statements, or `None` where the path is not that.
+pub fn through_qualifier(conventions: &Conventions, claim: &Hop, qualifier: &Hop) -> Option<(Hop, Statements)> {
+    let (property, role) = conventions.property_of(&claim.predicate)?;
+    let (_, qualifier_role) = conventions.property_of(&qualifier.predicate)?;
+    if role != PropertyRole::Claim || qualifier_role != PropertyRole::Qualifier || !claim.forward || !qualifier.forward
+    {
+        return None;
+    }
+    let statements = Statements {
+        claim: property.claim.clone()?,
+        statement: property.statement.clone()?,
+    };
+    let hop = Hop {
+        predicate: property.direct.clone().unwrap_or_else(|| claim.predicate.clone()),
+        label: claim.label.clone(),
+        forward: true,
+        also: Vec::new(),
+    };
+    Some((hop, statements))
 }
 
 /// The qualifiers a relation's statements carry around one anchor.
@@ -189,8 +212,12 @@ pub async fn qualified_by(
 ) -> Result<Option<Qualified>, AgentError> {
     let ranked = rank_attributes(ctx, constraint, left, &qualifiers.kinds, false).await?;
     let period = qualifiers.period.as_ref().filter(|_| constraint.year);
+    // The names of the qualifiers a period or the statement's own date may take.
     let names = match period {
-        Some((start, end)) => ctx.kg.predicate_names(&[start.as_str(), end.as_str()]).await?,
+        Some(_) => {
+            let iris: Vec<&str> = qualifiers.kinds.keys().map(String::as_str).collect();
+            ctx.kg.predicate_names(&iris).await?
+        }
         None => HashMap::new(),
     };
     let attribute = |p: &str| -> Attribute {
@@ -297,7 +324,7 @@ enum Reach<'a> {
 }
 
 fn reach<'a>(conventions: &Conventions, path: &'a RelationPath) -> Option<(Reach<'a>, Option<Hop>)> {
-    let role = |h: &Hop| conventions.property_of(&h.predicate).map(|(p, r)| (p, r));
+    let role = |h: &Hop| conventions.property_of(&h.predicate);
     match path.hops.as_slice() {
         [first, tail] => match role(first)? {
             (p, PropertyRole::Claim) if first.forward => Some((
@@ -438,17 +465,21 @@ fn year_of(value: Variable) -> Expression {
 }
 
 /// The path with its last relation through the statements, held by a qualifier: `anchor … ?prev
-/// <claim> ?statement . ?statement <statement> ?answer` (turned where the hop runs towards the
-/// anchor), then the qualifier's filter on `?statement`.
+/// <claim> ?statement . ?statement <value> ?answer` (turned where the hop runs towards the
+/// anchor), then the qualifier's filter on `?statement`. `value` is the statements' value
+/// predicate (`ps:P…`), or a qualifier's (`pq:P…`) where that is what is asked.
+#[allow(clippy::too_many_arguments)]
 pub fn select_qualified(
     anchor: &str,
     path: &RelationPath,
     shape: &Shape,
     class: Option<ClassFilter<'_>>,
     statements: &Statements,
+    value: &str,
     qualified: &Qualified,
     constraint: &ValueConstraint,
 ) -> Result<CandidateQuery, GraphError> {
+    let value_predicate = value;
     let answer = var(ANSWER_VARIABLE);
     let st = var(STATEMENT_VARIABLE);
     let Some((last, before)) = path.hops.split_last() else {
@@ -471,10 +502,10 @@ pub fn select_qualified(
         (answer.clone().into(), prev)
     };
     patterns.push(triple(item, named_node(&statements.claim)?, st.clone()));
-    patterns.push(triple(st.clone(), named_node(&statements.statement)?, value));
+    patterns.push(triple(st.clone(), named_node(value_predicate)?, value));
     intermediates.push(st.clone());
     let mut predicates: Vec<String> = before.iter().flat_map(Hop::predicates).map(str::to_owned).collect();
-    predicates.extend([statements.claim.clone(), statements.statement.clone()]);
+    predicates.extend([statements.claim.clone(), value_predicate.to_owned()]);
     let mut core = GraphPattern::Bgp {
         patterns: patterns.clone(),
     };
@@ -490,23 +521,33 @@ pub fn select_qualified(
         }
         Qualified::During { start, end } => {
             let (s, e) = (var("period_start"), var("period_end"));
-            let year = Expression::Literal(Literal::from(constraint.value.trunc() as i64));
+            // A year is compared with the dates' years; a day the question writes, with their
+            // days (an end on that day has ended by then).
+            let (year, measure): (Expression, fn(Variable) -> Expression) = match &constraint.date {
+                Some(day) => (Expression::Literal(Literal::new_simple_literal(day.as_str())), day_of),
+                None => (
+                    Expression::Literal(Literal::from(constraint.value.trunc() as i64)),
+                    year_of,
+                ),
+            };
             let started = triple(st.clone(), named_node(&start.hop.predicate)?, s.clone());
             let ended = triple(st.clone(), named_node(&end.hop.predicate)?, e.clone());
             let open = |e: &Variable| Expression::Not(Box::new(Expression::Bound(e.clone())));
-            let start_year = || Box::new(year_of(s.clone()));
-            let end_year = || Box::new(year_of(e.clone()));
+            let start_year = || Box::new(measure(s.clone()));
+            let end_year = || Box::new(measure(e.clone()));
             let y = || Box::new(year.clone());
+            let ends_after = if constraint.date.is_some() {
+                Expression::Greater(end_year(), y())
+            } else {
+                Expression::GreaterOrEqual(end_year(), y())
+            };
             // When the year meets the period: in it, after its start, before its end.
             let (needs_start, expr) = match constraint.comparison {
                 Comparison::Equal => (
                     true,
                     Expression::And(
                         Box::new(Expression::LessOrEqual(start_year(), y())),
-                        Box::new(Expression::Or(
-                            Box::new(open(&e)),
-                            Box::new(Expression::GreaterOrEqual(end_year(), y())),
-                        )),
+                        Box::new(Expression::Or(Box::new(open(&e)), Box::new(ends_after))),
                     ),
                 ),
                 Comparison::Greater => (
@@ -631,6 +672,7 @@ mod tests {
             year: true,
             attribute_words: Vec::new(),
             phrase: "in 2010".into(),
+            date: None,
         };
         let q = select_qualified(
             "http://www.wikidata.org/entity/Q2868",
@@ -638,6 +680,7 @@ mod tests {
             &Shape::List { distinct_only: false },
             None,
             &statements,
+            &statements.statement,
             &qualified,
             &constraint,
         )
@@ -654,5 +697,31 @@ mod tests {
             text.contains("!(BOUND(?period_end))") || text.contains("!BOUND(?period_end)"),
             "{text}"
         );
+
+        // A day the question writes, and a qualifier asked for (when the term began): the
+        // statement's start, its days compared, an end on that day already past.
+        let on_a_day = ValueConstraint {
+            date: Some("2010-06-01".into()),
+            phrase: "on 1 june 2010".into(),
+            ..constraint
+        };
+        let start = "http://www.wikidata.org/prop/qualifier/P580";
+        let q = select_qualified(
+            "http://www.wikidata.org/entity/Q2868",
+            &path,
+            &Shape::List { distinct_only: false },
+            None,
+            &statements,
+            start,
+            &qualified,
+            &on_a_day,
+        )
+        .unwrap();
+        let text = q.query.to_string();
+        assert!(text.contains(&format!("?statement <{start}> ?answer")), "{text}");
+        assert!(!text.contains("<http://www.wikidata.org/prop/statement/P6>"), "{text}");
+        assert!(text.contains("<= \"2010-06-01\""), "{text}");
+        assert!(text.contains("> \"2010-06-01\""), "{text}");
+        assert!(q.predicates.iter().any(|p| p == start), "{:?}", q.predicates);
     }
 }

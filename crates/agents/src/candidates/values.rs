@@ -278,6 +278,18 @@ pub(crate) async fn rank_attributes(
     Ok(ranked)
 }
 
+/// The day of a date or date-time: its first ten characters (`YYYY-MM-DD`).
+pub(crate) fn day_of(value: Variable) -> Expression {
+    Expression::FunctionCall(
+        Function::SubStr,
+        vec![
+            Expression::FunctionCall(Function::Str, vec![Expression::Variable(value)]),
+            Expression::Literal(Literal::from(1_i64)),
+            Expression::Literal(Literal::from(10_i64)),
+        ],
+    )
+}
+
 /// `inner` joined with `subject <attribute> ?value` and filtered by the constraint.
 pub fn constrain(
     inner: GraphPattern,
@@ -300,6 +312,29 @@ pub fn constrain(
     let cast = |datatype: &str, e: Expression| {
         Expression::FunctionCall(Function::Custom(NamedNode::new_unchecked(datatype)), vec![e])
     };
+    // A day the question writes, compared with a date's day (`YYYY-MM-DD` orders as text).
+    if attribute.temporal
+        && let Some(day) = &constraint.date
+    {
+        let (a, b) = (
+            Box::new(day_of(value)),
+            Box::new(Expression::Literal(Literal::new_simple_literal(day.as_str()))),
+        );
+        let expr = match constraint.comparison {
+            Comparison::Equal => Expression::Equal(a, b),
+            Comparison::Greater => Expression::Greater(a, b),
+            Comparison::GreaterOrEqual => Expression::GreaterOrEqual(a, b),
+            Comparison::Less => Expression::Less(a, b),
+            Comparison::LessOrEqual => Expression::LessOrEqual(a, b),
+        };
+        return Ok((
+            GraphPattern::Filter {
+                expr,
+                inner: Box::new(joined),
+            },
+            edge,
+        ));
+    }
     let measured = if attribute.temporal {
         // The year of a date, a date-time or a year: its first four characters.
         cast(

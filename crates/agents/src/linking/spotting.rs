@@ -30,6 +30,16 @@ pub(crate) fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)
 }
 
+/// Two-letter words of English that are no names (pronouns, particles): every other word of two
+/// letters or more may be a vertex's label ("ed", "vi", "UK").
+const SHORT_WORDS: &[&str] = &["he", "we", "us", "my", "so", "no", "if", "up", "am", "ok"];
+
+/// Whether a one-word span is long enough to be a name on its own.
+fn long_enough(word: &str) -> bool {
+    let letters = word.chars().count();
+    letters >= 3 || (letters == 2 && !SHORT_WORDS.contains(&word))
+}
+
 /// Whether the words of a span are the class mention `class` or a run of its words: the class
 /// read over them is the longer reading ("all *basketball* players" with a class "basketball
 /// player" asks for players, not for the sport).
@@ -119,7 +129,7 @@ pub(crate) async fn spot_entities(
             if content == 0
                 || skip.is_some_and(|s| names_part_of(span, s))
                 || (loose && !titled)
-                || (len == 1 && span[0].len() < 3)
+                || (len == 1 && !long_enough(&span[0]))
                 || found.iter().any(|f| start >= f.start && start + len <= f.start + f.len)
             {
                 continue;
@@ -185,6 +195,24 @@ pub(crate) async fn spot_entities(
                         }
                         Ok(None) => {}
                         Err(error) => tracing::info!(%error, mention = %mention, "a mention's class not checked"),
+                    }
+                }
+                // A common word after a noun and "of" that name one of its vertex's relations
+                // ("the *versions of* less") is the name of what that relation holds of.
+                if !typed
+                    && typed_checks < MAX_TYPED_CHECKS
+                    && let Some((at, _)) = crate::linking::find_span(&tokens, &named)
+                    && crate::linking::typed::relation_noun_before(&tokens, at).is_some()
+                {
+                    typed_checks += 1;
+                    let exact: Vec<&str> = hits.iter().filter(|c| exact(c)).map(|c| c.iri.as_str()).collect();
+                    match crate::linking::typed::related_vertex(ctx, &tokens, at, &exact).await {
+                        Ok(Some(_)) => {
+                            strength = NAME_STRENGTH;
+                            typed = true;
+                        }
+                        Ok(None) => {}
+                        Err(error) => tracing::info!(%error, mention = %mention, "a mention's relation not checked"),
                     }
                 }
             }
@@ -870,6 +898,12 @@ mod tests {
             partial: false,
             typed: false,
         }
+    }
+
+    #[test]
+    fn two_letter_words_may_be_names_unless_pronouns_or_particles() {
+        assert!(long_enough("ed") && long_enough("uk") && long_enough("vim"));
+        assert!(!long_enough("he") && !long_enough("up") && !long_enough("x"));
     }
 
     #[test]

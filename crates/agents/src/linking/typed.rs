@@ -109,6 +109,52 @@ pub(crate) async fn typed_vertex_before(
     Ok(first_member(ctx, classes, vertices).await?.map(|(vertex, _)| vertex))
 }
 
+/// Predicates of a vertex read to see whether the question names one of them before it.
+const RELATED_PREDICATES: usize = 60;
+
+/// Whether `words` write, right before the span starting at `start`, a noun and "of" that name a
+/// relation of the vertex ("the *versions of* less", "the *maintainer of* ed"): the noun, in the
+/// singular, is a word of the name of one of the vertex's own predicates (read from its
+/// labels, or its property entity's). The graph, not a list of words, says that a common word
+/// there is the name of the thing the relation holds of.
+pub(crate) fn relation_noun_before(words: &[String], start: usize) -> Option<String> {
+    (start >= 2 && words[start - 1] == "of").then(|| singular(&words[start - 2]))
+}
+
+/// The first of `vertices` (at most [`MAX_KIND_CHECKS`]) that has a relation the question names
+/// right before the span starting at `start` ([`relation_noun_before`]); `None` when the question
+/// names none there or no vertex has it.
+pub(crate) async fn related_vertex(
+    ctx: &AgentContext,
+    words: &[String],
+    start: usize,
+    vertices: &[&str],
+) -> Result<Option<String>, AgentError> {
+    let Some(noun) = relation_noun_before(words, start) else {
+        return Ok(None);
+    };
+    if crate::linking::spotting::is_function_word(&noun) {
+        return Ok(None);
+    }
+    for vertex in vertices.iter().take(MAX_KIND_CHECKS) {
+        let links = ctx.kg.predicates_around(vertex, RELATED_PREDICATES).await?;
+        let outgoing: Vec<&str> = links
+            .iter()
+            .filter(|l| l.direction == chatty_kg_graph::Direction::Outgoing)
+            .map(|l| l.iri.as_str())
+            .collect();
+        let names = ctx.kg.predicate_names(&outgoing).await?;
+        let named = outgoing.iter().any(|p| {
+            let name = names.get(*p).map(String::as_str).unwrap_or(p);
+            normalize_tokens(name).iter().any(|w| singular(w) == noun)
+        });
+        if named {
+            return Ok(Some((*vertex).to_owned()));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +203,18 @@ mod tests {
         assert!(!names_class_before(&q, start, "package"));
         assert!(!names_class_before(&q, 0, "package"));
         assert!(!names_class_before(&q, start, ""));
+    }
+
+    #[test]
+    fn a_relation_is_read_as_the_noun_and_of_right_before_the_span() {
+        let q = words("Which versions of less did Salvatore Bonaccorso upload?");
+        let (start, _) = find_span(&q, &words("less")).unwrap();
+        assert_eq!(relation_noun_before(&q, start).as_deref(), Some("version"));
+        // No "of" before it, or nothing before "of".
+        let q = words("Did less come before ed?");
+        let (start, _) = find_span(&q, &words("less")).unwrap();
+        assert_eq!(relation_noun_before(&q, start), None);
+        let q = words("of less");
+        assert_eq!(relation_noun_before(&q, 1), None);
     }
 }

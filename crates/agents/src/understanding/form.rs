@@ -169,6 +169,72 @@ pub struct ValueConstraint {
     pub attribute_words: Vec<String>,
     /// The words of the comparison as written ("more than 3", "in 1950").
     pub phrase: String,
+    /// A day the question writes ("on 1 January 2021", "at the start of 2024"), as
+    /// `YYYY-MM-DD`: a date is compared with it by its first ten characters, where a year alone
+    /// compares years (`value` is the day's year).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+}
+
+/// English month names, for the days a question writes.
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The day written at `tokens[at..]`, as `YYYY-MM-DD`, with the number of tokens it takes: an ISO
+/// date ("2021-01-01"), a day and a month ("1 January 2021", "January 1 2021", "January 1st
+/// 2021"), or a year's first or last day ("the start / beginning / end of 2024").
+fn written_date(tokens: &[String], at: usize) -> Option<(String, usize)> {
+    let t = |i: usize| tokens.get(i).map(String::as_str).unwrap_or("");
+    let year = |w: &str| is_year_value(w).then(|| w.to_owned());
+    let month = |w: &str| MONTHS.iter().position(|m| *m == w).map(|i| i + 1);
+    let day = |w: &str| {
+        let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let rest = &w[digits.len()..];
+        let ordinal = rest.is_empty() || matches!(rest, "st" | "nd" | "rd" | "th");
+        digits.parse::<u32>().ok().filter(|d| ordinal && (1..=31).contains(d))
+    };
+    let iso = |y: String, m: usize, d: u32| format!("{y}-{m:02}-{d:02}");
+    let w = t(at);
+    let parts: Vec<&str> = w.split('-').collect();
+    if parts.len() == 3
+        && is_year_value(parts[0])
+        && parts[1].len() == 2
+        && parts[2].len() == 2
+        && let (Ok(m), Ok(d)) = (parts[1].parse::<usize>(), parts[2].parse::<u32>())
+        && (1..=12).contains(&m)
+        && (1..=31).contains(&d)
+    {
+        return Some((iso(parts[0].to_owned(), m, d), 1));
+    }
+    if let (Some(d), Some(m), Some(y)) = (day(w), month(t(at + 1)), year(t(at + 2))) {
+        return Some((iso(y, m, d), 3));
+    }
+    if let (Some(m), Some(d), Some(y)) = (month(w), day(t(at + 1)), year(t(at + 2))) {
+        return Some((iso(y, m, d), 3));
+    }
+    if w == "the"
+        && t(at + 2) == "of"
+        && let Some(y) = year(t(at + 3))
+    {
+        return match t(at + 1) {
+            "start" | "beginning" => Some((format!("{y}-01-01"), 4)),
+            "end" => Some((format!("{y}-12-31"), 4)),
+            _ => None,
+        };
+    }
+    None
 }
 
 /// Comparatives that name their attribute themselves ("higher than 2", "taller than …").
@@ -255,6 +321,8 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
             "after" => Some((Comparison::Greater, i + 1, true, None)),
             "since" => Some((Comparison::GreaterOrEqual, i + 1, true, None)),
             "in" | "during" => Some((Comparison::Equal, i + 1, true, None)),
+            // A day: "on 1 January 2021", "at the start of 2024".
+            "on" | "at" if written_date(&tokens, i + 1).is_some() => Some((Comparison::Equal, i + 1, true, None)),
             "exactly" | "equals" => Some((Comparison::Equal, i + 1, false, None)),
             "equal" if t(i + 1) == "to" => Some((Comparison::Equal, i + 2, false, None)),
             _ => None,
@@ -262,17 +330,23 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
         let Some((comparison, at, year_only, own)) = found else {
             continue;
         };
-        let Some(value) = number(t(at)) else {
+        // A day written there, else a number.
+        let date = year_only.then(|| written_date(&tokens, at)).flatten();
+        let (value, last) = match &date {
+            Some((day, len)) => (day[..4].parse::<f64>().ok(), at + len - 1),
+            None => (number(t(at)), at),
+        };
+        let Some(value) = value else {
             continue;
         };
         // The noun after the value ("more than 3 *entrances*", "5888 *bytes*"): a number
         // followed by one is no year ("more than 5000 kB").
-        let after = t(at + 1);
+        let after = t(last + 1);
         let noun_after = !after.is_empty()
             && !LINKING.contains(&after)
             && !crate::linking::spotting::is_function_word(after)
             && number(after).is_none();
-        let year = is_year_value(t(at)) && (year_only || !noun_after);
+        let year = date.is_some() || (is_year_value(t(at)) && (year_only || !noun_after));
         if year_only && !year {
             continue;
         }
@@ -303,13 +377,14 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
         if attribute_words.is_empty() {
             continue;
         }
-        let phrase = tokens[i..=at].join(" ");
+        let phrase = tokens[i..=last].join(" ");
         return Some(ValueConstraint {
             comparison,
             value,
             year,
             attribute_words,
             phrase,
+            date: date.map(|(day, _)| day),
         });
     }
     named_value(&written, &tokens)
@@ -347,6 +422,7 @@ fn named_value(written: &[&str], tokens: &[String]) -> Option<ValueConstraint> {
             year: is_year_value(&tokens[at]),
             attribute_words,
             phrase: tokens[at - 1..=at].join(" "),
+            date: None,
         });
     }
     None
@@ -599,6 +675,51 @@ mod tests {
         ] {
             assert!(!says_a_state(event), "{event}");
         }
+    }
+
+    #[test]
+    fn a_written_day_is_read_as_a_date() {
+        let tokens = |q: &str| -> Vec<String> { q.split(' ').map(str::to_owned).collect() };
+        assert_eq!(written_date(&tokens("2021-03-05"), 0), Some(("2021-03-05".into(), 1)));
+        assert_eq!(
+            written_date(&tokens("on 1 january 2021"), 1),
+            Some(("2021-01-01".into(), 3))
+        );
+        assert_eq!(
+            written_date(&tokens("on march 3rd 2020"), 1),
+            Some(("2020-03-03".into(), 3))
+        );
+        assert_eq!(
+            written_date(&tokens("the start of 2024"), 0),
+            Some(("2024-01-01".into(), 4))
+        );
+        assert_eq!(
+            written_date(&tokens("the end of 2010"), 0),
+            Some(("2010-12-31".into(), 4))
+        );
+        // No month, no year, a day out of range, another word.
+        assert_eq!(written_date(&tokens("on 1 smarch 2021"), 1), None);
+        assert_eq!(written_date(&tokens("on 1 january"), 1), None);
+        assert_eq!(written_date(&tokens("on 32 january 2021"), 1), None);
+        assert_eq!(written_date(&tokens("the middle of 2024"), 0), None);
+        assert_eq!(written_date(&tokens("2021-13-01"), 0), None);
+
+        let c = value_constraint("Who uploaded the git version that was current at the start of 2024?").unwrap();
+        assert_eq!((c.comparison, c.value, c.year), (Comparison::Equal, 2024.0, true));
+        assert_eq!(c.date.as_deref(), Some("2024-01-01"));
+        assert_eq!(c.attribute_words, ["current"]);
+        assert_eq!(c.phrase, "at the start of 2024");
+        let c = value_constraint("Who was the mayor of Lima on 1 June 2010?").unwrap();
+        assert_eq!(c.date.as_deref(), Some("2010-06-01"));
+        let c = value_constraint("Which versions were uploaded after March 5, 2021?").unwrap();
+        assert_eq!(
+            (c.comparison, c.date.as_deref()),
+            (Comparison::Greater, Some("2021-03-05"))
+        );
+        // A year alone stays a year; "at" or "on" before no day is no constraint.
+        let c = value_constraint("Which bash versions were uploaded during 2021?").unwrap();
+        assert_eq!((c.value, c.date), (2021.0, None));
+        assert!(value_constraint("Which films are on Netflix?").is_none());
     }
 
     #[test]
