@@ -355,6 +355,19 @@ impl StoreArg {
 }
 
 fn main() -> ExitCode {
+    // A worker process evaluating one user-written query (started by this binary itself, see
+    // chatty_kg_graph's worker.rs): no configuration, no logging, its own limits.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|a| a == chatty_kg_graph::WORKER_COMMAND) {
+        let Ok(args) = args.map(|a| a.into_string()).collect::<Result<Vec<String>, _>>() else {
+            return ExitCode::from(2);
+        };
+        return ExitCode::from(chatty_kg_graph::serve_worker(&args) as u8);
+    }
+    // User-written SPARQL on an embedded store is evaluated by this binary as a worker.
+    if let Ok(exe) = std::env::current_exe() {
+        chatty_kg_graph::use_worker_program(exe);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CHATTY_KG_LOG")

@@ -117,6 +117,44 @@ fn sparql_prints_tsv_and_json() {
     assert_eq!(out.trim(), "true");
 }
 
+/// Queries that passed the guard and ended the process (issue 46: a 4 MiB value copied into
+/// every row, a sort of a cross product, 75 chained BINDs, 100 joined groups or OPTIONALs), run
+/// from the CLI under a 2 GB address-space limit: each is evaluated in a worker process and ends
+/// with exit code 1 and one line saying why, never an abort; a plain query still answers.
+#[test]
+fn user_written_queries_that_exhaust_their_worker_end_with_an_error() {
+    let store = metaqa_store();
+    let config = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-attacks-{}.toml", std::process::id()));
+    std::fs::write(
+        &config,
+        format!("[kgs.default]\nstore = {store:?}\n[kgs.default.graph]\nquery_timeout_secs = 5\n"),
+    )
+    .unwrap();
+    let limited = |query: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 2097152 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_chatty-kg"))
+            .args(["--config", config.to_str().unwrap(), "sparql", "--kg", "default", query])
+            .env_remove("CHATTY_KG_CONFIG")
+            .output()
+            .unwrap()
+    };
+    for (name, query) in common::attack_queries() {
+        let output = limited(&query);
+        let err = String::from_utf8_lossy(&output.stderr);
+        match output.status.code() {
+            // Answered within the limits (the chained BINDs' product overflows to unbound).
+            Some(0) => assert!(!output.stdout.is_empty(), "{name}: {output:?}"),
+            Some(1) => assert!(err.starts_with("error: "), "{name}: {err}"),
+            other => panic!("{name}: exit {other:?} (an abort is 134): {err}"),
+        }
+    }
+    let output = limited("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }");
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("172533"), "{output:?}");
+}
+
 #[test]
 fn errors_are_one_clear_line() {
     let store = metaqa_store().to_str().unwrap();

@@ -204,6 +204,54 @@ async fn an_mcp_client_lists_the_tools_and_asks_the_bundled_kb() {
     client.cancel().await.unwrap();
 }
 
+/// The queries that ended the process (tests/fixtures/attacks) through the `sparql` tool: each
+/// is evaluated in a worker process and answers or gets an MCP error; the server lives, answers
+/// the next call, and none of their workers is left running.
+#[tokio::test(flavor = "multi_thread")]
+async fn user_written_queries_run_in_workers_and_the_server_lives() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = setup(dir.path());
+    let config = dir.path().join("attacks.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nbackend = \"scripted\"\nscript = {script:?}\n[kgs.default]\nstore = {store:?}\n\
+             [kgs.default.graph]\nquery_timeout_secs = 4\n",
+            script = dir.path().join("script.json"),
+        ),
+    )
+    .unwrap();
+    let mut child = mcp_server(&config, None);
+    let pid = child.id().unwrap();
+    let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve((stdout, stdin)).await.unwrap();
+    for (name, query) in common::attack_queries() {
+        match client.call_tool(call("sparql", json!({ "query": query }))).await {
+            Ok(result) => assert_ne!(result.is_error, Some(true), "{name}: {result:?}"),
+            Err(ServiceError::McpError(error)) => {
+                let kind = error.data.as_ref().and_then(|d| d["kind"].as_str()).unwrap_or_default();
+                assert!(["refused", "graph"].contains(&kind), "{name}: {error:?}");
+            }
+            Err(other) => panic!("{name}: the server is gone: {other:?}"),
+        }
+        assert!(
+            common::children_running(pid, "sparql-worker").is_empty(),
+            "{name}: its worker outlived the reply"
+        );
+    }
+    let count = json_of(
+        &client,
+        "sparql",
+        json!({"query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"}),
+    )
+    .await;
+    assert!(count.to_string().contains("172533"), "{count}");
+    client.cancel().await.unwrap();
+}
+
 /// Raw stdio, as a broken client might write it: a line that is no JSON gets a JSON-RPC parse
 /// error, and the server then initializes and answers as usual.
 #[tokio::test(flavor = "multi_thread")]

@@ -1521,6 +1521,75 @@ async fn a_text2sparql_question_in_german_is_translated_first() {
     assert!(query.contains("directedBy") && query.contains("Forrest_Gump"), "{body}");
 }
 
+/// The queries that ended the process (tests/fixtures/attacks) as one key's corrections, all at
+/// once: each is evaluated in a worker process and is refused or kept, while another key's
+/// question is answered; the server lives, and once the replies are in no worker is running.
+#[tokio::test(flavor = "multi_thread")]
+async fn user_written_corrections_run_in_workers_while_another_key_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(
+        dir.path(),
+        "api_keys = [\"alice-key\", \"bob-key\"]\n[kgs.default.graph]\nquery_timeout_secs = 4",
+    ) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let ask = |key: &'static str, session: String, question: &'static str| {
+        http()
+            .post(api(&format!("/api/sessions/{session}/ask")))
+            .bearer_auth(key)
+            .json(&json!({ "question": question }))
+            .send()
+    };
+    let session = |key: &'static str| {
+        http()
+            .post(api("/api/sessions"))
+            .bearer_auth(key)
+            .json(&json!({}))
+            .send()
+    };
+    let (_, alice) = json_of(session("alice-key").await.unwrap()).await;
+    let alice = alice["session"].as_str().unwrap().to_owned();
+    let (_, bob) = json_of(session("bob-key").await.unwrap()).await;
+    let bob = bob["session"].as_str().unwrap().to_owned();
+    let (status, _) = json_of(ask("alice-key", alice.clone(), "Who starred in Big?").await.unwrap()).await;
+    assert_eq!(status, 200);
+
+    let corrections = common::attack_queries().into_iter().map(|(name, query)| {
+        let url = api(&format!("/api/sessions/{alice}/turns/0/feedback"));
+        async move {
+            let response = http()
+                .post(url)
+                .bearer_auth("alice-key")
+                .json(&json!({"rating": "down", "correction": {"sparql": query}}))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{name}: the server is gone: {e}"));
+            (name, json_of(response).await)
+        }
+    });
+    let attacks = tokio::spawn(futures_util::future::join_all(corrections));
+    let (status, answer) = json_of(ask("bob-key", bob, "When was Big released?").await.unwrap()).await;
+    assert_eq!(
+        (status, answer["explanation"]["text"].as_str()),
+        (200, Some("1988")),
+        "{answer}"
+    );
+    for (name, (status, body)) in attacks.await.unwrap() {
+        // Kept (it answered within the limits), or refused with a reason.
+        assert!(
+            status == 200 || body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{name}: {status} {body}"
+        );
+    }
+    assert!(
+        common::children_running(server.child.id(), "sparql-worker").is_empty(),
+        "a worker outlived its reply"
+    );
+    let (status, health) = get_json(api("/health")).await;
+    assert_eq!(status, 200, "{health}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ratings_and_corrections_are_kept_per_turn_and_replay_as_a_benchmark() {
     let dir = tempfile::tempdir().unwrap();

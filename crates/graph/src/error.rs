@@ -76,6 +76,11 @@ pub enum GraphError {
     #[error("query timed out after {after:?}")]
     Timeout { after: Duration },
 
+    /// A user-written query's worker process ended without an answer (see `worker.rs`): the
+    /// query needed more memory, stack or CPU than a worker may use.
+    #[error("the query could not be evaluated: its worker process {reason}")]
+    QueryWorker { reason: String },
+
     #[error("the schema profile could not be computed ({message}); it is not asked for again for {retry_in:?}")]
     ProfileUnavailable { message: String, retry_in: Duration },
 

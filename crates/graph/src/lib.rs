@@ -28,6 +28,7 @@ mod query;
 mod settings;
 mod sparql_endpoint;
 pub mod text;
+mod worker;
 
 pub use crate::conventions::{Conventions, PropertyEntity, PropertyRole, RDFS_TYPES, TypeVocabulary};
 pub use crate::error::GraphError;
@@ -36,7 +37,7 @@ pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
-    MAX_NESTING, ReadQuery, direct_instances_query, entity_search_query, instance_of, instances_query,
+    MAX_DEPTH, MAX_NESTING, ReadQuery, direct_instances_query, entity_search_query, instance_of, instances_query,
     labelled_neighbours_query, named_node, neighbourhood_query, neighbourhood_sample_query, predicates_around_query,
     predicates_between_query, subclasses_of_query, subjects_query, triple, value_subjects_query, var,
 };
@@ -46,6 +47,7 @@ pub use crate::settings::{
     redact_url,
 };
 pub use crate::sparql_endpoint::SparqlEndpoint;
+pub use crate::worker::{WORKER_COMMAND, serve as serve_worker, use_program as use_worker_program};
 pub use ::oxigraph::model::{Literal, NamedNode, Term};
 
 use async_trait::async_trait;
@@ -353,9 +355,18 @@ pub trait KnowledgeGraph: Send + Sync {
         Ok(ranked)
     }
 
-    /// Parses and runs SPARQL text, refusing anything but a read-only SELECT/ASK (see [`ReadQuery`]).
+    /// Runs a query a person wrote (MCP `sparql`, a correction, an imported example, the CLI's
+    /// `sparql`) where it cannot hurt the process: an embedded store evaluates it in a worker
+    /// process under memory, CPU and time limits (see `worker.rs`); a remote endpoint evaluates
+    /// every query on its own server anyway.
+    async fn query_untrusted(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
+        self.query(query).await
+    }
+
+    /// Parses and runs SPARQL text a person wrote, refusing anything but a read-only SELECT/ASK
+    /// (see [`ReadQuery`]), as [`Self::query_untrusted`].
     async fn query_text(&self, text: &str) -> Result<QueryResults, GraphError> {
-        self.query(&ReadQuery::parse(text)?).await
+        self.query_untrusted(&ReadQuery::parse(text)?).await
     }
 
     /// Predicates leaving and entering `vertex` (at most `limit` each way), blacklist and the

@@ -31,6 +31,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 const MANIFEST: &str = "manifest.json";
+
+/// The stack a query is evaluated on. The evaluator recurses once or more per level of the
+/// query's nesting: about 28 KB per chained `BIND` and 20 KB per joined group, measured on a
+/// 2 MiB thread that 75 and 100 of them overflowed. At [`crate::query::MAX_DEPTH`] levels the
+/// worst shape measured needs about a tenth of this (the deepest queries the guard lets through
+/// are evaluated by `crates/graph/tests/worker.rs` and the backend suite). Virtual memory: only
+/// the pages a deep query touches become resident.
+pub(crate) const EVAL_STACK_BYTES: usize = 64 << 20;
+
+/// After a timeout cancels an evaluation, how long its answer waits for the evaluating thread
+/// to stop (it checks the cancellation between rows and in the metered functions).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// Where `write_atomically` stages the manifest.
 #[cfg(test)]
 const MANIFEST_STAGING: &str = "manifest.json.tmp";
@@ -119,6 +131,8 @@ pub struct EmbeddedStore {
     predicate_names: Arc<crate::NameCache>,
     /// Facts about the graph asked so far.
     facts: Arc<crate::GraphFacts>,
+    /// The worker processes that evaluate user-written queries (see `worker.rs`).
+    workers: crate::worker::Workers,
 }
 
 /// The schema profile as saved beside the store, with the number of loads it describes.
@@ -232,13 +246,14 @@ impl EmbeddedStore {
             dir: dir.to_path_buf(),
             store,
             labels: Arc::new(labels),
-            settings,
             running: Arc::new(AtomicUsize::new(0)),
             lock: Arc::new(lock),
             loads: manifest.loads.len(),
             profile: tokio::sync::OnceCell::new(),
             predicate_names: Arc::default(),
             facts: Arc::default(),
+            workers: crate::worker::Workers::new(settings.sparql_workers, settings.worker_memory_mb << 20),
+            settings,
         })
     }
 
@@ -548,6 +563,48 @@ fn evaluate(
     Ok(results)
 }
 
+/// `query` evaluated over the store at `dir`, opened read-only beside whoever else has it open
+/// (the worker's side of `worker.rs`), on a thread with a stack of `stack_bytes`, cancelled at
+/// `timeout`.
+pub(crate) fn evaluate_read_only(
+    dir: &Path,
+    query: &ReadQuery,
+    timeout: std::time::Duration,
+    max_rows: usize,
+    max_bytes: usize,
+    stack_bytes: usize,
+) -> Result<QueryResults, GraphError> {
+    if !dir.join(MANIFEST).is_file() {
+        return Err(GraphError::StoreNotFound {
+            path: dir.to_path_buf(),
+        });
+    }
+    let _lock = StoreLock::shared(dir)?;
+    let store = Store::open_read_only(dir.join("rdf")).map_err(|e| GraphError::storage(dir, e))?;
+    let token = CancellationToken::new();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let evaluation_token = token.clone();
+    let query = query.clone();
+    let evaluation = std::thread::Builder::new()
+        .name("sparql-eval".into())
+        .stack_size(stack_bytes)
+        .spawn(move || {
+            let _ = sender.send(evaluate(&store, &query, evaluation_token, max_rows, max_bytes));
+        })
+        .map_err(|e| GraphError::Evaluation {
+            message: format!("cannot start the evaluating thread: {e}"),
+        })?;
+    let result = match receiver.recv_timeout(timeout) {
+        Ok(result) => result,
+        Err(_) => {
+            token.cancel();
+            Err(GraphError::Timeout { after: timeout })
+        }
+    };
+    drop(evaluation);
+    result
+}
+
 /// What a term weighs in a result: its text, and a literal's datatype or language.
 fn term_bytes(term: &Term) -> usize {
     match term {
@@ -624,17 +681,31 @@ impl KnowledgeGraph for EmbeddedStore {
         let running = Running::new(&self.running);
         let started = Instant::now();
         let shown = tracing::enabled!(tracing::Level::DEBUG).then(|| query.to_string());
-        let task = tokio::task::spawn_blocking(move || {
-            let (_running, _lock) = (running, lock);
-            evaluate(&store, &query, worker_token, max_rows, max_bytes)
-        });
-        let result = match tokio::time::timeout(timeout, task).await {
-            Ok(joined) => joined.map_err(|e| GraphError::Evaluation {
-                message: format!("query task failed: {e}"),
+        let (sender, mut receiver) = tokio::sync::oneshot::channel();
+        // A thread of its own, with the stack the guard's depth needs (a blocking-pool thread
+        // has 2 MiB).
+        std::thread::Builder::new()
+            .name("sparql-eval".into())
+            .stack_size(EVAL_STACK_BYTES)
+            .spawn(move || {
+                let (_running, _lock) = (running, lock);
+                let _ = sender.send(evaluate(&store, &query, worker_token, max_rows, max_bytes));
+            })
+            .map_err(|e| GraphError::Evaluation {
+                message: format!("cannot start the evaluating thread: {e}"),
+            })?;
+        let result = match tokio::time::timeout(timeout, &mut receiver).await {
+            Ok(done) => done.map_err(|_| GraphError::Evaluation {
+                message: "the evaluating thread ended without a result".into(),
             })?,
             Err(_) => {
-                // Stops the evaluation at its next check; the blocking thread then returns.
+                // Stops the evaluation at its next check; the answer waits until it has stopped
+                // (or the grace has passed), so whatever the caller holds for it (a permit)
+                // covers the work.
                 token.cancel();
+                if tokio::time::timeout(STOP_GRACE, receiver).await.is_err() {
+                    tracing::warn!(grace = ?STOP_GRACE, "a cancelled evaluation has not stopped yet");
+                }
                 Err(GraphError::Timeout { after: timeout })
             }
         };
@@ -648,6 +719,25 @@ impl KnowledgeGraph for EmbeddedStore {
             }
         }
         result
+    }
+
+    /// In a worker process when the binary set one ([`crate::worker::use_program`]), else as
+    /// [`Self::query`].
+    async fn query_untrusted(&self, query: &ReadQuery) -> Result<QueryResults, GraphError> {
+        let Some(program) = crate::worker::program() else {
+            return self.query(query).await;
+        };
+        let (max_rows, max_bytes) = (self.settings.max_rows, self.settings.max_result_bytes);
+        self.workers
+            .run(
+                program,
+                &self.dir,
+                &query.capped(max_rows),
+                self.settings.query_timeout(),
+                max_rows,
+                max_bytes,
+            )
+            .await
     }
 
     async fn label_matches(&self, text: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {

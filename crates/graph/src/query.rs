@@ -91,6 +91,27 @@ impl Drop for Level {
     }
 }
 
+/// Refuses `levels` more levels below the current one past [`MAX_DEPTH`].
+fn deeper_by(levels: usize) -> Result<(), GraphError> {
+    let depth = DEPTH.with(std::cell::Cell::get).saturating_add(levels);
+    if depth > MAX_DEPTH {
+        return Err(GraphError::QueryParse {
+            message: format!("the query is nested deeper than {MAX_DEPTH} levels (its joins and paths counted)"),
+        });
+    }
+    Ok(())
+}
+
+/// How deep a property path nests (a sequence of n steps: n).
+fn path_depth(path: &spargebra::algebra::PropertyPathExpression) -> usize {
+    use spargebra::algebra::PropertyPathExpression as P;
+    match path {
+        P::NamedNode(_) | P::NegatedPropertySet(_) => 1,
+        P::Reverse(p) | P::ZeroOrMore(p) | P::OneOrMore(p) | P::ZeroOrOne(p) => 1 + path_depth(p),
+        P::Sequence(a, b) | P::Alternative(a, b) => 1 + path_depth(a).max(path_depth(b)),
+    }
+}
+
 /// The deepest bracket nesting in `text` (closing brackets never take it below zero).
 fn nesting(text: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
@@ -313,14 +334,16 @@ fn check_pattern(pattern: &GraphPattern) -> Result<(), GraphError> {
             inner: _,
             silent: _,
         } => Err(GraphError::NotReadOnly { kind: SERVICE }),
-        // Terms, property paths and inline values hold no pattern and no expression.
-        GraphPattern::Bgp { patterns: _ }
-        | GraphPattern::Path {
+        // The evaluator joins a basic graph pattern's triples one by one, a level each, and
+        // recurses into a property path's parts: both count in the depth.
+        GraphPattern::Bgp { patterns } => deeper_by(patterns.len()),
+        GraphPattern::Path {
             subject: _,
-            path: _,
+            path,
             object: _,
-        }
-        | GraphPattern::Values {
+        } => deeper_by(path_depth(path)),
+        // Inline values hold no pattern and no expression.
+        GraphPattern::Values {
             variables: _,
             bindings: _,
         } => Ok(()),

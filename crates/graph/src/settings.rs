@@ -31,6 +31,12 @@ pub struct GraphSettings {
     pub max_result_bytes: usize,
     /// Wall-clock limit for one query, in seconds.
     pub query_timeout_secs: f64,
+    /// User-written queries (MCP `sparql`, corrections, imported examples, the CLI's `sparql`)
+    /// on an embedded store run in worker processes: at most this many at once.
+    pub sparql_workers: usize,
+    /// The address space one worker process may map, in MiB (its binary, the store's caches,
+    /// the query's values); a query that needs more ends its worker, not the server.
+    pub worker_memory_mb: u64,
     /// A vertex with no label (none of `label_predicates`) is named from its IRI's last segment
     /// ("…/Antony_Cheng" → "Antony Cheng"): in answers and explanations on every backend, and in
     /// the embedded store's label index, so entity search finds it.
@@ -87,6 +93,8 @@ impl Default for GraphSettings {
             max_rows: 10_000,
             max_result_bytes: 64 << 20,
             query_timeout_secs: 30.0,
+            sparql_workers: 2,
+            worker_memory_mb: crate::worker::DEFAULT_MEMORY_BYTES >> 20,
             iri_names: true,
             language: "en".into(),
             name_predicates: Vec::new(),

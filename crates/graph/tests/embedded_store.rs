@@ -617,3 +617,84 @@ async fn name_predicates_identify_vertices_without_naming_them() {
             .is_empty()
     );
 }
+
+/// The deepest query of each shape the guard lets through ([`chatty_kg_graph::MAX_DEPTH`],
+/// found by asking the guard itself), evaluated in process: the evaluating thread's stack holds
+/// it. 75 chained BINDs and 100 joined groups or OPTIONALs overflowed a 2 MiB thread and ended the
+/// process (issue 46); on the stack the store evaluates on, every shape at the guard's limit ends
+/// with rows or a typed error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deepest_queries_the_guard_allows_are_evaluated() {
+    let (_tmp, dir) = store_with_alpha();
+    let kg = EmbeddedStore::open(
+        &dir,
+        GraphSettings {
+            query_timeout_secs: 20.0,
+            ..GraphSettings::default()
+        },
+    )
+    .unwrap();
+    let shapes: [(&str, fn(usize) -> String); 8] = [
+        ("chained BINDs", |n| {
+            let binds: String = (1..=n)
+                .map(|i| format!(" BIND(?x{p} * ?x{p} AS ?x{i})", p = i - 1))
+                .collect();
+            format!("SELECT ?x{n} WHERE {{ BIND(2 AS ?x0){binds} }}")
+        }),
+        ("joined groups", |n| {
+            format!("SELECT * WHERE {{ {} }} LIMIT 1", "{ ?s ?p ?o } ".repeat(n))
+        }),
+        ("OPTIONALs", |n| {
+            format!(
+                "SELECT * WHERE {{ ?s ?p ?o {} }} LIMIT 1",
+                "OPTIONAL { ?s ?p ?o } ".repeat(n)
+            )
+        }),
+        ("UNIONs", |n| {
+            format!(
+                "SELECT * WHERE {{ {} }} LIMIT 1",
+                vec!["{ ?s ?p ?o }"; n.max(1)].join(" UNION ")
+            )
+        }),
+        ("MINUSes", |n| {
+            format!(
+                "SELECT * WHERE {{ ?s ?p ?o {} }} LIMIT 1",
+                "MINUS { ?s <http://e.org/none> ?o } ".repeat(n)
+            )
+        }),
+        ("FILTERs", |n| {
+            format!("SELECT * WHERE {{ ?s ?p ?o {} }} LIMIT 1", "FILTER(?o != 1) ".repeat(n))
+        }),
+        ("a sum", |n| {
+            format!("SELECT ({} AS ?n) WHERE {{}}", vec!["1"; n.max(1)].join(" + "))
+        }),
+        ("a path", |n| {
+            format!(
+                "SELECT * WHERE {{ ?s {} ?o }} LIMIT 1",
+                vec!["<http://e.org/p>"; n.max(1)].join("/")
+            )
+        }),
+    ];
+    for (name, shape) in shapes {
+        // The longest the guard accepts (it refuses past MAX_DEPTH levels).
+        let (mut accepted, mut refused) = (1usize, 4 * chatty_kg_graph::MAX_DEPTH);
+        assert!(chatty_kg_graph::ReadQuery::parse(&shape(accepted)).is_ok(), "{name}");
+        assert!(chatty_kg_graph::ReadQuery::parse(&shape(refused)).is_err(), "{name}");
+        while refused - accepted > 1 {
+            let mid = (accepted + refused) / 2;
+            if chatty_kg_graph::ReadQuery::parse(&shape(mid)).is_ok() {
+                accepted = mid;
+            } else {
+                refused = mid;
+            }
+        }
+        let result = kg.query_text(&shape(accepted)).await;
+        assert!(
+            matches!(
+                result,
+                Ok(_) | Err(GraphError::Timeout { .. } | GraphError::Evaluation { .. })
+            ),
+            "{name} × {accepted}: {result:?}"
+        );
+    }
+}

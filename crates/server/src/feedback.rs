@@ -111,6 +111,7 @@ async fn correction(
             | GraphError::FunctionNotAllowed { .. }
             | GraphError::ValueTooLarge { .. }
             | GraphError::SolutionsTooLarge { .. }
+            | GraphError::QueryWorker { .. }
             | GraphError::RiskyPattern { .. } => invalid(e.to_string()),
             other => ServerError::Agent(other.into()),
         })?;

@@ -150,6 +150,7 @@ fn graph_error(e: GraphError) -> ErrorData {
         | GraphError::FunctionNotAllowed { .. }
         | GraphError::ValueTooLarge { .. }
         | GraphError::SolutionsTooLarge { .. }
+        | GraphError::QueryWorker { .. }
         | GraphError::RiskyPattern { .. } => "refused",
         _ => "graph",
     };
