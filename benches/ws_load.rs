@@ -53,10 +53,13 @@ async fn main() {
     let clients = env_or("CHATTY_KG_LOAD_CLIENTS", 32) as usize;
     let secs = env_or("CHATTY_KG_LOAD_SECS", 20);
     let dir = tempfile::tempdir().expect("temp dir");
-    // No per-key rate limits: every client here is the one anonymous caller.
+    // No per-key rate limits: every client here is the one anonymous caller. Room for every
+    // connection under the total cap (the server lowers it, and says so, if `ulimit -n` is short).
     let extra = format!(
         "max_concurrent_answers = {clients}\nws_idle_timeout_secs = 3600\n\
-         max_sessions_per_hour_per_key = 0\nmax_questions_per_minute_per_key = 0"
+         max_sessions_per_hour_per_key = 0\nmax_questions_per_minute_per_key = 0\n\
+         max_connections = {}",
+        idle + clients + 16
     );
     let Some(server) = TestServer::start(dir.path(), &extra) else {
         eprintln!("the embedding model is missing: chatty-kg models fetch all-minilm-l6-v2");

@@ -502,3 +502,31 @@ async fn mcp_over_http_without_keys_has_no_shared_named_sessions() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Issue 46 (B1): MCP's `list_kgs` names an endpoint by its scheme, host, port and path only: no
+/// user name or password, no query (`?pass=`, `?jwt=`), no fragment.
+#[tokio::test(flavor = "multi_thread")]
+async fn list_kgs_shows_an_endpoint_without_credentials_query_or_fragment() {
+    use common::server::TestServer;
+    use rmcp::transport::StreamableHttpClientTransport;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[kgs.remote.endpoint]\n\
+                 url = \"http://alice:pw-user@127.0.0.1:9/sparql?pass=pw-query&jwt=eyJ.jwt-body.sig#frag-secret\"\n\
+                 timeout_secs = 2.0\n";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let client = ()
+        .serve(StreamableHttpClientTransport::from_uri(format!(
+            "{}/mcp/remote",
+            server.url
+        )))
+        .await
+        .unwrap();
+    let listed = json_of(&client, "list_kgs", json!({})).await;
+    assert_eq!(
+        listed,
+        json!([{"name": "remote", "description": "SPARQL endpoint http://127.0.0.1:9/sparql"}])
+    );
+    client.cancel().await.unwrap();
+}

@@ -2267,3 +2267,498 @@ async fn a_chat_request_the_rate_refuses_searches_nothing() {
     assert_eq!(second.status(), 429);
     assert_eq!(searched().await, after_first, "the refused request searched nothing");
 }
+
+/// A WebSocket opened at `url`, or the handshake's refusal: its status and JSON body.
+async fn ws_connect(url: &str) -> Result<Ws, (u16, serde_json::Value)> {
+    match tokio_tungstenite::connect_async(url).await {
+        Ok((ws, _)) => Ok(ws),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            let body = response.body().as_deref().unwrap_or_default();
+            Err((
+                response.status().as_u16(),
+                serde_json::from_slice(body).unwrap_or(serde_json::Value::Null),
+            ))
+        }
+        Err(other) => panic!("{other}"),
+    }
+}
+
+/// Closes `ws` and waits for the server to close its side too.
+async fn close_ws(mut ws: Ws) {
+    use futures_util::StreamExt;
+    ws.close(None).await.unwrap();
+    while let Some(Ok(_)) = ws.next().await {}
+}
+
+/// `attempt` until it gives `Some`, at most 100 times 50 ms apart: a place a closed connection
+/// gave back is free once the server has noticed the close.
+async fn eventually<T, F: std::future::Future<Output = Option<T>>>(mut attempt: impl FnMut() -> F) -> T {
+    for _ in 0..100 {
+        if let Some(done) = attempt().await {
+            return done;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("not within 100 attempts");
+}
+
+/// Issue 46 (A): 1,100 idle WebSockets from one key no longer take every file descriptor. Past
+/// its 16 the key is refused (429, a JSON reason, before any upgrade); the server's total caps
+/// every key together (503), WebSockets and event streams alike; `/health` and another key's
+/// chat go on; a closed connection gives its place back.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_key_cannot_hold_every_connection_and_others_are_still_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "api_keys = [\"alice-key\", \"bob-key\"]\nmax_connections = 24\nmax_connections_per_key = 16";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let (alice_url, bob_url) = (server.ws_url("?api_key=alice-key"), server.ws_url("?api_key=bob-key"));
+
+    // 1,100 from Alice, 50 at a time; the accepted ones stay open (and idle).
+    let mut alice = Vec::new();
+    let mut refused = Vec::new();
+    for _ in 0..22 {
+        let batch = futures_util::future::join_all((0..50).map(|_| ws_connect(&alice_url))).await;
+        for result in batch {
+            match result {
+                Ok(ws) => alice.push(ws),
+                Err(refusal) => refused.push(refusal),
+            }
+        }
+    }
+    assert_eq!((alice.len(), refused.len()), (16, 1084));
+    for (status, body) in &refused {
+        assert_eq!(
+            (*status, body["error"]["kind"].as_str()),
+            (429, Some("too_many_connections")),
+            "{body}"
+        );
+    }
+    assert!(
+        refused[0].1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_connections_per_key"),
+        "{}",
+        refused[0].1
+    );
+    // Alice's are alive, not only counted.
+    send(&mut alice[15], json!({"type": "open"})).await;
+    assert_eq!(next(&mut alice[15]).await["type"], "session");
+
+    // The server still answers: /health, and Bob's chat on a WebSocket of his own.
+    let (status, health) = get_json(api("/health")).await;
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")), "{health}");
+    let mut bob = vec![ws_connect(&bob_url).await.unwrap()];
+    ask(&mut bob[0], "Who starred in Big?").await;
+    assert_eq!(next(&mut bob[0]).await["type"], "session");
+    let answer = until_answer(&mut bob[0]).await.pop().unwrap();
+    assert_eq!(answers(&answer["explanation"]), ["Tom Hanks"], "{answer}");
+
+    // The total: Bob takes the last 7 places; the next connection is refused for the server.
+    for _ in 0..7 {
+        bob.push(ws_connect(&bob_url).await.unwrap());
+    }
+    let (status, body) = ws_connect(&bob_url).await.err().unwrap();
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (503, Some("server_busy")),
+        "{body}"
+    );
+    // An event stream is a connection too: refused now, while a plain REST question is answered.
+    let with = |request: reqwest::RequestBuilder, key: &str| request.bearer_auth(key);
+    let (status, session) = json_of(
+        with(http().post(api("/api/sessions")), "bob-key")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{session}");
+    let ask_url = api(&format!("/api/sessions/{}/ask", session["session"].as_str().unwrap()));
+    let streamed = || {
+        with(http().post(&ask_url), "bob-key")
+            .header("Accept", "text/event-stream")
+            .json(&json!({"question": "Who starred in Top Gun?"}))
+            .send()
+    };
+    let (status, body) = json_of(streamed().await.unwrap()).await;
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (503, Some("server_busy")),
+        "{body}"
+    );
+    let (status, body) = json_of(
+        with(http().post(api("/v1/chat/completions")), "bob-key")
+            .json(&json!({"stream": true, "messages": [{"role": "user", "content": "Who starred in Big?"}]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (503, Some("server_busy")),
+        "{body}"
+    );
+    // Alice's own event stream is refused for her key first.
+    let (status, alice_session) = json_of(
+        with(http().post(api("/api/sessions")), "alice-key")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{alice_session}");
+    let alice_ask = api(&format!(
+        "/api/sessions/{}/ask",
+        alice_session["session"].as_str().unwrap()
+    ));
+    let (status, body) = json_of(
+        with(http().post(&alice_ask), "alice-key")
+            .header("Accept", "text/event-stream")
+            .json(&json!({"question": "Who starred in Big?"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (429, Some("too_many_connections")),
+        "{body}"
+    );
+    let (status, body) = json_of(
+        with(http().post(&ask_url), "bob-key")
+            .json(&json!({"question": "Who starred in Top Gun?"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(answers(&body["explanation"]), ["Tom Cruise"]);
+
+    // Alice leaves: the places are given back, and Bob's event stream is answered.
+    for ws in alice {
+        close_ws(ws).await;
+    }
+    let events = eventually(|| async {
+        let response = streamed().await.unwrap();
+        (response.status() == 200).then_some(response)
+    })
+    .await;
+    let events = sse_events(&events.text().await.unwrap());
+    let (name, last) = events.last().unwrap();
+    assert_eq!(name, "answer", "{events:?}");
+    assert_eq!(answers(&last["explanation"]), ["Tom Cruise"]);
+}
+
+/// Issue 46 (A): the idle limit counts from the last request the server took on; pings (and
+/// messages refused with an error) do not restart it, so a keep-alive cannot hold a socket. The
+/// close says why. A client that keeps asking stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_websocket_that_only_pings_is_closed_when_idle() {
+    use futures_util::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "ws_idle_timeout_secs = 3\nws_ping_secs = 1") else {
+        return;
+    };
+    // Asking keeps a connection open well past the idle limit: each of these 24 requests, 6 s in
+    // all, is answered.
+    let mut asking = server.ws().await;
+    for _ in 0..24 {
+        send(&mut asking, json!({"type": "open"})).await;
+        assert_eq!(next(&mut asking).await["type"], "session");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    close_ws(asking).await;
+
+    // Pings and keep-alive messages that ask nothing (each refused with an error frame) every
+    // 200 ms: closed all the same, with the reason. Before, any message restarted the clock.
+    let mut pinging = server.ws().await;
+    let keep_alives = [
+        json!({"type": "keepalive"}),
+        json!({"type": "resume", "session": "0".repeat(32)}),
+    ];
+    let (mut pongs, mut refused) = (0, 0);
+    let mut sent = 0;
+    let (code, reason) = loop {
+        // Four times the idle limit at least; a connection still open then was not closed.
+        assert!(sent < 60, "still open after {sent} keep-alives");
+        pinging
+            .send(Message::Ping(b"still here".to_vec().into()))
+            .await
+            .unwrap();
+        send(&mut pinging, keep_alives[sent % 2].clone()).await;
+        sent += 1;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(200);
+        let closed = loop {
+            match tokio::time::timeout_at(deadline, pinging.next()).await {
+                Err(_) => break None,
+                Ok(Some(Ok(Message::Pong(bytes)))) if &bytes[..] == b"still here" => pongs += 1,
+                Ok(Some(Ok(Message::Text(text)))) => {
+                    let error: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    assert!(
+                        matches!(error["kind"].as_str(), Some("malformed_message" | "no_such_session")),
+                        "{error}"
+                    );
+                    refused += 1;
+                }
+                Ok(Some(Ok(Message::Close(Some(frame))))) => break Some((frame.code, frame.reason.to_string())),
+                Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        };
+        if let Some(closed) = closed {
+            break closed;
+        }
+    };
+    assert!(refused > 0, "the keep-alives were read (and refused)");
+    assert!(pongs > 0, "the pings were answered");
+    assert_eq!(code, CloseCode::Normal, "{reason}");
+    assert!(
+        reason.contains("idle timeout: nothing asked for 3 s") && reason.contains("pings do not count"),
+        "{reason}"
+    );
+}
+
+/// Issue 46 (A): at start the server raises its soft limit on open files to the hard one, and
+/// when the connection caps and a reserve still do not fit, lowers the total cap and says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn connection_caps_fit_the_open_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // Hard limit 400: 400 − 256 kept in reserve = 144 connections.
+    let Some(server) = TestServer::start_in_shell(dir.path(), "max_connections = 512", &[], Some("ulimit -n 400"))
+    else {
+        return;
+    };
+    let log = server.log();
+    assert!(log.contains("max_connections lowered from 512 to 144"), "{log}");
+    let url = server.ws_url("");
+    let mut held = Vec::new();
+    for _ in 0..144 {
+        held.push(ws_connect(&url).await.unwrap());
+    }
+    let (status, body) = ws_connect(&url).await.err().unwrap();
+    assert_eq!(
+        (status, body["error"]["kind"].as_str()),
+        (503, Some("server_busy")),
+        "{body}"
+    );
+    assert_eq!(get_json(format!("{}/health", server.url)).await.0, 200);
+    drop(held);
+    drop(server);
+
+    // A soft limit below the hard one is raised to it; the caps fit, nothing is lowered.
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start_in_shell(dir.path(), "", &[], Some("ulimit -Sn 300")) else {
+        return;
+    };
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
+    let open_files: Vec<&str> = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let (soft, hard) = (open_files[3], open_files[4]);
+    assert_eq!(soft, hard, "{limits}");
+    assert_ne!(soft, "300", "{limits}");
+    assert!(!server.log().contains("lowered"), "{}", server.log());
+}
+
+/// Issue 46 (B1): an endpoint URL is shown (REST `/api/kgs`, errors, logs) with its scheme, host,
+/// port and path only: no user name or password, no query whatever its names, no fragment.
+#[tokio::test(flavor = "multi_thread")]
+async fn endpoint_urls_are_shown_without_credentials_query_or_fragment() {
+    const SECRETS: [&str; 5] = ["pw-user", "pw-query", "jwt-body", "frag-secret", "alice"];
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[kgs.remote.endpoint]\n\
+                 url = \"http://alice:pw-user@127.0.0.1:9/sparql?pass=pw-query&jwt=eyJ.jwt-body.sig#frag-secret\"\n\
+                 timeout_secs = 2.0\n";
+    let Some(server) = TestServer::start_in_shell(dir.path(), extra, &[("CHATTY_KG_LOG", "debug")], Some("true"))
+    else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let (status, kgs) = get_json(api("/api/kgs")).await;
+    assert_eq!(status, 200, "{kgs}");
+    let remote = kgs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|kg| kg["name"] == "remote")
+        .unwrap();
+    assert_eq!(remote["location"], "SPARQL endpoint http://127.0.0.1:9/sparql", "{kgs}");
+    // A question on it fails (nothing listens): the error names the endpoint the same way.
+    let (_, session) = post_json(api("/api/sessions"), json!({"kg": "remote"})).await;
+    let id = session["session"].as_str().unwrap();
+    let (status, error) = post_json(
+        api(&format!("/api/sessions/{id}/ask")),
+        json!({"question": "Who directed Big?"}),
+    )
+    .await;
+    assert_ne!(status, 200, "{error}");
+    let log = server.log();
+    assert!(
+        log.contains("127.0.0.1:9/sparql"),
+        "the endpoint is named in the log: {log}"
+    );
+    for text in [kgs.to_string(), error.to_string(), log] {
+        for secret in SECRETS {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+}
+
+/// Issue 46 (B3): without keys, `GET /text2sparql` is a request any web page can make the
+/// browser send, spending the model. One a page sent (its `Origin`, even with
+/// `allowed_origins = ["*"]`, or `Sec-Fetch-Site: cross-site` without one) is refused with 403
+/// and runs nothing; a program's (the TEXT2SPARQL client sends neither) is answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keyless_server_refuses_text2sparql_from_other_sites() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "allowed_origins = [\"*\"]") else {
+        return;
+    };
+    let url = format!(
+        "{}/text2sparql?dataset=default&question=Who%20directed%20Forrest%20Gump%3F",
+        server.url
+    );
+    for headers in [
+        vec![("Sec-Fetch-Site", "cross-site")],
+        vec![("Origin", "https://evil.example")],
+        vec![("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")],
+    ] {
+        let mut request = http().get(&url);
+        for (name, value) in &headers {
+            request = request.header(*name, *value);
+        }
+        let (status, error) = json_of(request.send().await.unwrap()).await;
+        assert_eq!(
+            (status, error["error"]["kind"].as_str()),
+            (403, Some("cross_site")),
+            "{headers:?}: {error}"
+        );
+        assert!(
+            error["error"]["message"].as_str().unwrap().contains("another site"),
+            "{error}"
+        );
+    }
+    let metrics = http()
+        .get(format!("{}/metrics", server.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !metrics.contains("chattykg_questions_total{"),
+        "nothing was asked: {metrics}"
+    );
+    // A program, and the user's own typed URL, are answered.
+    for headers in [vec![], vec![("Sec-Fetch-Site", "none")]] {
+        let mut request = http().get(&url);
+        for (name, value) in &headers {
+            request = request.header(*name, *value);
+        }
+        let (status, body) = json_of(request.send().await.unwrap()).await;
+        assert_eq!(status, 200, "{headers:?}: {body}");
+        assert!(body["query"].as_str().unwrap().contains("directedBy"), "{body}");
+    }
+}
+
+/// Issue 46 (B4): a page of history (REST, or a WebSocket `resume`) counts in the key's rate:
+/// a key that reads history all the time gets 429, and another key is not slowed.
+#[tokio::test(flavor = "multi_thread")]
+async fn history_pages_count_in_the_keys_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "api_keys = [\"alice-key\", \"bob-key\"]\nmax_questions_per_minute_per_key = 5";
+    let Some(server) = TestServer::start(dir.path(), extra) else {
+        return;
+    };
+    let api = |path: &str| format!("{}{path}", server.url);
+    let create = |key: &'static str| {
+        http()
+            .post(api("/api/sessions"))
+            .bearer_auth(key)
+            .json(&json!({}))
+            .send()
+    };
+    let (status, session) = json_of(create("alice-key").await.unwrap()).await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap().to_owned();
+    let history =
+        |key: &'static str, id: String| http().get(api(&format!("/api/sessions/{id}"))).bearer_auth(key).send();
+    // 1 question and 3 pages over REST, 1 over the WebSocket: the 5 requests of her minute.
+    let (status, answer) = json_of(
+        http()
+            .post(api(&format!("/api/sessions/{id}/ask")))
+            .bearer_auth("alice-key")
+            .json(&json!({"question": "Who starred in Big?"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    for _ in 0..3 {
+        let (status, page) = json_of(history("alice-key", id.clone()).await.unwrap()).await;
+        assert_eq!((status, page["turn_count"].as_u64()), (200, Some(1)), "{page}");
+    }
+    let mut ws = ws_connect(&server.ws_url("?api_key=alice-key")).await.unwrap();
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    assert_eq!(next(&mut ws).await["turn_count"], 1);
+    // The sixth: refused, over REST and over the WebSocket alike.
+    let response = history("alice-key", id.clone()).await.unwrap();
+    assert!(response.headers().contains_key("retry-after"));
+    let (status, error) = json_of(response).await;
+    assert_eq!(
+        (status, error["error"]["kind"].as_str()),
+        (429, Some("rate_limited")),
+        "{error}"
+    );
+    send(&mut ws, json!({"type": "resume", "session": id})).await;
+    assert_eq!(next(&mut ws).await["kind"], "rate_limited");
+    // Bob's minute is his own.
+    let (status, session) = json_of(create("bob-key").await.unwrap()).await;
+    assert_eq!(status, 201, "{session}");
+    let bob = session["session"].as_str().unwrap().to_owned();
+    let (status, page) = json_of(history("bob-key", bob).await.unwrap()).await;
+    assert_eq!((status, page["turn_count"].as_u64()), (200, Some(0)), "{page}");
+}
+
+/// Issue 46 (B5): `/health` without a valid key says its status and version only (no session
+/// store, graph or model named); with a key, the rest.
+#[tokio::test(flavor = "multi_thread")]
+async fn health_says_more_only_to_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "api_keys = [\"alice-key\"]") else {
+        return;
+    };
+    let health = format!("{}/health", server.url);
+    for key in [None, Some("mallory-key")] {
+        let mut request = http().get(&health);
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        let (status, body) = json_of(request.send().await.unwrap()).await;
+        assert_eq!(status, 200, "{body}");
+        let mut fields: Vec<&String> = body.as_object().unwrap().keys().collect();
+        fields.sort();
+        assert_eq!(fields, ["status", "version"], "{key:?}: {body}");
+        assert_eq!(body["status"], "ok");
+        assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+    }
+    let (status, body) = json_of(http().get(&health).bearer_auth("alice-key").send().await.unwrap()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["kgs"], json!(["default"]), "{body}");
+    assert!(body["llm"].as_str().unwrap().contains("scripted"), "{body}");
+    assert!(body["problems"].is_object(), "{body}");
+}

@@ -67,6 +67,8 @@ pub struct TestServer {
     dir: PathBuf,
     extra: String,
     env: Vec<(String, String)>,
+    /// Shell commands run before the server (in the same process, which `exec`s it).
+    shell: Option<String>,
 }
 
 impl Drop for TestServer {
@@ -93,6 +95,12 @@ impl TestServer {
     /// [`start`](Self::start), with environment variables for the server (e.g. configuration
     /// overrides such as `CHATTY_KG_LLM__BACKEND`).
     pub fn start_with_env(dir: &Path, extra: &str, env: &[(&str, &str)]) -> Option<Self> {
+        Self::start_in_shell(dir, extra, env, None)
+    }
+
+    /// [`start_with_env`](Self::start_with_env), the server started by `sh` after `shell` (e.g.
+    /// `ulimit -n 400`), its standard error in [`log`](Self::log) instead of the test's.
+    pub fn start_in_shell(dir: &Path, extra: &str, env: &[(&str, &str)], shell: Option<&str>) -> Option<Self> {
         model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL)?;
         let store = dir.join("store");
         let movies = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/movies.ttl");
@@ -102,14 +110,19 @@ impl TestServer {
             .unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         std::fs::write(dir.join("script.json"), script().to_string()).unwrap();
-        Some(Self::restart_with_env(dir, extra, env))
+        Some(Self::restart_with_env(dir, extra, env, shell))
     }
 
     pub fn restart(dir: &Path, extra: &str) -> Self {
-        Self::restart_with_env(dir, extra, &[])
+        Self::restart_with_env(dir, extra, &[], None)
     }
 
-    fn restart_with_env(dir: &Path, extra: &str, env: &[(&str, &str)]) -> Self {
+    /// What the server wrote to its standard error, when started by [`start_in_shell`](Self::start_in_shell).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    fn restart_with_env(dir: &Path, extra: &str, env: &[(&str, &str)], shell: Option<&str>) -> Self {
         let config = dir.join("config.toml");
         std::fs::write(
             &config,
@@ -123,7 +136,21 @@ impl TestServer {
             ),
         )
         .unwrap();
-        let mut child = chatty()
+        let mut command = match shell {
+            None => chatty(),
+            Some(shell) => {
+                // `sh -c SCRIPT BINARY ARGS…`: the script's "$0" is the binary, "$@" its arguments.
+                let mut sh = Command::new("sh");
+                sh.arg("-c")
+                    .arg(format!("{shell} && exec \"$0\" \"$@\" 2>\"$CHATTY_KG_TEST_LOG\""))
+                    .arg(env!("CARGO_BIN_EXE_chatty-kg"))
+                    .env("CHATTY_KG_TEST_LOG", dir.join("server.log"))
+                    .env_remove("CHATTY_KG_CONFIG")
+                    .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"));
+                sh
+            }
+        };
+        let mut child = command
             .args(["serve", "--config", config.to_str().unwrap()])
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
@@ -145,6 +172,7 @@ impl TestServer {
             dir: dir.to_path_buf(),
             extra: extra.to_owned(),
             env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            shell: shell.map(str::to_owned),
         }
     }
 
@@ -154,7 +182,8 @@ impl TestServer {
         self.child.wait().unwrap();
         let env: Vec<(String, String)> = std::mem::take(&mut self.env);
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Self::restart_with_env(&self.dir.clone(), &self.extra.clone(), &env)
+        let shell = self.shell.take();
+        Self::restart_with_env(&self.dir.clone(), &self.extra.clone(), &env, shell.as_deref())
     }
 
     pub fn signal(&self, signal: &str) {

@@ -138,9 +138,17 @@ pub struct ServerConfig {
     pub max_frame_bytes: usize,
     /// Seconds between WebSocket pings.
     pub ws_ping_secs: u64,
-    /// A WebSocket with no message from its client for this long (and no answer under way) is
-    /// closed; the session stays.
+    /// A WebSocket whose client asks nothing for this long (no question, no resume, no rating
+    /// accepted, and no answer under way) is closed with a reason; the session stays. Pings,
+    /// pongs and messages refused with an error do not count as asking.
     pub ws_idle_timeout_secs: u64,
+    /// WebSocket connections and event streams (server-sent events) open at once, all callers
+    /// together; more get 503 `server_busy`. Lowered at start when the process's file
+    /// descriptors cannot hold them and a reserve (a warning says so).
+    pub max_connections: usize,
+    /// WebSocket connections and event streams one API key may hold open at once; more get 429
+    /// `too_many_connections`. Without API keys only `max_connections` applies.
+    pub max_connections_per_key: usize,
     /// Questions answered at the same time; more wait their turn.
     pub max_concurrent_answers: usize,
     /// Questions that may wait for their turn; more get 429 `overloaded` at once.
@@ -192,6 +200,8 @@ impl Default for ServerConfig {
             max_frame_bytes: 1024 * 1024,
             ws_ping_secs: 20,
             ws_idle_timeout_secs: 600,
+            max_connections: 512,
+            max_connections_per_key: 16,
             max_concurrent_answers: 4,
             max_queued_answers: 64,
             max_stored_answers: 1000,
@@ -429,6 +439,13 @@ impl Config {
         range("server.shutdown_grace_secs", server.shutdown_grace_secs, 0, DAY)?;
         range("server.ws_ping_secs", server.ws_ping_secs, 1, 3600)?;
         range("server.ws_idle_timeout_secs", server.ws_idle_timeout_secs, 1, 30 * DAY)?;
+        range("server.max_connections", server.max_connections as u64, 1, 1_000_000)?;
+        range(
+            "server.max_connections_per_key",
+            server.max_connections_per_key as u64,
+            1,
+            server.max_connections as u64,
+        )?;
         range(
             "server.max_concurrent_answers",
             server.max_concurrent_answers as u64,
@@ -764,6 +781,11 @@ label_predicates = ["http://www.w3.org/2000/01/rdf-schema#label"]
                 "server.max_concurrent_answers",
             ),
             ("[server]\nmax_frame_bytes = 10\n", "server.max_frame_bytes"),
+            ("[server]\nmax_connections = 0\n", "server.max_connections"),
+            (
+                "[server]\nmax_connections = 8\nmax_connections_per_key = 9\n",
+                "server.max_connections_per_key",
+            ),
             ("[kgs.default.graph]\nmax_rows = 99\n", "kgs.default.graph.max_rows"),
             (
                 "[kgs.default.graph]\nmax_result_bytes = 10\n",

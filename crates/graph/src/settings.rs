@@ -215,49 +215,21 @@ impl std::fmt::Debug for EndpointAuth {
 /// What stands where a secret was.
 pub const REDACTED: &str = "***";
 
-/// `url` as it may be shown (answers, explanations, errors, logs): no user name or password, and
-/// no query parameter whose name says it carries a secret (`key`, `token`, `password`, …).
-/// Text that is no URL is shown as "a URL that cannot be parsed", since it may hold anything.
+/// `url` as it may be shown (answers, explanations, errors, logs, `/api/kgs`, MCP's `list_kgs`):
+/// its scheme, host, port and path only. A user name and password, the query (`?pass=`,
+/// `?jwt=`, `?apikey=` …) and the fragment are dropped whatever their names, since any of them
+/// may carry a secret. Text that is no URL is shown as "a URL that cannot be parsed", since it
+/// may hold anything.
 pub fn redact_url(url: &str) -> String {
     let Ok(mut parsed) = url::Url::parse(url) else {
         return "(a URL that cannot be parsed)".to_owned();
     };
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        // Cannot fail on a URL with a host, which one with userinfo has.
-        let _ = parsed.set_username(REDACTED);
-        let _ = parsed.set_password(None);
-    }
-    let secret = |name: &str| {
-        let name = name.to_ascii_lowercase();
-        [
-            "key",
-            "token",
-            "secret",
-            "password",
-            "passwd",
-            "pwd",
-            "auth",
-            "signature",
-            "sig",
-            "credential",
-        ]
-        .iter()
-        .any(|s| name.contains(s))
-    };
-    if parsed.query_pairs().any(|(name, _)| secret(&name)) {
-        let pairs: Vec<(String, String)> = parsed
-            .query_pairs()
-            .map(|(n, v)| {
-                let v = if secret(&n) {
-                    REDACTED.to_owned()
-                } else {
-                    v.into_owned()
-                };
-                (n.into_owned(), v)
-            })
-            .collect();
-        parsed.query_pairs_mut().clear().extend_pairs(pairs);
-    }
+    // Neither can fail on a URL with a host, which one with userinfo has; a URL without a host
+    // (`mailto:`) has no userinfo to drop.
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    parsed.set_query(None);
+    parsed.set_fragment(None);
     parsed.to_string()
 }
 
@@ -325,6 +297,30 @@ impl EndpointSettings {
             auth: None,
             headers: BTreeMap::new(),
             search_api: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_url_keeps_only_scheme_host_port_and_path() {
+        for (url, shown) in [
+            (
+                "http://alice:pw@127.0.0.1:9/sparql?pass=pw2&jwt=eyJ.x.y#tok",
+                "http://127.0.0.1:9/sparql",
+            ),
+            ("https://u@example.org/a/b?format=json", "https://example.org/a/b"),
+            (
+                "https://example.org:8443/sparql#frag",
+                "https://example.org:8443/sparql",
+            ),
+            ("http://example.org/sparql", "http://example.org/sparql"),
+            ("not a url ?pass=pw", "(a URL that cannot be parsed)"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
         }
     }
 }

@@ -57,6 +57,32 @@ fn labelled(results: QueryResults) -> Vec<(String, String)> {
     }
 }
 
+/// Redirects an endpoint request may follow (within its own origin).
+const MAX_REDIRECTS: usize = 5;
+
+/// The endpoint client's redirects: followed within the endpoint's origin (scheme, host, port),
+/// refused with an error to any other. The client sends the configured `headers` (and the auth)
+/// with every request, redirected ones included: reqwest drops `Authorization` on a redirect to
+/// another host, but not a custom header such as `X-Api-Key`, so another origin gets neither.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let Some(first) = attempt.previous().first() else {
+            return attempt.stop();
+        };
+        if attempt.url().origin() != first.origin() {
+            let to = attempt.url().origin().ascii_serialization();
+            return attempt.error(format!(
+                "the endpoint redirected to another origin ({to}); not followed, so its headers and \
+                 credentials stay with the endpoint (configure the URL it redirects to instead)"
+            ));
+        }
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        attempt.follow()
+    })
+}
+
 /// How long a failed schema profile is not asked for again.
 const PROFILE_RETRY: Duration = Duration::from_secs(300);
 
@@ -106,6 +132,7 @@ impl SparqlEndpoint {
         let client = reqwest::Client::builder()
             .user_agent(concat!("chatty-kg/", env!("CARGO_PKG_VERSION")))
             .default_headers(headers)
+            .redirect(same_origin_redirects())
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .build()

@@ -227,6 +227,61 @@ async fn secrets_never_come_back() {
     assert!(!error.to_string().contains("s3cret-pw"), "{error}");
 }
 
+/// The configured headers and credentials go to the endpoint only: a redirect within its origin
+/// is followed (and carries them), one to another origin (another port here) is refused before
+/// anything is sent there, with an error saying why.
+#[tokio::test]
+async fn headers_never_follow_a_redirect_to_another_origin() {
+    let elsewhere = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(one_row())
+        .mount(&elsewhere)
+        .await;
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/moved"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", format!("{}/sparql", elsewhere.uri())))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/old"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", "/sparql"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/sparql"))
+        .and(header("x-api-key", "hdr-value"))
+        .and(header("authorization", "Bearer bearer-tok"))
+        .respond_with(one_row())
+        .expect(1)
+        .mount(&server)
+        .await;
+    let with_secrets = |e: &mut EndpointSettings| {
+        e.headers.insert("X-Api-Key".into(), "hdr-value".into());
+        e.auth = Some(EndpointAuth::Bearer {
+            token: "bearer-tok".into(),
+        });
+    };
+    // Within the origin: followed, headers and all.
+    let kg = endpoint(format!("{}/old", server.uri()), with_secrets);
+    let QueryResults::Solutions(s) = kg.query_text("SELECT ?x WHERE { ?x ?p ?o }").await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(s.rows.len(), 1);
+    // To another origin: refused, and nothing reached it.
+    let kg = endpoint(format!("{}/moved", server.uri()), with_secrets);
+    let error = kg.query_text("SELECT ?x WHERE { ?x ?p ?o }").await.unwrap_err();
+    assert!(matches!(error, GraphError::Unreachable { .. }), "{error:?}");
+    assert!(error.to_string().contains("another origin"), "{error}");
+    for secret in ["hdr-value", "bearer-tok"] {
+        assert!(!error.to_string().contains(secret), "{error}");
+    }
+    assert!(
+        elsewhere.received_requests().await.unwrap().is_empty(),
+        "the other origin was asked"
+    );
+}
+
 #[test]
 fn bad_configuration_is_refused() {
     for url in ["not a url", "ftp://example.org/sparql"] {

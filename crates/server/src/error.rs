@@ -49,6 +49,21 @@ pub enum ServerError {
         limit: u32,
         retry_after_secs: u64,
     },
+    #[error(
+        "this API key already holds {limit} open WebSocket connections and event streams, the most one key may \
+         (server.max_connections_per_key); close one first"
+    )]
+    TooManyConnections { limit: usize },
+    #[error(
+        "the server holds {limit} open WebSocket connections and event streams, the most it takes \
+         (server.max_connections); try again shortly"
+    )]
+    ServerBusy { limit: usize },
+    #[error(
+        "a page on another site cannot ask this server without an API key ({why}); the TEXT2SPARQL client and \
+         other programs send no Origin and are served"
+    )]
+    CrossSite { why: String },
     #[error("too many questions are waiting (at most {queued}); try again shortly")]
     Overloaded { queued: usize },
     #[error("the client went away before the question was answered")]
@@ -100,6 +115,9 @@ impl ServerError {
             ServerError::Busy => "busy",
             ServerError::AnswerTimeout { .. } => "answer_timeout",
             ServerError::Overloaded { .. } => "overloaded",
+            ServerError::TooManyConnections { .. } => "too_many_connections",
+            ServerError::ServerBusy { .. } => "server_busy",
+            ServerError::CrossSite { .. } => "cross_site",
             ServerError::RateLimited { .. } => "rate_limited",
             ServerError::Abandoned => "abandoned",
             ServerError::ShuttingDown => "shutting_down",
@@ -133,7 +151,7 @@ impl ResponseError for ServerError {
             | ServerError::NoSuchTurn(_)
             | ServerError::NoSuchExample
             | ServerError::UnknownDataset { .. } => StatusCode::NOT_FOUND,
-            ServerError::ForbiddenOrigin { .. } => StatusCode::FORBIDDEN,
+            ServerError::ForbiddenOrigin { .. } | ServerError::CrossSite { .. } => StatusCode::FORBIDDEN,
             ServerError::UnknownHost { .. } => StatusCode::MISDIRECTED_REQUEST,
             ServerError::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ServerError::UnknownKg { .. }
@@ -143,11 +161,15 @@ impl ResponseError for ServerError {
             | ServerError::Malformed(_) => StatusCode::BAD_REQUEST,
             ServerError::QuestionTooLong { .. } | ServerError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ServerError::Busy => StatusCode::CONFLICT,
-            ServerError::Overloaded { .. } | ServerError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ServerError::Overloaded { .. }
+            | ServerError::RateLimited { .. }
+            | ServerError::TooManyConnections { .. } => StatusCode::TOO_MANY_REQUESTS,
             // Nobody reads it (nginx's "client closed request").
             ServerError::Abandoned => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
             // The session store refuses writes (a full disk): the turn was not recorded.
-            ServerError::ShuttingDown | ServerError::Dialogue(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServerError::ShuttingDown | ServerError::Dialogue(_) | ServerError::ServerBusy { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ServerError::AnswerTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             // The model or the graph failed: an upstream of ours.
             ServerError::Agent(AgentError::Llm { .. } | AgentError::RetriesExhausted { .. } | AgentError::Graph(_)) => {

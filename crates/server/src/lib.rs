@@ -2,8 +2,9 @@
 //! metrics, the web chat page (`/`, [`web`]), the OpenAI-compatible chat ([`openai_api`]) and
 //! MCP over streamable HTTP (`/mcp`, [`mcp`]), over one [`ChatService`].
 //!
-//! [`Server::start`] opens everything the configuration names (each knowledge graph, the models
-//! once for all of them, the session database) and binds; [`Server::run`] serves until SIGTERM or
+//! [`Server::start`] sizes the connection caps to the process's open files ([`connections`]),
+//! opens everything the configuration names (each knowledge graph, the models once for all of
+//! them, the session database) and binds; [`Server::run`] serves until SIGTERM or
 //! SIGINT and then shuts down once, in order: new questions are refused, WebSocket connections
 //! without an answer under way close with 1001, answers under way get `shutdown_grace_secs` to
 //! finish (and are written to disk before they are sent), then HTTP stops and the session
@@ -11,6 +12,7 @@
 //! acknowledged is lost, even to SIGKILL.
 
 pub mod auth;
+pub mod connections;
 pub mod error;
 pub mod examples;
 pub mod explore;
@@ -79,6 +81,11 @@ impl Server {
             .collect();
         let keys = ApiKeys::new(&settings.api_keys)?;
         check_exposure(config, &addrs, &keys)?;
+        // Before the stores open their files: the soft limit on open files is raised here.
+        let connections = connections::fit_to_descriptors(connections::ConnectionCaps {
+            total: settings.max_connections,
+            per_key: settings.max_connections_per_key,
+        });
 
         let llm = config.chat_model()?;
         let embedder = config.embedder()?;
@@ -126,6 +133,7 @@ impl Server {
             },
             context_answers: config.agents.context_answers,
             context_turns: config.agents.context_turns,
+            connections,
         };
         let service = Arc::new(ChatService::new(
             kgs,

@@ -1,6 +1,10 @@
 //! Per-caller rate limits: sessions created per hour and questions asked per minute, per API key
 //! (without keys, everyone is the one anonymous caller). Fixed windows kept in memory: a restart
 //! forgets them, which is fine for limits meant to stop a runaway client, not to bill one.
+//!
+//! "Questions" is every request that makes the server work for the caller: a question, a lookup,
+//! a rating, an export, and a page of history (REST or a WebSocket `resume`), which weighs more
+//! the more it carries (`service.rs`).
 
 use crate::error::ServerError;
 use chatty_kg_dialogue::Owner;
@@ -60,6 +64,25 @@ impl RateLimiter {
         )
     }
 
+    /// Uses up `units` more of `owner`'s question window without refusing anything: for work
+    /// whose weight is known only once it is done (a page of history), so that the next requests
+    /// are refused sooner.
+    pub fn spend(&self, owner: Option<&Owner>, units: u32) {
+        let limit = self.limits.questions_per_minute;
+        if limit == 0 || units == 0 {
+            return;
+        }
+        let now = Instant::now();
+        let mut windows = self.windows.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let window = windows
+            .entry((owner.cloned(), Action::Ask))
+            .or_insert(Window { started: now, used: 0 });
+        if now.duration_since(window.started) >= Duration::from_secs(60) {
+            *window = Window { started: now, used: 0 };
+        }
+        window.used = window.used.saturating_add(units).min(limit);
+    }
+
     fn take(&self, owner: Option<&Owner>, action: Action, limit: u32, length: Duration) -> Result<(), ServerError> {
         if limit == 0 {
             return Ok(());
@@ -114,6 +137,15 @@ mod tests {
         limiter.create_session(Some(&alice)).unwrap();
         limiter.create_session(Some(&alice)).unwrap();
         assert!(limiter.create_session(Some(&alice)).is_err());
+        // Spent units count like asked ones, never beyond the limit, for the spender only.
+        let carol = Owner::of_api_key("carol");
+        limiter.ask(Some(&carol)).unwrap();
+        limiter.spend(Some(&carol), 1);
+        limiter.ask(Some(&carol)).unwrap();
+        assert!(limiter.ask(Some(&carol)).is_err());
+        limiter.spend(Some(&bob), 100);
+        assert!(limiter.ask(Some(&bob)).is_err());
+        limiter.ask(None).unwrap();
         let unlimited = RateLimiter::new(RateLimits {
             sessions_per_hour: 0,
             questions_per_minute: 0,

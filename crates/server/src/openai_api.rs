@@ -219,6 +219,12 @@ async fn chat_completions(
     let body = body.into_inner();
     let (question, mut history) = dialogue(&body.messages)?;
     service.check_question(&question)?;
+    // A stream is counted under the connection caps while it is open (`connections.rs`).
+    let slot = if body.stream {
+        Some(service.open_connection(&caller)?)
+    } else {
+        None
+    };
     let kg = kg_of(body.model.as_deref()).map(str::to_owned);
     let header = request
         .headers()
@@ -310,7 +316,7 @@ async fn chat_completions(
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
-        .streaming(chunks(id, model, receiver, answer)))
+        .streaming(crate::connections::holding(chunks(id, model, receiver, answer), slot)))
 }
 
 /// `object` with `key: value` added.

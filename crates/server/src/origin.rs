@@ -11,6 +11,11 @@
 //!   is a name (not an IP address and not `localhost`) that is not in `server.allowed_hosts` gets
 //!   421 `unknown_host`. An IP address cannot be rebound, so it always passes. With API keys
 //!   configured and no `allowed_hosts`, every name passes: a rebinding page has no key.
+//!
+//! A third needs no answer to be read: a page can make the browser send a plain `GET` (an image,
+//! a link) without any `Origin`, and where that request costs the server work, the work is done
+//! whether or not the page sees the result. [`Origins::cross_site`] tells such a request by the
+//! browser's `Sec-Fetch-Site` too; `text2sparql.rs` refuses it when no key is sent.
 
 use crate::error::ServerError;
 use actix_web::body::MessageBody;
@@ -27,6 +32,8 @@ pub struct Origins {
     hosts: Option<Vec<String>>,
     /// `None`: any origin.
     origins: Option<Vec<String>>,
+    /// The origins listed by name (not `"*"`).
+    named: Vec<String>,
 }
 
 impl Origins {
@@ -42,10 +49,38 @@ impl Origins {
         } else {
             list(allowed_hosts, |h| h.trim().trim_end_matches('.').to_ascii_lowercase())
         };
+        let origin: fn(&str) -> String = |o| o.trim().trim_end_matches('/').to_ascii_lowercase();
         Self {
             hosts,
-            origins: list(allowed_origins, |o| o.trim().trim_end_matches('/').to_ascii_lowercase()),
+            origins: list(allowed_origins, origin),
+            named: allowed_origins
+                .iter()
+                .filter(|o| o.trim() != "*")
+                .map(|o| origin(o))
+                .collect(),
         }
+    }
+
+    /// Why `headers` look like a request a page on another site made the browser send: an
+    /// `Origin` that is neither this server nor a page listed by name in `allowed_origins` (`"*"`
+    /// does not count here), or `Sec-Fetch-Site: cross-site` / `same-site` (another port of the
+    /// same host is another page) without such an `Origin`. `None` for programs (no such
+    /// headers), the server's own page and a URL the user typed (`Sec-Fetch-Site: none`).
+    pub fn cross_site(&self, headers: &HeaderMap) -> Option<String> {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("\u{fffd}");
+            let normalized = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+            if self.named.contains(&normalized) {
+                return None;
+            }
+            if !same_origin(&normalized, host) {
+                return Some(format!("Origin: {origin}"));
+            }
+        }
+        let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())?;
+        let site = site.trim().to_ascii_lowercase();
+        matches!(site.as_str(), "cross-site" | "same-site").then(|| format!("Sec-Fetch-Site: {site}"))
     }
 
     /// Refuses a request from a host name or a page that is not allowed.
@@ -79,24 +114,29 @@ impl Origins {
 
     fn check_origin(&self, origin: &str, host: Option<&str>) -> Result<(), ServerError> {
         let normalized = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-        let authority = normalized
-            .strip_prefix("http://")
-            .or_else(|| normalized.strip_prefix("https://"));
-        let same_origin = match (authority, host) {
-            (Some(authority), Some(host)) => authority == host.trim().to_ascii_lowercase(),
-            _ => false,
-        };
         let listed = self
             .origins
             .as_ref()
             .is_none_or(|origins| origins.contains(&normalized));
-        if same_origin || listed {
+        if same_origin(&normalized, host) || listed {
             Ok(())
         } else {
             Err(ServerError::ForbiddenOrigin {
                 origin: origin.to_owned(),
             })
         }
+    }
+}
+
+/// Whether `origin` (normalized: lower case, no trailing slash) is this server itself: the same
+/// scheme-less authority as the request's `Host`.
+fn same_origin(origin: &str, host: Option<&str>) -> bool {
+    let authority = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    match (authority, host) {
+        (Some(authority), Some(host)) => authority == host.trim().to_ascii_lowercase(),
+        _ => false,
     }
 }
 
@@ -214,6 +254,50 @@ mod tests {
                 .check(&headers(host, Some("https://evil.example")))
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn requests_a_page_elsewhere_can_make_are_told_apart() {
+        let origins = Origins::new(&[], &["https://app.example.org".into()], false);
+        let host = "127.0.0.1:8765";
+        let with = |pairs: &[(&str, &str)]| {
+            let mut map = headers(host, None);
+            for (name, value) in pairs {
+                map.insert(
+                    header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    HeaderValue::from_str(value).unwrap(),
+                );
+            }
+            origins.cross_site(&map)
+        };
+        // Programs, the server's own page, a listed page, a typed URL.
+        for fine in [
+            vec![],
+            vec![("Origin", "http://127.0.0.1:8765")],
+            vec![("Origin", "http://127.0.0.1:8765"), ("Sec-Fetch-Site", "same-origin")],
+            vec![("Origin", "https://app.example.org"), ("Sec-Fetch-Site", "cross-site")],
+            vec![("Sec-Fetch-Site", "none")],
+        ] {
+            assert_eq!(with(&fine), None, "{fine:?}");
+        }
+        for (refused, why) in [
+            (vec![("Origin", "https://evil.example")], "Origin: https://evil.example"),
+            (vec![("Sec-Fetch-Site", "cross-site")], "Sec-Fetch-Site: cross-site"),
+            (vec![("Sec-Fetch-Site", "Same-Site")], "Sec-Fetch-Site: same-site"),
+            (
+                vec![("Origin", "http://127.0.0.1:9999"), ("Sec-Fetch-Site", "same-site")],
+                "Origin: http://127.0.0.1:9999",
+            ),
+        ] {
+            assert_eq!(with(&refused).as_deref(), Some(why), "{refused:?}");
+        }
+        // "*" lets any page past the guard, not past this check.
+        let any = Origins::new(&[], &["*".into()], false);
+        let mut map = headers(host, Some("https://evil.example"));
+        assert!(any.check(&map).is_ok());
+        assert!(any.cross_site(&map).is_some());
+        map.remove(header::ORIGIN);
+        assert!(any.cross_site(&map).is_none());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! | method and path                    | what                                            |
 //! |------------------------------------|-------------------------------------------------|
-//! | `GET /health`                      | liveness, version, KGs, model (no key needed)   |
+//! | `GET /health`                      | status and version (no key needed); with a key, also the KGs, the model and what is wrong |
 //! | `GET /api/kgs`                     | the configured knowledge graphs                 |
 //! | `GET /api/kgs/{kg}/suggestions`    | first questions made from this graph's profile (`explore.rs`) |
 //! | `GET /api/kgs/{kg}/describe?iri=`  | the triples around a vertex, named (`&limit=` per direction) |
@@ -60,7 +60,15 @@ pub struct HealthInfo {
 
 /// 200 when the server can answer and record answers; 503 `degraded` (with `problems`) when the
 /// model cannot answer or the session store refuses writes (a full disk); `shutting_down` too.
-async fn health(service: web::Data<ChatService>, info: web::Data<HealthInfo>) -> HttpResponse {
+/// Without a valid key (on a server with keys) only the status and the version: the problems
+/// name the session store (a PostgreSQL host and database), the rest names the model and the
+/// graphs, none of it anyone's business but the key holders'.
+async fn health(
+    request: actix_web::HttpRequest,
+    keys: web::Data<crate::auth::ApiKeys>,
+    service: web::Data<ChatService>,
+    info: web::Data<HealthInfo>,
+) -> HttpResponse {
     let llm = info.model.health();
     let sessions = service.store_health().await;
     let mut problems = serde_json::Map::new();
@@ -86,6 +94,9 @@ async fn health(service: web::Data<ChatService>, info: web::Data<HealthInfo>) ->
     } else {
         HttpResponse::ServiceUnavailable()
     };
+    if keys.caller(&request).is_err() {
+        return response.json(serde_json::json!({ "status": status, "version": info.version }));
+    }
     response.json(serde_json::json!({
         "status": status,
         "problems": problems,
@@ -251,7 +262,7 @@ async fn get_session(
     page: web::Query<Page>,
 ) -> Result<HttpResponse, ServerError> {
     let info = service.session(&caller, &id).await?;
-    let page = service.turns(&info, page.from, page.limit).await?;
+    let page = service.turns(&caller, &info, page.from, page.limit).await?;
     Ok(HttpResponse::Ok().json(SessionView::new(info, Some(page))))
 }
 

@@ -42,6 +42,9 @@ pub(crate) const MAX_TURN_BYTES: usize = 1 << 20;
 /// The most a page of history weighs: it ends early (at least one turn) past this, and the next
 /// page starts where it ended.
 const HISTORY_PAGE_BYTES: usize = 4 << 20;
+/// A page of history counts as one request in its caller's rate, and one more for each whole
+/// MiB it weighs: reading history is bounded like asking (a page may weigh 4 MiB).
+const HISTORY_BYTES_PER_REQUEST: usize = 1 << 20;
 /// The longest a correction may take to check (its query, its label searches).
 const MAX_CORRECTION_TIME: Duration = Duration::from_secs(30);
 
@@ -76,6 +79,8 @@ pub struct Limits {
     pub context_answers: usize,
     /// Turns of history given to the agents.
     pub context_turns: usize,
+    /// WebSockets and event streams open at once (`connections.rs`).
+    pub connections: crate::connections::ConnectionCaps,
 }
 
 pub struct ChatService {
@@ -86,6 +91,8 @@ pub struct ChatService {
     limits: Limits,
     permits: Semaphore,
     rate: crate::limits::RateLimiter,
+    /// WebSockets and event streams open now.
+    connections: Arc<crate::connections::Connections>,
     /// Questions waiting for a permit.
     queued: AtomicUsize,
     session_locks: Mutex<HashMap<SessionId, Weak<tokio::sync::Mutex<()>>>>,
@@ -116,6 +123,7 @@ impl ChatService {
             )));
         }
         let rate = limits.rate;
+        let connections = crate::connections::Connections::new(limits.connections);
         Ok(Self {
             kgs,
             default_kg,
@@ -124,6 +132,7 @@ impl ChatService {
             limits,
             permits: Semaphore::new(max_concurrent_answers.max(1)),
             rate: crate::limits::RateLimiter::new(rate),
+            connections,
             queued: AtomicUsize::new(0),
             session_locks: Mutex::new(HashMap::new()),
             tasks: TaskTracker::new(),
@@ -179,17 +188,30 @@ impl ChatService {
 
     /// A page of a session's turns: from turn `from` (default: the last [`HISTORY_PAGE`]
     /// turns), at most `limit` (default and most: [`HISTORY_PAGE`]). Returns the first index.
+    /// The page counts in `caller`'s rate (see [`HISTORY_BYTES_PER_REQUEST`]): refused before
+    /// anything is read when the rate is used up.
     pub async fn turns(
         &self,
+        caller: &Caller,
         session: &SessionInfo,
         from: Option<u32>,
         limit: Option<usize>,
     ) -> Result<(u32, Vec<TurnRecord>), ServerError> {
+        self.charge(caller)?;
         let limit = limit.unwrap_or(HISTORY_PAGE).min(HISTORY_PAGE);
         let latest = from.is_none();
         let from = from.unwrap_or_else(|| session.turns.saturating_sub(limit as u32));
         let turns = self.store.turns_page(&session.id, from, limit).await?;
-        Ok(fit_page(turns, from, latest, HISTORY_PAGE_BYTES))
+        let (first, page, bytes) = fit_page(turns, from, latest, HISTORY_PAGE_BYTES);
+        let weight = u32::try_from(bytes / HISTORY_BYTES_PER_REQUEST).unwrap_or(u32::MAX);
+        self.rate.spend(caller.owner.as_ref(), weight);
+        Ok((first, page))
+    }
+
+    /// Counts a new WebSocket or event stream of `caller` until the returned slot is dropped,
+    /// or refuses it (`connections.rs`).
+    pub fn open_connection(&self, caller: &Caller) -> Result<crate::connections::ConnectionSlot, ServerError> {
+        self.counted(self.connections.open(caller))
     }
 
     /// Rates turn `turn` of session `id` (`None` withdraws the rating), after checking a
@@ -845,29 +867,37 @@ pub(crate) fn fit_turn(explanation: &mut Explanation, max: usize) {
 }
 
 /// A page of history within `max` bytes: a page of the latest turns keeps the newest that fit
-/// and starts at the first of them; a page asked from a turn keeps the first that fit.
-fn fit_page(mut turns: Vec<TurnRecord>, from: u32, latest: bool, max: usize) -> (u32, Vec<TurnRecord>) {
+/// and starts at the first of them; a page asked from a turn keeps the first that fit. Returns
+/// the first index, the page and what it weighs (bytes of JSON).
+fn fit_page(mut turns: Vec<TurnRecord>, from: u32, latest: bool, max: usize) -> (u32, Vec<TurnRecord>, usize) {
     if latest {
         turns.reverse();
-        turns.truncate(fitting_turns(&turns, max));
+        let (count, bytes) = fitting_turns(&turns, max);
+        turns.truncate(count);
         turns.reverse();
-        (turns.first().map_or(from, |t| t.index), turns)
+        (turns.first().map_or(from, |t| t.index), turns, bytes)
     } else {
-        turns.truncate(fitting_turns(&turns, max));
-        (from, turns)
+        let (count, bytes) = fitting_turns(&turns, max);
+        turns.truncate(count);
+        (from, turns, bytes)
     }
 }
 
-/// How many of `turns` (from the first) fit in `max` bytes of JSON; at least one.
-fn fitting_turns(turns: &[TurnRecord], max: usize) -> usize {
+/// How many of `turns` (from the first) fit in `max` bytes of JSON (at least one), and what
+/// they weigh.
+fn fitting_turns(turns: &[TurnRecord], max: usize) -> (usize, usize) {
     let mut total = 0usize;
     for (i, turn) in turns.iter().enumerate() {
-        total = total.saturating_add(serde_json::to_vec(turn).map_or(0, |v| v.len()));
+        let weight = serde_json::to_vec(turn).map_or(0, |v| v.len());
+        if total.saturating_add(weight) > max && i > 0 {
+            return (i, total);
+        }
+        total = total.saturating_add(weight);
         if total > max {
-            return i.max(1);
+            return (1, total);
         }
     }
-    turns.len()
+    (turns.len(), total)
 }
 
 #[cfg(test)]
@@ -941,16 +971,18 @@ mod size_tests {
             feedback: None,
         };
         let turns: Vec<_> = (0..10).map(|i| turn(i, 1000)).collect();
-        assert_eq!(fitting_turns(&turns, 1_000_000), 10);
-        assert_eq!(fitting_turns(&turns, 3_500), 3);
-        assert_eq!(fitting_turns(&[turn(0, 10_000), turn(1, 1)], 100), 1);
+        let one = serde_json::to_vec(&turns[0]).unwrap().len();
+        assert_eq!(fitting_turns(&turns, 1_000_000), (10, 10 * one));
+        assert_eq!(fitting_turns(&turns, 3_500), (3, 3 * one));
+        let big = serde_json::to_vec(&turn(0, 10_000)).unwrap().len();
+        assert_eq!(fitting_turns(&[turn(0, 10_000), turn(1, 1)], 100), (1, big));
         // The latest page keeps the newest turns; a page from a turn keeps the first.
-        let (first, page) = fit_page(turns.clone(), 0, true, 3_500);
+        let (first, page, bytes) = fit_page(turns.clone(), 0, true, 3_500);
         assert_eq!(
-            (first, page.iter().map(|t| t.index).collect::<Vec<_>>()),
-            (7, vec![7, 8, 9])
+            (first, page.iter().map(|t| t.index).collect::<Vec<_>>(), bytes),
+            (7, vec![7, 8, 9], 3 * one)
         );
-        let (first, page) = fit_page(turns, 0, false, 3_500);
+        let (first, page, _) = fit_page(turns, 0, false, 3_500);
         assert_eq!(
             (first, page.iter().map(|t| t.index).collect::<Vec<_>>()),
             (0, vec![0, 1, 2])

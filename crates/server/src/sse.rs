@@ -13,7 +13,9 @@
 //! API's kinds). Errors known before the first event (no such session, an empty or too long
 //! question) are plain JSON responses with their status, as without the header. A client that
 //! disconnects abandons the question as a REST client does: dropped if it had not started, else
-//! answered and recorded.
+//! answered and recorded. A stream is counted under the connection caps while it is open
+//! (`connections.rs`): one beyond them is refused before it starts (429 `too_many_connections`,
+//! 503 `server_busy`).
 
 use crate::error::ServerError;
 use crate::protocol::ServerMessage;
@@ -57,6 +59,7 @@ pub async fn ask(
 ) -> Result<HttpResponse, ServerError> {
     service.session(&caller, &id).await?;
     service.check_question(&question)?;
+    let slot = service.open_connection(&caller)?;
     let (sender, receiver) = mpsc::unbounded_channel();
     let answer = Box::pin(async move {
         let result = service.ask(&caller, &id, &question, Some(sender)).await;
@@ -69,7 +72,7 @@ pub async fn ask(
         .content_type("text/event-stream")
         .insert_header(("Cache-Control", "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
-        .streaming(events(receiver, answer)))
+        .streaming(crate::connections::holding(events(receiver, answer), slot)))
 }
 
 /// What an answer's stream carries: each message the agents sent while working, then the

@@ -10,6 +10,13 @@
 //! The evaluator sends no key: with `server.text2sparql.open` a request without one is
 //! answered, counted in a rate of its own (the per-key rate, for a caller of its own), and it
 //! takes answer permits like any question. Not open, the route needs a key like every other.
+//!
+//! A request answered without a key (a server without keys, or the open route) is a plain `GET`
+//! that any web page can make the user's browser send, and it spends the model whether or not
+//! the page reads the answer; enough of them and the user's own questions get 429. So such a
+//! request that a page sent (a foreign `Origin`, or `Sec-Fetch-Site: cross-site`, see
+//! [`crate::origin::Origins::cross_site`]) gets 403 `cross_site`; the evaluator, a program,
+//! sends neither.
 
 use crate::auth::ApiKeys;
 use crate::error::ServerError;
@@ -47,8 +54,16 @@ async fn generate(
     service: web::Data<ChatService>,
     keys: web::Data<ApiKeys>,
     settings: web::Data<Text2Sparql>,
+    origins: web::Data<crate::origin::Origins>,
     query: web::Query<Request>,
 ) -> Result<HttpResponse, ServerError> {
+    let keyed = keys.required() && crate::auth::carries_key(&request);
+    if !keyed && let Some(why) = origins.cross_site(request.headers()) {
+        let error = ServerError::CrossSite { why };
+        tracing::warn!(error = %error, "text2sparql request refused");
+        service.metrics.error(error.kind());
+        return Err(error);
+    }
     let caller = match keys.caller(&request) {
         Ok(caller) => caller,
         Err(ServerError::Unauthorized) if settings.open && !crate::auth::carries_key(&request) => Caller {

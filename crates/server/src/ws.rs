@@ -5,11 +5,18 @@
 //! valid [`ClientMessage`] gets an error frame and the connection goes on; a frame above
 //! `max_frame_bytes` cannot be skipped by the WebSocket codec, so it closes the connection with
 //! code 1009 (the session itself is kept and can be resumed). The server pings every
-//! `ws_ping_secs`; a peer silent for three pings is dropped, and a client that sends no message
-//! for `ws_idle_timeout_secs` (with no answer under way) is closed politely. On shutdown an idle
-//! connection is closed with 1001 at once; one with an answer under way gets the answer first
-//! (or, after the grace period, an error saying it was cancelled).
+//! `ws_ping_secs`; a peer silent for three pings is dropped. A client that asks nothing for
+//! `ws_idle_timeout_secs` (with no answer under way) is closed with a reason: only a request the
+//! server accepted (a question, an `open`, a `resume`, a rating) or an answer delivered restarts
+//! that clock; pings, pongs and messages refused with an error do not, so a keep-alive cannot hold
+//! a socket forever. On shutdown an idle connection is closed with 1001 at once; one with an
+//! answer under way gets the answer first (or, after the grace period, an error saying it was
+//! cancelled).
+//!
+//! A connection is counted from its upgrade to its close (`connections.rs`): one beyond the
+//! key's or the server's cap is refused before the upgrade, with 429 or 503 and a JSON error.
 
+use crate::connections::ConnectionSlot;
 use crate::error::ServerError;
 use crate::protocol::{ClientMessage, ServerMessage};
 use crate::service::{Caller, ChatService};
@@ -48,6 +55,7 @@ pub async fn websocket(
     if service.is_shutting_down() {
         return Err(ServerError::ShuttingDown.into());
     }
+    let slot = service.open_connection(&caller)?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
         .max_frame_size(settings.max_frame_bytes)
@@ -59,6 +67,7 @@ pub async fn websocket(
         settings: settings.get_ref().clone(),
         session,
         current: None,
+        _slot: slot,
     };
     actix_web::rt::spawn(connection.run(stream, shutdown.0.clone()));
     Ok(response)
@@ -73,6 +82,8 @@ struct Connection {
     session: actix_ws::Session,
     /// The dialogue session this connection works in.
     current: Option<SessionInfo>,
+    /// This connection's place under the caps, given back when the connection ends.
+    _slot: ConnectionSlot,
 }
 
 /// Awaits the answer under way, or never when there is none.
@@ -104,7 +115,10 @@ impl Connection {
         let (events, mut stage_events) = mpsc::unbounded_channel();
         let mut answering: Option<Answering> = None;
         let mut ping = tokio::time::interval(self.settings.ping);
-        let (mut last_heard, mut last_message) = (Instant::now(), Instant::now());
+        let mut last_heard = Instant::now();
+        // When the connection is closed unless the client asks something first.
+        let idle = self.settings.idle_timeout;
+        let mut idle_at = tokio::time::Instant::now() + idle;
         // Set when shutdown begins with an answer under way: when it has to be given up.
         let mut give_up_at: Option<tokio::time::Instant> = None;
         let close = loop {
@@ -118,6 +132,7 @@ impl Connection {
                 }
                 answered = answer_of(&mut answering) => {
                     answering = None;
+                    idle_at = tokio::time::Instant::now() + idle;
                     let message = match answered {
                         Ok(record) => {
                             let session = self.current.as_ref().map(|s| s.id.to_string()).unwrap_or_default();
@@ -145,12 +160,15 @@ impl Connection {
                             break reason(CloseCode::Protocol, &error.to_string());
                         }
                         Some(Ok(AggregatedMessage::Text(text))) => {
-                            last_message = Instant::now();
                             let shutting_down = give_up_at.is_some();
                             let handled = self.handle(&text, &mut answering, &events, shutting_down).await;
                             // Time spent handling (a rating's correction runs a query) is ours,
                             // not the peer's silence.
                             last_heard = Instant::now();
+                            // Only a request the server took on counts as asking.
+                            if handled.is_ok() {
+                                idle_at = tokio::time::Instant::now() + idle;
+                            }
                             if let Err(error) = handled {
                                 self.service.metrics.error(error.kind());
                                 if self.send(&ServerMessage::error(&error)).await.is_err() {
@@ -178,12 +196,16 @@ impl Connection {
                     if last_heard.elapsed() > self.settings.ping * 3 {
                         break reason(CloseCode::Away, "no pong: the connection looks dead");
                     }
-                    if answering.is_none() && last_message.elapsed() > self.settings.idle_timeout {
-                        break reason(CloseCode::Normal, "idle timeout; the session is kept, resume it to go on");
-                    }
                     if self.session.ping(b"").await.is_err() {
                         break None;
                     }
+                }
+                _ = tokio::time::sleep_until(idle_at), if answering.is_none() => {
+                    self.service.metrics.error("idle_timeout");
+                    break reason(CloseCode::Normal, &format!(
+                        "idle timeout: nothing asked for {} s (pings do not count); the session is kept, resume it to go on",
+                        idle.as_secs()
+                    ));
                 }
                 _ = shutdown.cancelled(), if give_up_at.is_none() => {
                     if answering.is_none() {
@@ -244,7 +266,7 @@ impl Connection {
             }
             ClientMessage::Resume { session, from, limit } => {
                 let info = self.service.session(&self.caller, &session).await?;
-                let (from, turns) = self.service.turns(&info, from, limit).await?;
+                let (from, turns) = self.service.turns(&self.caller, &info, from, limit).await?;
                 self.enter(info, false, from, turns).await;
             }
             ClientMessage::Ask { question } => {
