@@ -13,7 +13,10 @@ use crate::settings::{EndpointAuth, EndpointSettings, HttpMethod, ResultsFormat,
 use crate::text::search_words;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions};
 use async_trait::async_trait;
+use oxigraph::model::NamedNode;
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
+use spargebra::algebra::{GraphPattern, PropertyPathExpression};
+use spargebra::term::{GroundTerm, TermPattern};
 use std::time::Duration;
 
 /// URLs longer than this are sent as POST under [`HttpMethod::Auto`].
@@ -92,6 +95,9 @@ pub struct SparqlEndpoint {
     shown: String,
     settings: GraphSettings,
     client: reqwest::Client,
+    /// The vertices each transitive path reaches a class by (`?t <subclass>+ <class>`), read
+    /// once per path and class ([`Self::with_closures_enumerated`]); `None`: too many to list.
+    closures: std::sync::Mutex<std::collections::HashMap<String, Option<Vec<NamedNode>>>>,
     /// For a Wikibase's search API: no default headers, so nothing meant for the endpoint (its
     /// credentials, its headers) goes to another service.
     search_client: reqwest::Client,
@@ -106,6 +112,9 @@ pub struct SparqlEndpoint {
     /// Facts about the graph asked so far (kept, like the profile, while the endpoint is open).
     facts: crate::GraphFacts,
 }
+
+/// Vertices of a transitive path's closure listed in a query at most (a class's subclasses).
+const MAX_CLOSURE: usize = 2000;
 
 impl SparqlEndpoint {
     pub fn new(endpoint: EndpointSettings, settings: GraphSettings) -> Result<Self, GraphError> {
@@ -173,6 +182,7 @@ impl SparqlEndpoint {
             profile_failure: std::sync::Mutex::new(None),
             predicate_names: crate::NameCache::default(),
             facts: crate::GraphFacts::default(),
+            closures: std::sync::Mutex::default(),
         })
     }
 
@@ -281,6 +291,128 @@ impl SparqlEndpoint {
             Some(EndpointAuth::Bearer { token }) => builder.bearer_auth(token),
             None => builder,
         }
+    }
+
+    /// `query` with each transitive path from a variable to a named vertex (`?t <subclass>+
+    /// <class>`, the class filters' subclasses) replaced by the vertices it reaches, read by a
+    /// query of its own (`VALUES ?t { … }`); `None` when it has none. Virtuoso 7.2.5 evaluates
+    /// such a path wrongly once its variable is bound by a join (89 characters of a block whose
+    /// classes are subclasses of "character" came back as one); the same path alone it reads
+    /// right, and a list is cheaper for any endpoint than a closure per row. A closure of more
+    /// than [`MAX_CLOSURE`] vertices, or one that fails, stays a path.
+    async fn with_closures_enumerated(&self, query: &ReadQuery) -> Option<ReadQuery> {
+        let mut found: Vec<(String, PropertyPathExpression, NamedNode, bool)> = Vec::new();
+        let mut copy = query.as_query().clone();
+        crate::query::bounded::walk(&mut copy, &mut |call| {
+            if let crate::query::bounded::Call::Pattern(GraphPattern::Path {
+                subject: TermPattern::Variable(_),
+                path,
+                object: TermPattern::NamedNode(object),
+            }) = call
+                && let PropertyPathExpression::OneOrMore(_) | PropertyPathExpression::ZeroOrMore(_) = path
+            {
+                let key = format!("{path} {object}");
+                if !found.iter().any(|(k, ..)| *k == key) {
+                    let reflexive = matches!(path, PropertyPathExpression::ZeroOrMore(_));
+                    found.push((key, path.clone(), object.clone(), reflexive));
+                }
+            }
+        });
+        if found.is_empty() {
+            return None;
+        }
+        let mut closures: std::collections::HashMap<String, Vec<NamedNode>> = std::collections::HashMap::new();
+        for (key, path, object, reflexive) in found {
+            let known = self.closures.lock().ok().and_then(|c| c.get(&key).cloned());
+            let closure = match known {
+                Some(closure) => closure,
+                None => {
+                    let closure = match self.closure(&path, &object).await {
+                        Ok(closure) => closure,
+                        Err(error) => {
+                            tracing::info!(%error, path = %key, "a transitive path's vertices not read; sent as a path");
+                            continue;
+                        }
+                    };
+                    if let Ok(mut cache) = self.closures.lock() {
+                        cache.insert(key.clone(), closure.clone());
+                    }
+                    closure
+                }
+            };
+            if let Some(mut vertices) = closure {
+                if reflexive && !vertices.contains(&object) {
+                    vertices.push(object);
+                }
+                closures.insert(key, vertices);
+            }
+        }
+        if closures.is_empty() {
+            return None;
+        }
+        let mut rewritten = query.as_query().clone();
+        crate::query::bounded::walk(&mut rewritten, &mut |call| {
+            let crate::query::bounded::Call::Pattern(pattern) = call else {
+                return;
+            };
+            let GraphPattern::Path {
+                subject: TermPattern::Variable(variable),
+                path,
+                object: TermPattern::NamedNode(object),
+            } = pattern
+            else {
+                return;
+            };
+            if let Some(vertices) = closures.get(&format!("{path} {object}")) {
+                *pattern = GraphPattern::Values {
+                    variables: vec![variable.clone()],
+                    bindings: vertices
+                        .iter()
+                        .map(|v| vec![Some(GroundTerm::NamedNode(v.clone()))])
+                        .collect(),
+                };
+            }
+        });
+        ReadQuery::new(rewritten).ok()
+    }
+
+    /// `SELECT DISTINCT ?t WHERE { ?t <path> <object> }`: the vertices, or `None` past
+    /// [`MAX_CLOSURE`].
+    async fn closure(
+        &self,
+        path: &PropertyPathExpression,
+        object: &NamedNode,
+    ) -> Result<Option<Vec<NamedNode>>, GraphError> {
+        let t = crate::var("t");
+        let query = ReadQuery::select(crate::query::limited(
+            GraphPattern::Distinct {
+                inner: Box::new(GraphPattern::Project {
+                    inner: Box::new(GraphPattern::Path {
+                        subject: t.clone().into(),
+                        path: path.clone(),
+                        object: object.clone().into(),
+                    }),
+                    variables: vec![t],
+                }),
+            },
+            Some(MAX_CLOSURE + 1),
+        ))?;
+        let QueryResults::Solutions(solutions) = self.run_capped(&query, &query.capped(self.settings.max_rows)).await?
+        else {
+            return Ok(None);
+        };
+        if solutions.rows.len() > MAX_CLOSURE || solutions.truncated {
+            return Ok(None);
+        }
+        Ok(Some(
+            solutions
+                .column("t")
+                .filter_map(|term| match term {
+                    crate::Term::NamedNode(n) => Some(n.clone()),
+                    _ => None,
+                })
+                .collect(),
+        ))
     }
 
     async fn run_capped(&self, query: &ReadQuery, capped: &ReadQuery) -> Result<QueryResults, GraphError> {
@@ -520,6 +652,8 @@ impl KnowledgeGraph for SparqlEndpoint {
         if let Some((pattern, why)) = crate::query::bounded::risky_pattern(query.as_query()) {
             return Err(GraphError::RiskyPattern { pattern, why });
         }
+        let enumerated = self.with_closures_enumerated(query).await;
+        let query = enumerated.as_ref().unwrap_or(query);
         // One row more than kept tells that there were more.
         let capped = query.capped(self.settings.max_rows);
         let started = std::time::Instant::now();

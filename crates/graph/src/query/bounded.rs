@@ -79,7 +79,7 @@ pub fn rewrite(query: &Query) -> (Query, Vec<String>) {
     let mut query = query.clone();
     let mut separators = Vec::new();
     walk(&mut query, &mut |call| match call {
-        Call::Term(..) | Call::Iri(_) => {}
+        Call::Term(..) | Call::Iri(_) | Call::Pattern(_) => {}
         Call::Function(function, _) => {
             let bounded = match function {
                 Function::Concat => Some(CONCAT),
@@ -114,6 +114,8 @@ pub enum Call<'a> {
     Aggregate(&'a mut AggregateFunction),
     Term(&'a mut TermPattern, Option<&'a NamedNodePattern>),
     Iri(&'a mut NamedNode),
+    /// Every graph pattern, before its parts (a visitor may replace it).
+    Pattern(&'a mut GraphPattern),
 }
 
 /// Calls `visit` on every function call, aggregate, pattern term and named IRI of `query`, inner
@@ -304,6 +306,7 @@ fn literal_start(ast: &regex_syntax::ast::Ast) -> Option<char> {
 }
 
 fn walk_pattern(pattern: &mut GraphPattern, visit: &mut dyn FnMut(Call<'_>)) {
+    visit(Call::Pattern(pattern));
     match pattern {
         GraphPattern::Bgp { patterns } => {
             for TriplePattern {
