@@ -688,8 +688,11 @@ impl KnowledgeGraph for EmbeddedStore {
             .name("sparql-eval".into())
             .stack_size(EVAL_STACK_BYTES)
             .spawn(move || {
-                let (_running, _lock) = (running, lock);
-                let _ = sender.send(evaluate(&store, &query, worker_token, max_rows, max_bytes));
+                let result = evaluate(&store, &query, worker_token, max_rows, max_bytes);
+                // Given back before the result is: whoever has the result may close the store
+                // and load into it at once.
+                drop((running, lock, store));
+                let _ = sender.send(result);
             })
             .map_err(|e| GraphError::Evaluation {
                 message: format!("cannot start the evaluating thread: {e}"),
