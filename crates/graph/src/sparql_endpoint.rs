@@ -299,7 +299,7 @@ impl SparqlEndpoint {
     /// such a path wrongly once its variable is bound by a join (89 characters of a block whose
     /// classes are subclasses of "character" came back as one); the same path alone it reads
     /// right, and a list is cheaper for any endpoint than a closure per row. A closure of more
-    /// than [`MAX_CLOSURE`] vertices, or one that fails, stays a path.
+    /// than [`MAX_CLOSURE`] vertices, an empty one, or one that fails, stays a path.
     async fn with_closures_enumerated(&self, query: &ReadQuery) -> Option<ReadQuery> {
         let mut found: Vec<(String, PropertyPathExpression, NamedNode, bool)> = Vec::new();
         let mut copy = query.as_query().clone();
@@ -344,7 +344,11 @@ impl SparqlEndpoint {
                 if reflexive && !vertices.contains(&object) {
                     vertices.push(object);
                 }
-                closures.insert(key, vertices);
+                // A path that reaches nothing loses nothing either; Virtuoso's planner refuses
+                // an empty VALUES beside other patterns ("estimated execution time exceeds").
+                if !vertices.is_empty() {
+                    closures.insert(key, vertices);
+                }
             }
         }
         if closures.is_empty() {
