@@ -17,21 +17,19 @@
 
 use crate::candidates::paths::{EndKind, Hop, RelationPath, literal_kind};
 use crate::candidates::queries::{ANSWER_VARIABLE, CandidateQuery, ClassFilter, Shape, chain, join, of_class, shaped};
-use crate::candidates::values::{Attribute, Kinds, constrain, day_of, rank_attributes};
+use crate::candidates::values::{Attribute, Kinds, constrain, day_of, rank_attributes, year_of};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::understanding::form::{Comparison, ValueConstraint};
 use chatty_kg_graph::{Conventions, GraphError, PropertyRole, QueryResults, ReadQuery, Term, named_node, triple, var};
-use spargebra::algebra::{Expression, Function, GraphPattern};
-use spargebra::term::{Literal, NamedNode, Variable};
+use spargebra::algebra::{Expression, GraphPattern};
+use spargebra::term::{Literal, Variable};
 use std::collections::{BTreeMap, HashMap};
 
 /// Rows of the anchor's statements read to see which qualifiers they carry.
 const STATEMENT_SAMPLE: usize = 2000;
 /// The variable a statement node binds in a qualified query.
 pub const STATEMENT_VARIABLE: &str = "statement";
-
-const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
 
 /// How a relation is kept as statements: from the item to its statement, from the statement to
 /// the value.
@@ -447,21 +445,6 @@ pub fn same_statement(
         _ => Vec::new(),
     };
     shaped(core, shape, intermediates, predicates, patterns).map(Some)
-}
-
-/// `year(?v)` as an integer: the first four characters of the value.
-fn year_of(value: Variable) -> Expression {
-    Expression::FunctionCall(
-        Function::Custom(NamedNode::new_unchecked(XSD_INTEGER)),
-        vec![Expression::FunctionCall(
-            Function::SubStr,
-            vec![
-                Expression::FunctionCall(Function::Str, vec![Expression::Variable(value)]),
-                Expression::Literal(Literal::from(1_i64)),
-                Expression::Literal(Literal::from(4_i64)),
-            ],
-        )],
-    )
 }
 
 /// The path with its last relation through the statements, held by a qualifier: `anchor … ?prev

@@ -278,15 +278,28 @@ pub(crate) async fn rank_attributes(
     Ok(ranked)
 }
 
-/// The day of a date or date-time: its first ten characters (`YYYY-MM-DD`).
-pub(crate) fn day_of(value: Variable) -> Expression {
+/// The first `n` characters of a value's text.
+fn text_prefix(value: Variable, n: i64) -> Expression {
     Expression::FunctionCall(
         Function::SubStr,
         vec![
             Expression::FunctionCall(Function::Str, vec![Expression::Variable(value)]),
             Expression::Literal(Literal::from(1_i64)),
-            Expression::Literal(Literal::from(10_i64)),
+            Expression::Literal(Literal::from(n)),
         ],
+    )
+}
+
+/// The day of a date or date-time: its first ten characters (`YYYY-MM-DD`, which orders as text).
+pub(crate) fn day_of(value: Variable) -> Expression {
+    text_prefix(value, 10)
+}
+
+/// The year of a date, a date-time or a year, as an integer: its first four characters.
+pub(crate) fn year_of(value: Variable) -> Expression {
+    Expression::FunctionCall(
+        Function::Custom(NamedNode::new_unchecked(XSD_INTEGER)),
+        vec![text_prefix(value, 4)],
     )
 }
 
@@ -309,52 +322,24 @@ pub fn constrain(
             patterns: vec![edge.clone()],
         }),
     };
-    let cast = |datatype: &str, e: Expression| {
-        Expression::FunctionCall(Function::Custom(NamedNode::new_unchecked(datatype)), vec![e])
-    };
-    // A day the question writes, compared with a date's day (`YYYY-MM-DD` orders as text).
-    if attribute.temporal
-        && let Some(day) = &constraint.date
-    {
-        let (a, b) = (
-            Box::new(day_of(value)),
-            Box::new(Expression::Literal(Literal::new_simple_literal(day.as_str()))),
-        );
-        let expr = match constraint.comparison {
-            Comparison::Equal => Expression::Equal(a, b),
-            Comparison::Greater => Expression::Greater(a, b),
-            Comparison::GreaterOrEqual => Expression::GreaterOrEqual(a, b),
-            Comparison::Less => Expression::Less(a, b),
-            Comparison::LessOrEqual => Expression::LessOrEqual(a, b),
-        };
-        return Ok((
-            GraphPattern::Filter {
-                expr,
-                inner: Box::new(joined),
-            },
-            edge,
-        ));
-    }
-    let measured = if attribute.temporal {
-        // The year of a date, a date-time or a year: its first four characters.
-        cast(
-            XSD_INTEGER,
+    // A date is compared by its day where the question writes one, else by its year; any other
+    // value as a number.
+    let (measured, bound) = match (attribute.temporal, &constraint.date) {
+        (true, Some(day)) => (
+            day_of(value),
+            Expression::Literal(Literal::new_simple_literal(day.as_str())),
+        ),
+        (true, None) => (
+            year_of(value),
+            Expression::Literal(Literal::from(constraint.value.trunc() as i64)),
+        ),
+        (false, _) => (
             Expression::FunctionCall(
-                Function::SubStr,
-                vec![
-                    Expression::FunctionCall(Function::Str, vec![Expression::Variable(value)]),
-                    Expression::Literal(Literal::from(1_i64)),
-                    Expression::Literal(Literal::from(4_i64)),
-                ],
+                Function::Custom(NamedNode::new_unchecked(XSD_DOUBLE)),
+                vec![Expression::Variable(value)],
             ),
-        )
-    } else {
-        cast(XSD_DOUBLE, Expression::Variable(value))
-    };
-    let bound = if attribute.temporal {
-        Expression::Literal(Literal::from(constraint.value.trunc() as i64))
-    } else {
-        Expression::Literal(Literal::from(constraint.value))
+            Expression::Literal(Literal::from(constraint.value)),
+        ),
     };
     let (a, b) = (Box::new(measured), Box::new(bound));
     let expr = match constraint.comparison {

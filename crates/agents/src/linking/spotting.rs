@@ -180,22 +180,23 @@ pub(crate) async fn spot_entities(
             let mut typed = false;
             if strength < NAME_STRENGTH && typed_checks < MAX_TYPED_CHECKS {
                 let named = normalize_tokens(&mention);
+                let exact: Vec<&str> = hits.iter().filter(|c| exact(c)).map(|c| c.iri.as_str()).collect();
+                // A graph error here (a timeout) leaves the word as common as it was.
+                let confirmed = |checked: Result<bool, AgentError>, what: &str| match checked {
+                    Ok(found) => found,
+                    Err(error) => {
+                        tracing::info!(%error, mention = %mention, "a mention's {what} not checked");
+                        false
+                    }
+                };
                 if let Some((_, end)) = crate::linking::find_span(&tokens, &named)
                     && tokens
                         .get(end)
                         .is_some_and(|w| class_words.contains(&crate::understanding::classes::singular(w)))
                 {
                     typed_checks += 1;
-                    let exact: Vec<&str> = hits.iter().filter(|c| exact(c)).map(|c| c.iri.as_str()).collect();
-                    // A graph error here (a timeout) leaves the word as common as it was.
-                    match crate::linking::typed::typed_vertex(ctx, &tokens, end, &exact).await {
-                        Ok(Some(_)) => {
-                            strength = NAME_STRENGTH;
-                            typed = true;
-                        }
-                        Ok(None) => {}
-                        Err(error) => tracing::info!(%error, mention = %mention, "a mention's class not checked"),
-                    }
+                    let checked = crate::linking::typed::typed_vertex(ctx, &tokens, end, &exact).await;
+                    typed = confirmed(checked.map(|v| v.is_some()), "class");
                 }
                 // A common word after a noun and "of" that name one of its vertex's relations
                 // ("the *versions of* less") is the name of what that relation holds of.
@@ -205,15 +206,11 @@ pub(crate) async fn spot_entities(
                     && crate::linking::typed::relation_noun_before(&tokens, at).is_some()
                 {
                     typed_checks += 1;
-                    let exact: Vec<&str> = hits.iter().filter(|c| exact(c)).map(|c| c.iri.as_str()).collect();
-                    match crate::linking::typed::related_vertex(ctx, &tokens, at, &exact).await {
-                        Ok(Some(_)) => {
-                            strength = NAME_STRENGTH;
-                            typed = true;
-                        }
-                        Ok(None) => {}
-                        Err(error) => tracing::info!(%error, mention = %mention, "a mention's relation not checked"),
-                    }
+                    let checked = crate::linking::typed::related_vertex(ctx, &tokens, at, &exact).await;
+                    typed = confirmed(checked.map(|v| v.is_some()), "relation");
+                }
+                if typed {
+                    strength = NAME_STRENGTH;
                 }
             }
             found.push(Spotted {
