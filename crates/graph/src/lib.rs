@@ -47,7 +47,13 @@ pub use crate::settings::{
     redact_url,
 };
 pub use crate::sparql_endpoint::SparqlEndpoint;
-pub use crate::worker::{WORKER_COMMAND, serve as serve_worker, use_program as use_worker_program};
+pub use crate::worker::{WORKER_COMMAND, use_program as use_worker_program};
+
+/// The worker's side of a user-written query (`chatty-kg sparql-worker DIR MEMORY_BYTES
+/// CPU_SECONDS`, started by the binary itself): its exit code. See `worker.rs`.
+pub fn serve_worker(args: &[String]) -> i32 {
+    worker::serve(args, oxigraph::evaluate_read_only)
+}
 pub use ::oxigraph::model::{Literal, NamedNode, Term};
 
 use async_trait::async_trait;

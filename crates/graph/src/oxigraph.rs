@@ -564,15 +564,14 @@ fn evaluate(
 }
 
 /// `query` evaluated over the store at `dir`, opened read-only beside whoever else has it open
-/// (the worker's side of `worker.rs`), on a thread with a stack of `stack_bytes`, cancelled at
-/// `timeout`.
+/// (the worker's side of `worker.rs`), on a thread with [`EVAL_STACK_BYTES`] of stack,
+/// cancelled at `timeout`.
 pub(crate) fn evaluate_read_only(
     dir: &Path,
     query: &ReadQuery,
     timeout: std::time::Duration,
     max_rows: usize,
     max_bytes: usize,
-    stack_bytes: usize,
 ) -> Result<QueryResults, GraphError> {
     if !dir.join(MANIFEST).is_file() {
         return Err(GraphError::StoreNotFound {
@@ -587,7 +586,7 @@ pub(crate) fn evaluate_read_only(
     let query = query.clone();
     let evaluation = std::thread::Builder::new()
         .name("sparql-eval".into())
-        .stack_size(stack_bytes)
+        .stack_size(EVAL_STACK_BYTES)
         .spawn(move || {
             let _ = sender.send(evaluate(&store, &query, evaluation_token, max_rows, max_bytes));
         })

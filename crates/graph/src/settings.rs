@@ -94,7 +94,7 @@ impl Default for GraphSettings {
             max_result_bytes: 64 << 20,
             query_timeout_secs: 30.0,
             sparql_workers: 2,
-            worker_memory_mb: crate::worker::DEFAULT_MEMORY_BYTES >> 20,
+            worker_memory_mb: 2048,
             iri_names: true,
             language: "en".into(),
             name_predicates: Vec::new(),

@@ -36,12 +36,6 @@ use tokio::sync::Semaphore;
 /// The binary's subcommand that runs one query as a worker.
 pub const WORKER_COMMAND: &str = "sparql-worker";
 
-/// Address space a worker may map: its binary, the store's caches and the query's values.
-pub const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
-
-/// The stack the worker evaluates on (see `oxigraph::EVAL_STACK_BYTES`).
-const WORKER_STACK_BYTES: usize = crate::oxigraph::EVAL_STACK_BYTES;
-
 /// Longest request a worker reads (the query and its limits).
 const MAX_REQUEST_BYTES: u64 = crate::query::MAX_QUERY_BYTES as u64 + 4096;
 
@@ -313,11 +307,15 @@ fn to_reply(result: Result<QueryResults, GraphError>) -> Reply {
     }
 }
 
+/// How a worker evaluates a query over the store at a directory (the embedded store's
+/// `evaluate_read_only`): the query, its timeout, rows and bytes at most.
+pub(crate) type Evaluate = fn(&Path, &ReadQuery, Duration, usize, usize) -> Result<QueryResults, GraphError>;
+
 /// The worker's side (`chatty-kg sparql-worker DIR MEMORY_BYTES CPU_SECONDS`): limits itself,
-/// reads one request from stdin, evaluates it over the store at `dir` opened read-only and
-/// writes the reply on stdout. Returns the process's exit code: 0 when a reply was written
-/// (the query's own error included), 2 when the request or the limits were wrong.
-pub fn serve(args: &[String]) -> i32 {
+/// reads one request from stdin, evaluates it over the store at `dir` by `evaluate` and writes
+/// the reply on stdout. Returns the process's exit code: 0 when a reply was written (the
+/// query's own error included), 2 when the request or the limits were wrong.
+pub(crate) fn serve(args: &[String], evaluate: Evaluate) -> i32 {
     let [dir, memory, cpu] = args else {
         eprintln!("usage: chatty-kg {WORKER_COMMAND} STORE_DIR MEMORY_BYTES CPU_SECONDS (started by chatty-kg itself)");
         return 2;
@@ -339,7 +337,10 @@ pub fn serve(args: &[String]) -> i32 {
         eprintln!("{WORKER_COMMAND}: the request is not understood");
         return 2;
     };
-    let reply = to_reply(evaluate_request(Path::new(dir), &request));
+    let reply = to_reply(ReadQuery::parse(&request.query).and_then(|query| {
+        let timeout = Duration::from_millis(request.timeout_ms);
+        evaluate(Path::new(dir), &query, timeout, request.max_rows, request.max_bytes)
+    }));
     let mut out = std::io::stdout().lock();
     match serde_json::to_writer(&mut out, &reply).and_then(|()| out.flush().map_err(serde_json::Error::io)) {
         Ok(()) => 0,
@@ -354,19 +355,6 @@ fn limit_self(memory: u64, cpu: u64) -> std::io::Result<()> {
     // SIGXCPU at the soft limit, SIGKILL at the hard one.
     rlimit::setrlimit(Resource::CPU, cpu, cpu + 1)?;
     Ok(())
-}
-
-fn evaluate_request(dir: &Path, request: &Request) -> Result<QueryResults, GraphError> {
-    let query = ReadQuery::parse(&request.query)?;
-    let timeout = Duration::from_millis(request.timeout_ms);
-    crate::oxigraph::evaluate_read_only(
-        dir,
-        &query,
-        timeout,
-        request.max_rows,
-        request.max_bytes,
-        WORKER_STACK_BYTES,
-    )
 }
 
 #[cfg(test)]

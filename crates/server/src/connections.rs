@@ -13,7 +13,6 @@
 //! lowers the total cap, with a warning, when the caps and [`FD_RESERVE`] do not fit in it.
 
 use crate::error::ServerError;
-use crate::service::Caller;
 use chatty_kg_dialogue::Owner;
 use futures_util::{Stream, StreamExt};
 use std::collections::HashMap;
@@ -63,11 +62,11 @@ impl Connections {
         self.caps
     }
 
-    /// Counts a new connection of `caller`, or refuses it: the key's own cap first (its holder
-    /// should hear that it is their doing), then the total.
-    pub fn open(self: &Arc<Self>, caller: &Caller) -> Result<ConnectionSlot, ServerError> {
+    /// Counts a new connection of the key `owner` (`None` without API keys), or refuses it: the
+    /// key's own cap first (its holder should hear that it is their doing), then the total.
+    pub fn open(self: &Arc<Self>, owner: Option<&Owner>) -> Result<ConnectionSlot, ServerError> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(owner) = &caller.owner {
+        if let Some(owner) = owner {
             let held = open.by_key.get(owner).copied().unwrap_or(0);
             if held >= self.caps.per_key {
                 return Err(ServerError::TooManyConnections {
@@ -79,12 +78,12 @@ impl Connections {
             return Err(ServerError::ServerBusy { limit: self.caps.total });
         }
         open.total += 1;
-        if let Some(owner) = &caller.owner {
+        if let Some(owner) = owner {
             *open.by_key.entry(owner.clone()).or_insert(0) += 1;
         }
         Ok(ConnectionSlot {
             connections: self.clone(),
-            owner: caller.owner.clone(),
+            owner: owner.cloned(),
         })
     }
 
@@ -180,40 +179,41 @@ pub fn fit_to_descriptors(wanted: ConnectionCaps) -> ConnectionCaps {
 mod tests {
     use super::*;
 
-    fn caller(key: &str) -> Caller {
-        Caller {
-            owner: Some(Owner::of_api_key(key)),
-        }
+    fn caller(key: &str) -> Option<Owner> {
+        Some(Owner::of_api_key(key))
     }
 
     #[test]
     fn each_key_has_its_cap_and_all_share_the_total() {
         let connections = Connections::new(ConnectionCaps { total: 5, per_key: 2 });
         let (alice, bob, carol) = (caller("alice"), caller("bob"), caller("carol"));
-        let a1 = connections.open(&alice).unwrap();
-        let _a2 = connections.open(&alice).unwrap();
-        let refused = connections.open(&alice).err().unwrap();
+        let a1 = connections.open(alice.as_ref()).unwrap();
+        let _a2 = connections.open(alice.as_ref()).unwrap();
+        let refused = connections.open(alice.as_ref()).err().unwrap();
         assert_eq!(refused.kind(), "too_many_connections");
         assert!(refused.to_string().contains("max_connections_per_key"), "{refused}");
-        let _b1 = connections.open(&bob).unwrap();
-        let _b2 = connections.open(&bob).unwrap();
+        let _b1 = connections.open(bob.as_ref()).unwrap();
+        let _b2 = connections.open(bob.as_ref()).unwrap();
         // Without keys, only the total counts.
-        let _anonymous = connections.open(&Caller::default()).unwrap();
+        let _anonymous = connections.open(None).unwrap();
         assert_eq!(connections.open_now(), 5);
-        let full = connections.open(&carol).err().unwrap();
+        let full = connections.open(carol.as_ref()).err().unwrap();
         assert_eq!(full.kind(), "server_busy");
         // A connection that ends gives its place back, to its key and to the total.
         drop(a1);
         assert_eq!(connections.open_now(), 4);
-        let _a3 = connections.open(&alice).unwrap();
-        assert_eq!(connections.open(&alice).err().unwrap().kind(), "too_many_connections");
-        assert_eq!(connections.open(&carol).err().unwrap().kind(), "server_busy");
+        let _a3 = connections.open(alice.as_ref()).unwrap();
+        assert_eq!(
+            connections.open(alice.as_ref()).err().unwrap().kind(),
+            "too_many_connections"
+        );
+        assert_eq!(connections.open(carol.as_ref()).err().unwrap().kind(), "server_busy");
     }
 
     #[test]
     fn a_stream_holds_its_slot_until_dropped() {
         let connections = Connections::new(ConnectionCaps { total: 1, per_key: 1 });
-        let slot = connections.open(&caller("alice")).unwrap();
+        let slot = connections.open(caller("alice").as_ref()).unwrap();
         let stream = holding(futures_util::stream::iter([1, 2]), slot);
         assert_eq!(connections.open_now(), 1);
         drop(stream);

@@ -211,7 +211,7 @@ impl ChatService {
     /// Counts a new WebSocket or event stream of `caller` until the returned slot is dropped,
     /// or refuses it (`connections.rs`).
     pub fn open_connection(&self, caller: &Caller) -> Result<crate::connections::ConnectionSlot, ServerError> {
-        self.counted(self.connections.open(caller))
+        self.counted(self.connections.open(caller.owner.as_ref()))
     }
 
     /// Rates turn `turn` of session `id` (`None` withdraws the rating), after checking a
