@@ -331,6 +331,44 @@ fn chat_resolves_a_pronoun_and_explains() {
     assert!(out.contains("sparql ("), "{out}");
 }
 
+/// Two constraints on one answer (issue 47) on the bundled KB: "movies starring X directed by Y"
+/// meets at the movies (each anchor with its own relation), not at a person two hops away; and
+/// the same restriction in dialogue, over the first turn's answers. The graph decides both: the
+/// scripted model has nothing scripted, so no call is made.
+#[test]
+fn two_constraints_on_one_answer_alone_and_as_a_restriction() {
+    if model_for_tests(catalog::DEFAULT_EMBEDDING_MODEL).is_none() {
+        return;
+    }
+    let store = metaqa_store().to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = scripted_config(dir.path(), &serde_json::json!([]));
+    let config = config.to_str().unwrap();
+    let sorted = |line: &str| {
+        let line = line.split(" (").next().unwrap_or_default();
+        let mut films: Vec<String> = line.split(", ").map(str::to_owned).collect();
+        films.sort();
+        films
+    };
+    let out = stdout(&chatty(&[
+        "ask",
+        "--config",
+        config,
+        "--store",
+        store,
+        "Which movies starring Tom Hanks were directed by Robert Zemeckis?",
+    ]));
+    assert_eq!(sorted(out.trim()), ["Forrest Gump", "The Polar Express"], "{out}");
+    let out = chat(
+        &["--config", config, "--store", store],
+        "Which movies did Tom Hanks star in?\nWhich of them did Robert Zemeckis direct?\n/explain\n/quit\n",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with("(31 answers)"), "{out}");
+    assert_eq!(sorted(lines[1]), ["Forrest Gump", "The Polar Express"], "{out}");
+    assert!(out.contains("referent: \"of them\" (Set)"), "{out}");
+}
+
 /// `chat` asks which "Crash" is meant (two films of that label both have a director), lists
 /// them numbered, and takes "2" as the answer; `/explain` shows the choice.
 #[test]

@@ -1192,7 +1192,7 @@ fn join_pairs(ranked: &[RelationPath], order: &[usize], same: bool) -> Vec<(usiz
         alike.sort();
         pairs.extend(alike.into_iter().take(JOIN_PATHS).map(|(_, _, i, j)| (i, j)));
     }
-    for pair in other_pairs(ranked, order) {
+    for pair in other_pairs(ranked, order, same) {
         if !pairs.contains(&pair) {
             pairs.push(pair);
         }
@@ -1200,8 +1200,8 @@ fn join_pairs(ranked: &[RelationPath], order: &[usize], same: bool) -> Vec<(usiz
     pairs
 }
 
-/// Pairs of each anchor's best paths (and its best one hop), fewer hops first.
-fn other_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> {
+/// Pairs of each anchor's best paths (and its best one hops), fewer hops first.
+fn other_pairs(ranked: &[RelationPath], order: &[usize], same: bool) -> Vec<(usize, usize)> {
     let firsts: Vec<usize> = order
         .iter()
         .copied()
@@ -1209,8 +1209,11 @@ fn other_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> 
         .collect();
     // Each anchor's paths are ranked against all the question's words, so its best paths may
     // walk on to say the other anchor's relation too ("the affiliation of X and alma mater of
-    // Y": X → affiliation → alma mater (of)); its own one relation, which meets the other's at
-    // the answer, is paired as well.
+    // Y": X → affiliation → alma mater (of)), and its best one hop may be the other anchor's
+    // relation ("movies starring X directed by Y": X → directed by (of) ranks above X → starred
+    // actors (of), since "directed" is written and "starring" is only like "starred actors").
+    // Its own relations, which meet the other's at the answer, are paired as well: its best
+    // [`JOIN_PATHS`] one hops.
     let of = |anchor: usize| -> Vec<usize> {
         let mut own: Vec<usize> = firsts
             .iter()
@@ -1218,28 +1221,34 @@ fn other_pairs(ranked: &[RelationPath], order: &[usize]) -> Vec<(usize, usize)> 
             .filter(|&i| ranked[i].anchor == anchor)
             .take(JOIN_PATHS)
             .collect();
-        if let Some(one) = firsts
+        for one in firsts
             .iter()
             .copied()
-            .find(|&i| ranked[i].anchor == anchor && ranked[i].hops.len() == 1)
-            && !own.contains(&one)
+            .filter(|&i| ranked[i].anchor == anchor && ranked[i].hops.len() == 1)
+            .take(JOIN_PATHS)
         {
-            own.push(one);
+            if !own.contains(&one) {
+                own.push(one);
+            }
         }
         own
     };
     let (a, b) = (of(0), of(1));
     // Fewer hops first: each anchor's own relation meets the other's at the answer ("movies
     // starring X directed by Y" meet at the movies); longer paths that cover both anchors' words
-    // meet somewhere else (a person). Then the better ranked pair.
-    let mut pairs: Vec<(usize, usize, usize, usize)> = Vec::new();
+    // meet somewhere else (a person). Of as many hops, unless one relation is asked of both
+    // anchors ("films X and Y both directed"), a pair walking the same hops from each goes after
+    // the others: two anchors written apart each come with their own relation words. Then the
+    // better ranked pair.
+    let mut pairs: Vec<(usize, bool, usize, usize, usize)> = Vec::new();
     for (ra, &i) in a.iter().enumerate() {
         for (rb, &j) in b.iter().enumerate() {
-            pairs.push((ranked[i].hops.len() + ranked[j].hops.len(), ra + rb, i, j));
+            let alike = !same && ranked[i].hops == ranked[j].hops;
+            pairs.push((ranked[i].hops.len() + ranked[j].hops.len(), alike, ra + rb, i, j));
         }
     }
     pairs.sort();
-    pairs.into_iter().map(|(_, _, i, j)| (i, j)).collect()
+    pairs.into_iter().map(|(_, _, _, i, j)| (i, j)).collect()
 }
 
 /// ORDER BY the path's own values when they are numbers or dates, else by the attribute one hop
