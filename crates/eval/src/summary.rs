@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Tags whose values reports break F1 down by.
-const BREAKDOWN_TAGS: [&str; 6] = ["hops", "qtype", "answertype", "template", "turn", "reference"];
+const BREAKDOWN_TAGS: [&str; 7] = ["hops", "qtype", "answertype", "template", "turn", "reference", "move"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Efficiency {
