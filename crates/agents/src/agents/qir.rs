@@ -228,15 +228,20 @@ fn value_qir(constraint: &ValueConstraint, kind: QuestionKind) -> Qir {
 /// What the reply says could not be found in a question the graph could not ground: its names
 /// (runs of capitalised words after the first word), else its content words.
 pub fn unread_mentions(question: &str) -> Vec<String> {
-    let words: Vec<&str> = question
+    let placed: Vec<(&str, bool)> = question
         .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
+        .map(|raw| {
+            let at = raw.as_ptr() as usize - question.as_ptr() as usize;
+            let initial = crate::linking::spotting::starts_a_sentence(question, at);
+            (raw.trim_matches(|c: char| !c.is_alphanumeric()), initial)
+        })
+        .filter(|(w, _)| !w.is_empty())
         .collect();
+    let words: Vec<&str> = placed.iter().map(|(w, _)| *w).collect();
     let mut names: Vec<String> = Vec::new();
     let mut run: Vec<&str> = Vec::new();
     for (i, word) in words.iter().enumerate() {
-        let capital = i > 0 && word.chars().next().is_some_and(char::is_uppercase);
+        let capital = i > 0 && !placed[i].1 && word.chars().next().is_some_and(char::is_uppercase);
         if capital {
             run.push(word);
         } else if !run.is_empty() {

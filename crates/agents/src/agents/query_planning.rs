@@ -829,6 +829,7 @@ async fn about_the_class(
                             order,
                             numeric,
                             offset: form.offset,
+ take: form.take,
                         },
                         types,
                     )?
@@ -1268,6 +1269,7 @@ async fn superlative(
             order,
             numeric: path.end == EndKind::Number,
             offset: form.offset,
+ take: form.take,
         };
         return Ok(select(&[(anchor, path)], &shape)?);
     }
@@ -1293,6 +1295,7 @@ async fn superlative(
                     order,
                     numeric,
                     offset: form.offset,
+ take: form.take,
                 },
                 Some(reading),
             ),
@@ -1326,6 +1329,7 @@ async fn superlative(
         order,
         numeric: extensions[best].end == EndKind::Number,
         offset: form.offset,
+ take: form.take,
     };
     Ok(CandidateQuery {
         attribute: reading,

@@ -177,13 +177,15 @@ pub enum Shape {
     List { distinct_only: bool },
     /// COUNT(DISTINCT ?answer), the anchors excluded.
     Count { exclude: Vec<String> },
-    /// ORDER BY the attribute reached by `attribute` (or the answer itself), LIMIT 1.
+    /// ORDER BY the attribute reached by `attribute` (or the answer itself), LIMIT `take`.
     Superlative {
         attribute: Option<Hop>,
         order: Order,
         numeric: bool,
         /// Rows skipped: "the *second* highest" is 1.
         offset: usize,
+        /// Rows kept: "the *three* largest" 3; 0 keeps all, in order ("from oldest to newest").
+        take: usize,
     },
 }
 
@@ -403,6 +405,7 @@ pub(crate) fn shaped(
             order,
             numeric,
             offset,
+            take,
         } => {
             let sort_by = if attribute.is_some() {
                 key.clone()
@@ -432,7 +435,11 @@ pub(crate) fn shaped(
             if attribute.is_some() {
                 variables.push(key);
             }
-            variables.extend(intermediates);
+            // Several answers in order: each once (an answer reached through two intermediates
+            // would take two of the rows).
+            if *take == 1 {
+                variables.extend(intermediates);
+            }
             GraphPattern::Slice {
                 inner: Box::new(GraphPattern::Distinct {
                     inner: Box::new(GraphPattern::Project {
@@ -447,7 +454,7 @@ pub(crate) fn shaped(
                     }),
                 }),
                 start: *offset,
-                length: Some(1),
+                length: (*take > 0).then_some(*take),
             }
         }
     };

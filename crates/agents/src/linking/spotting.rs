@@ -500,7 +500,15 @@ fn names_in(
             relation_words,
         )
     };
-    for (start, len) in title_runs(&words, kind, &relation) {
+    for (mut start, mut len) in title_runs(&words, kind, &relation) {
+        // A sentence's first word has its capital whatever it is, like the question's own
+        // first word ("What are the three most recent versions? *Newest* first please.").
+        if starts_a_sentence(question, placed[start].1.start) {
+            (start, len) = (start + 1, len - 1);
+            if len == 0 {
+                continue;
+            }
+        }
         let mention = question[placed[start].1.start..placed[start + len - 1].1.end].to_owned();
         let tokens = normalize_tokens(&mention);
         if tokens.is_empty()
@@ -515,6 +523,23 @@ fn names_in(
         names.push(mention);
     }
     names
+}
+
+/// Whether the word at byte `at` of `question` opens a sentence after the first: the text before
+/// it ends with "?" or "!", or with "." after a lower-case word of two letters or more (not an
+/// initial, "J. R. R. Tolkien", nor a title, "Dr.").
+pub(crate) fn starts_a_sentence(question: &str, at: usize) -> bool {
+    let before = question[..at].trim_end();
+    if before.ends_with(['?', '!']) {
+        return true;
+    }
+    let Some(body) = before.strip_suffix('.') else {
+        return false;
+    };
+    let last = body.rsplit(char::is_whitespace).next().unwrap_or_default();
+    last.chars().count() >= 2
+        && last.chars().all(char::is_alphabetic)
+        && last.chars().all(char::is_lowercase)
 }
 
 /// Words that join the capitalised words of one title or name ("The Time *of the* Hero", "Bank

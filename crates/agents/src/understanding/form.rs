@@ -25,7 +25,16 @@ pub struct Word {
 /// The question as words.
 pub fn words(question: &str) -> Vec<Word> {
     let mut out: Vec<Word> = Vec::new();
+    let mut previous: Option<&str> = None;
     for raw in question.split_whitespace() {
+        // A sentence's first word has its capital whatever it is, like the question's first.
+        let initial = previous.is_some_and(|p| {
+            p.ends_with(['?', '!'])
+                || p.strip_suffix('.').is_some_and(|w| {
+                    w.chars().count() >= 2 && w.chars().all(|c| c.is_alphabetic() && c.is_lowercase())
+                })
+        });
+        previous = Some(raw);
         let raw = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
         let (body, possessive) = match raw
             .strip_suffix("'s")
@@ -43,7 +52,7 @@ pub fn words(question: &str) -> Vec<Word> {
             }
             continue;
         }
-        let capitalized = !out.is_empty() && body.chars().next().is_some_and(char::is_uppercase);
+        let capitalized = !out.is_empty() && !initial && body.chars().next().is_some_and(char::is_uppercase);
         let tokens = normalize_tokens(&body);
         let n = tokens.len();
         for (i, text) in tokens.into_iter().enumerate() {
@@ -133,6 +142,11 @@ pub struct QuestionForm {
     /// A superlative's rank beyond the first ("the *second* highest": 1).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub offset: usize,
+    /// How many of the ordered answers a superlative asks for: "the *three* largest" 3, "the
+    /// largest" 1; 0 for all of them, in order ("from oldest to newest", "smallest first" with
+    /// no number).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub take: usize,
     /// A value the answers' attribute is compared with ("founded *in 1950*", "*more than 3*
     /// entrances", "established *earlier than 1400*").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -141,6 +155,64 @@ pub struct QuestionForm {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// Cardinal numbers written as words, for "the *three* largest".
+const CARDINALS: &[&str] = &[
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "fifteen", "twenty",
+];
+
+/// How many answers a superlative at `text[i]` asks for: a cardinal number ("three", "3") just
+/// before it ("the *three* largest", "Glaser's *three* biggest") or after "the" or "top" a few
+/// words before it ("the *three* characters … with the highest values"); 0 (all, in order)
+/// when the superlative is only a sort order ("from *oldest* to newest", "*smallest* first")
+/// and no number is written; else 1.
+fn superlative_take(text: &[&str], i: usize) -> usize {
+    let cardinal = |w: &str| -> Option<usize> {
+        CARDINALS
+            .iter()
+            .position(|c| *c == w)
+            .map(|p| [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 20][p])
+            .or_else(|| w.parse::<usize>().ok().filter(|n| (2..=100).contains(n)))
+    };
+    // "the most recent": the number is before "most".
+    let from = i;
+    // Not a value the question compares with ("less than 0.15? Smallest first" reads "0 15").
+    let compared = |p: usize| {
+        p > 0
+            && (text[p - 1].chars().all(|c| c.is_ascii_digit())
+                || matches!(
+                    text[p - 1],
+                    "than" | "over" | "under" | "above" | "below" | "after" | "before" | "since" | "in" | "from" | "to"
+                ))
+    };
+    if let Some(p) = from.checked_sub(1)
+        && let Some(n) = cardinal(text[p])
+        && !compared(p)
+    {
+        return n;
+    }
+    for p in (from.saturating_sub(8)..from).rev() {
+        if let Some(n) = cardinal(text[p])
+            && p > 0
+            && matches!(text[p - 1], "the" | "top")
+        {
+            return n;
+        }
+    }
+    let word = text[i];
+    let next = text.get(i + 1).copied();
+    // "oldest to newest", "smallest first", "newest first please".
+    let sort_only = (i > 0 && text[i - 1] == "from" && next == Some("to")) || (next == Some("first") && word != "first");
+    if sort_only { 0 } else { 1 }
 }
 
 /// How an attribute compares with the question's value.
@@ -523,9 +595,11 @@ impl QuestionForm {
         let mut order = None;
         let mut superlative_words = Vec::new();
         let mut offset = 0;
+        let mut take = 1;
         if let Some((i, o)) = superlative_at(&text) {
             let word = text[i];
             order = Some(o);
+            take = superlative_take(&text, i);
             if let Some((_, skip)) = i
                 .checked_sub(1)
                 .and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p]))
@@ -588,6 +662,7 @@ impl QuestionForm {
             } else {
                 0
             },
+            take: if kind == QuestionKind::List && order.is_some() { take } else { 1 },
             constraint: if yes_no { None } else { value_constraint(question) },
         }
     }
@@ -622,6 +697,7 @@ impl QuestionForm {
             self.order = None;
             self.superlative_words.clear();
             self.offset = 0;
+            self.take = 1;
         }
         self
     }
@@ -807,6 +883,31 @@ mod tests {
         assert_eq!((f.order, f.offset), (Some(Order::Desc), 1));
         assert_eq!(QuestionForm::detect("What is the highest mountain?", None).offset, 0);
         assert_eq!(QuestionForm::detect("Which is the third largest city?", None).offset, 2);
+    }
+
+    #[test]
+    fn a_number_before_a_superlative_keeps_that_many_and_a_sort_order_keeps_all() {
+        let take = |q: &str| QuestionForm::detect(q, None).take;
+        assert_eq!(take("What are the three most recent Unicode versions?"), 3);
+        assert_eq!(take("What are Thorsten Glaser's 4 biggest packages?"), 4);
+        assert_eq!(take("Give me the three characters in Number Forms with the highest values."), 3);
+        assert_eq!(take("Which is the largest city?"), 1);
+        assert_eq!(take("List the versions that came out before 2000, from oldest to newest."), 0);
+        assert_eq!(take("Which characters are worth less than 0.15? Smallest first."), 0);
+        // A number that is a compared value, not a count.
+        assert_eq!(take("Which city founded after 1950 is the largest?"), 1);
+        // No superlative: nothing to take.
+        assert_eq!(take("Which three films did Nolan direct?"), 1);
+    }
+
+    #[test]
+    fn a_sentences_first_word_is_not_a_capitalised_name() {
+        let w = words("What are the three most recent versions? Newest first please. Thanks Tom.");
+        let capitalized: Vec<&str> = w.iter().filter(|w| w.capitalized).map(|w| w.text.as_str()).collect();
+        assert_eq!(capitalized, ["tom"]);
+        // An initial's period is no sentence end.
+        let w = words("Who is J. R. Tolkien?");
+        assert!(w[2..].iter().all(|w| w.capitalized), "{w:?}");
     }
 
     #[test]
