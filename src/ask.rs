@@ -352,6 +352,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::Fallback => "next path",
             QueryReason::Class => "the class named",
             QueryReason::Value => "an attribute held to the question's value",
+            QueryReason::AnswerSet => "an earlier answer's members, ordered",
             QueryReason::Homonym => "same path from a homonym",
             QueryReason::Example => "an example from feedback",
             QueryReason::Witness => "what made the yes true",

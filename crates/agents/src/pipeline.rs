@@ -234,6 +234,12 @@ impl Turn {
                 crate::state::Outcome::Clarify { clarification } => Some(clarification.clone()),
                 _ => None,
             },
+            // A filter over an earlier answer: what "them" meant in this turn (a list put in one
+            // member's place was about that list, and its members are this turn's referents).
+            answer_set: explanation
+                .answer_set
+                .clone()
+                .filter(|set| set.role == SetRole::Filter && !set.count),
         }
     }
 }

@@ -32,6 +32,10 @@ pub struct Turn {
     /// The turn asked which vertex a mention means: the next turn may answer it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clarification: Option<Clarification>,
+    /// The earlier answer the turn worked over ("which of them …"): a follow-up that puts
+    /// another entity in its place ("and in 5.2?") works over the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_set: Option<AnswerSet>,
 }
 
 impl Turn {
@@ -44,6 +48,7 @@ impl Turn {
             entities: Vec::new(),
             values: Vec::new(),
             clarification: None,
+            answer_set: None,
         }
     }
 }
@@ -276,6 +281,10 @@ pub enum QueryReason {
     /// The answers' attribute held to a value the question writes ("founded in 1950"), with no
     /// vertex to start from.
     Value,
+    /// The members of an earlier answer the question restricts, with nothing else named,
+    /// ordered by their attribute most like the question's words ("which one of those takes the
+    /// most disk space").
+    AnswerSet,
     /// An example made from feedback on a similar question, on this question's vertices.
     Example,
     /// Whether the answer's path also answers from another vertex of the same label (the

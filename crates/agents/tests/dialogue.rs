@@ -183,6 +183,84 @@ async fn ellipsis_and_what_about() {
     assert!(answers.iter().all(|a| a.llm.calls == 0));
 }
 
+/// "And the population?": the words name a relation of the graph, not a thing; it is asked of
+/// what the dialogue was about, of the kind the relation holds of (Skien, not Henrik Ibsen).
+#[tokio::test]
+async fn an_ellipsis_that_names_a_relation_asks_it_of_the_referent() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Where was Henrik Ibsen born?", "And the population?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].resolved_question, "What is the population of Skien?");
+    assert_eq!(answers[1].display_answers(), ["55000"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+/// "And Henrik Ibsen?" after a restriction: the earlier question with Ibsen in Munch's place,
+/// over the same earlier answer (the cities of Norway). Sigrid Undset was born in Kalundborg, not
+/// one of them: no answer, where the question alone would answer Kalundborg.
+#[tokio::test]
+async fn another_entity_in_a_restrictions_place_keeps_its_set() {
+    let turns = [
+        "Which cities are in Norway?",
+        "Which of them was Edvard Munch born in?",
+        "And Henrik Ibsen?",
+        "What about Sigrid Undset?",
+    ];
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &turns).await else {
+        return;
+    };
+    assert_eq!(answers[1].display_answers(), ["Løten"]);
+    assert_eq!(answers[2].resolved_question, "Which of them was Henrik Ibsen born in?");
+    assert_eq!(answers[2].display_answers(), ["Skien"]);
+    let set = answers[2].answer_set.as_ref().unwrap();
+    assert_eq!((set.role.clone(), set.members.len()), (SetRole::Filter, 4));
+    assert_eq!(answers[3].resolved_question, "Which of them was Sigrid Undset born in?");
+    assert!(
+        answers[3].display_answers().is_empty(),
+        "{:?}",
+        answers[3].display_answers()
+    );
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+/// A restriction that names nothing but an order or a value: the earlier answer's members, by
+/// their attribute most like the words (population), with no path and no model call.
+#[tokio::test]
+async fn a_restriction_by_an_order_or_a_value_works_over_the_members() {
+    let cities = "Which cities are in Norway?";
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &[cities, "Which one of them has the largest population?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[1].display_answers(), ["Oslo"]);
+    let used = answers[1].sparql.iter().find(|q| q.used).unwrap();
+    assert!(
+        used.sparql.contains("VALUES") && used.sparql.contains("population"),
+        "{}",
+        used.sparql
+    );
+    // Stockholm and Berlin have more people, but are none of them.
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &[cities, "Which of them have a population of more than 100000?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(sorted(&answers[1]), ["Bergen", "Oslo"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
 #[tokio::test]
 async fn a_follow_up_without_a_reference_asks_no_classifier() {
     let Some((answers, _)) = converse(

@@ -166,6 +166,10 @@ pub struct TurnContext {
     /// store does not interpret, like the explanation): the next turn may answer it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clarification: Option<serde_json::Value>,
+    /// The earlier answer the turn worked over ("which of them …"), as the agents wrote it (JSON
+    /// the store does not interpret): a follow-up in its place works over the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_set: Option<serde_json::Value>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -391,6 +391,7 @@ mod tests {
             values: Vec::new(),
             total: 1,
             clarification: None,
+            answer_set: None,
         }
     }
 

@@ -23,6 +23,7 @@ fn turn(question: &str, answer: &str) -> TurnContext {
         values: Vec::new(),
         total: 1,
         clarification: None,
+        answer_set: None,
     }
 }
 

@@ -418,6 +418,7 @@ mod tests {
                 values: Vec::new(),
                 total: 0,
                 clarification: None,
+                answer_set: None,
             },
             explanation,
             feedback: Some(feedback),

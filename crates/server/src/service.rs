@@ -775,6 +775,7 @@ fn turn_from_context(turn: TurnContext) -> Turn {
         total: turn.total,
         // A clarification this version cannot read is no question waiting.
         clarification: turn.clarification.and_then(|c| serde_json::from_value(c).ok()),
+        answer_set: turn.answer_set.and_then(|s| serde_json::from_value(s).ok()),
     }
 }
 
@@ -804,6 +805,7 @@ fn context_from_turn(turn: Turn) -> TurnContext {
             .collect(),
         total: turn.total,
         clarification: turn.clarification.and_then(|c| serde_json::to_value(c).ok()),
+        answer_set: turn.answer_set.and_then(|s| serde_json::to_value(s).ok()),
     }
 }
 
@@ -966,6 +968,7 @@ mod size_tests {
                 values: Vec::new(),
                 total: 0,
                 clarification: None,
+                answer_set: None,
             },
             explanation: serde_json::json!({ "text": "z".repeat(bytes) }),
             feedback: None,

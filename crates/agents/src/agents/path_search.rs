@@ -152,6 +152,12 @@ impl Agent for PathSearchAgent {
             }
             return Ok(OVER_CLASS);
         }
+        // "Which one of those takes the most disk space?": an earlier answer's members, ordered
+        // by their attribute; no path.
+        if anchors.is_empty() && qir.source == QirSource::AnswerSet {
+            state.form = Some(form);
+            return Ok(OVER_CLASS);
+        }
         // "Which organizations were founded in 1950?", "Who was born in 1945?": no vertex to
         // start from, but a value the answers have (of the class, when one is named).
         if anchors.is_empty() && form.constraint.is_some() && form.kind != QuestionKind::Boolean {

@@ -104,6 +104,20 @@ impl Agent for QirAgent {
             state.qir = Some(class_qir(class, form.kind));
             return Ok(BUILT);
         }
+        // No entity, but an earlier answer the question restricts and orders ("which one of
+        // those takes the most disk space"): its members, by their attribute.
+        if form.order.is_some()
+            && state
+                .answer_set
+                .as_ref()
+                .is_some_and(|s| s.role == crate::state::SetRole::Filter && !s.count)
+        {
+            state.qir = Some(Qir {
+                source: QirSource::AnswerSet,
+                ..qir_of(&question, Vec::new(), form.kind)
+            });
+            return Ok(BUILT);
+        }
         // No entity, but a value its answers have: the planner finds the attribute.
         if let Some(constraint) = form.constraint.as_ref().filter(|_| form.kind != QuestionKind::Boolean) {
             state.qir = Some(value_qir(constraint, form.kind));

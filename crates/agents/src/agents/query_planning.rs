@@ -76,6 +76,13 @@ impl Agent for QueryPlanningAgent {
             return Ok(state.stop(Outcome::NoQuery));
         }
         if state.path_choice.is_none() {
+            if state
+                .qir
+                .as_ref()
+                .is_some_and(|q| q.source == crate::understanding::qir::QirSource::AnswerSet)
+            {
+                return about_the_set(ctx, state, &form).await;
+            }
             let class = state.class.clone().filter(|c| c.applied).map(|c| c.iri);
             if let Some(constraint) = form.constraint.clone().filter(|_| form.kind != QuestionKind::Boolean) {
                 return by_value(ctx, state, &form, class.as_deref(), &constraint).await;
@@ -829,7 +836,7 @@ async fn about_the_class(
                             order,
                             numeric,
                             offset: form.offset,
- take: form.take,
+                            take: form.take,
                         },
                         types,
                     )?
@@ -954,6 +961,56 @@ async fn about_the_class(
     Ok(state.stop(Outcome::Answered))
 }
 
+/// A question that names nothing but the earlier answer it restricts and an order ("which one
+/// of those takes the most disk space?", "which of them was released first?"): the members
+/// ordered by their number or date attribute most like the question's words, as many as it
+/// asks for.
+async fn about_the_set(
+    ctx: &AgentContext,
+    state: &mut AgentState,
+    form: &QuestionForm,
+) -> Result<&'static str, AgentError> {
+    let (Some(set), Some(order)) = (state.answer_set.clone(), form.order) else {
+        return Ok(state.stop(Outcome::NoQuery));
+    };
+    let members: Vec<&str> = set.members.iter().filter(|m| m.iri).map(|m| m.value.as_str()).collect();
+    let Some((attribute, numeric, reading)) = attribute_like(ctx, form, &words_left_over(state), &members).await?
+    else {
+        // Nothing of the members to order them by.
+        return Ok(state.stop(Outcome::NoQuery));
+    };
+    let shape = Shape::Superlative {
+        attribute: Some(attribute),
+        order,
+        numeric,
+        offset: form.offset,
+        take: form.take,
+    };
+    let candidate = over_answer_set(
+        state,
+        CandidateQuery {
+            attribute: Some(reading),
+            ..crate::candidates::queries::by_attribute(&shape)?
+        },
+    )?;
+    let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::AnswerSet).await;
+    executed.used = result.as_ref().is_ok_and(has_answer);
+    state.queries.push(executed);
+    let results = result?;
+    if !has_answer(&results) {
+        return Ok(state.stop(Outcome::NoAnswer));
+    }
+    let mut answer = aggregate(
+        QuestionKind::List,
+        ANSWER_VARIABLE,
+        &[(&candidate, results)],
+        ctx.params.provenance_per_answer,
+    );
+    label_values(ctx, &mut answer, state.language.as_deref()).await?;
+    state.answer = Some(answer);
+    Ok(state.stop(Outcome::Answered))
+}
+
 /// A question with no vertex to start from but a value its answers have: the instances of the
 /// class it names (or any vertex, when it names none) whose attribute most like the value's words
 /// meets the value. Up to [`crate::candidates::values::ATTRIBUTES_TRIED`] attributes are tried, the most
@@ -994,10 +1051,14 @@ async fn by_value(
         if best_similarity.is_some_and(|best| attribute.similarity < best - SAME_ATTRIBUTE) {
             break;
         }
-        let candidate = CandidateQuery {
-            attribute: Some(attribute.reading(AttributeOf::Value, kinds.len())),
-            ..over_values(class, &shape, attribute, constraint, profile.conventions.types())?
-        };
+        // "Which of them need more than 2000 kB": over the earlier answer's members.
+        let candidate = over_answer_set(
+            state,
+            CandidateQuery {
+                attribute: Some(attribute.reading(AttributeOf::Value, kinds.len())),
+                ..over_values(class, &shape, attribute, constraint, profile.conventions.types())?
+            },
+        )?;
         let (executed, result) = execute(ctx, state, &candidate, QueryReason::Value).await;
         let index = state.queries.len();
         state.queries.push(executed);
@@ -1269,7 +1330,7 @@ async fn superlative(
             order,
             numeric: path.end == EndKind::Number,
             offset: form.offset,
- take: form.take,
+            take: form.take,
         };
         return Ok(select(&[(anchor, path)], &shape)?);
     }
@@ -1295,7 +1356,7 @@ async fn superlative(
                     order,
                     numeric,
                     offset: form.offset,
- take: form.take,
+                    take: form.take,
                 },
                 Some(reading),
             ),
@@ -1329,7 +1390,7 @@ async fn superlative(
         order,
         numeric: extensions[best].end == EndKind::Number,
         offset: form.offset,
- take: form.take,
+        take: form.take,
     };
     Ok(CandidateQuery {
         attribute: reading,

@@ -61,7 +61,15 @@ impl Agent for RephraserAgent {
     }
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
-        let question = state.english_question().to_owned();
+        let mut question = state.english_question().to_owned();
+        let mut references = state.references.clone();
+        // An ellipsis whose words name a relation of the graph, not a thing ("And the glyph?",
+        // "And the block?"): that relation of what the dialogue was about, asked as a pronoun's
+        // ("What is the glyph of it?"), whose referent is then found like any other's.
+        if let Some(asked) = relation_ellipsis(ctx, &references).await? {
+            question = asked;
+            references = crate::dialogue::referents::detect(&question);
+        }
         let mut candidates = candidates(&state.history);
         classify(ctx, &mut candidates).await;
         kinds_by_neighbourhood(ctx, &mut candidates).await;
@@ -69,7 +77,6 @@ impl Agent for RephraserAgent {
         let mut text = question.clone();
         let mut answer_set: Option<AnswerSet> = None;
         // Right to left, so earlier byte spans stay valid.
-        let mut references = state.references.clone();
         references.sort_by_key(|r| std::cmp::Reverse(r.start));
         let mut labels_used: Vec<String> = Vec::new();
         let mut substituted: Vec<Reference> = Vec::new();
@@ -79,18 +86,20 @@ impl Agent for RephraserAgent {
         for reference in references {
             match reference.kind {
                 ReferenceKind::WhatAbout => {
-                    let mut r = resolve_what_about(ctx, state, &reference, &candidates).await?;
+                    let (mut r, new) = resolve_what_about(ctx, state, &reference, &candidates).await?;
                     let previous = r.chosen.as_ref().and_then(|c| {
-                        replace_mention(
-                            &previous_question(state, c)?,
-                            c.mention.as_deref()?,
-                            reference.noun.as_deref()?,
-                        )
+                        let turn = previous_turn(state, c)?;
+                        Some((replace_mention(&turn.question, c.mention.as_deref()?, &new)?, turn))
                     });
                     match previous {
-                        Some(previous) if !replaced => {
+                        Some((previous, turn)) if !replaced => {
                             text = previous;
                             replaced = true;
+                            // "Which of them arrived in 7.0?" then "and in 5.2?": the same
+                            // earlier answer, another version.
+                            if answer_set.is_none() {
+                                answer_set = turn.answer_set.clone();
+                            }
                         }
                         // The mention is not written in the earlier question: left as asked.
                         _ => {
@@ -562,14 +571,20 @@ fn option_labels(fit: &[Candidate]) -> Vec<String> {
     labels
 }
 
-/// "What about X?": which entity of the most recent turn that named one X takes the place of.
+/// "What about X?": which entity of the most recent turn that named one X takes the place of,
+/// and what takes its place: the label of the vertex X names when it is of that entity's kind
+/// ("5.2" → "Unicode 5.2"), else X as written.
 async fn resolve_what_about(
     ctx: &AgentContext,
     state: &AgentState,
     reference: &Reference,
     candidates: &[Candidate],
-) -> Result<ResolvedReference, AgentError> {
-    let fit: Vec<Candidate> = fitting(reference, candidates).into_iter().cloned().collect();
+) -> Result<(ResolvedReference, String), AgentError> {
+    let mut fit: Vec<Candidate> = fitting(reference, candidates).into_iter().cloned().collect();
+    let named = named_vertex(ctx, reference).await;
+    if fit.len() > 1 {
+        fit = of_the_same_kind(fit, named.as_ref());
+    }
     let (chosen, method) = match fit.len() {
         0 => (None, ResolutionMethod::Unresolved),
         1 => (Some(fit[0].clone()), ResolutionMethod::Only),
@@ -581,12 +596,66 @@ async fn resolve_what_about(
             )
         }
     };
-    Ok(ResolvedReference {
-        reference: reference.clone(),
-        offered: candidates.len(),
-        fitting: fit,
-        chosen,
-        method,
+    let written = reference.noun.as_deref().map(named_in_ellipsis).unwrap_or_default();
+    let replacement = match (&chosen, &named) {
+        (Some(c), Some(vertex)) if c.kinds.iter().any(|k| vertex.classes.contains(k)) => vertex.label.clone(),
+        _ => written,
+    };
+    Ok((
+        ResolvedReference {
+            reference: reference.clone(),
+            offered: candidates.len(),
+            fitting: fit,
+            chosen,
+            method,
+        },
+        replacement,
+    ))
+}
+
+/// Of the entities "What about X?" could take the place of, those of X's kind: the graph's
+/// classes of the vertex X names best share a class with theirs ("and in 5.2?" after "which
+/// characters of the Currency Symbols block arrived in Unicode 7.0?": a Unicode version, not the
+/// block). All of them when X names no vertex, or none or all share one.
+fn of_the_same_kind(fit: Vec<Candidate>, named: Option<&NamedVertex>) -> Vec<Candidate> {
+    let Some(vertex) = named else {
+        return fit;
+    };
+    let same: Vec<Candidate> = fit
+        .iter()
+        .filter(|c| c.kinds.iter().any(|k| vertex.classes.contains(k)))
+        .cloned()
+        .collect();
+    if same.is_empty() { fit } else { same }
+}
+
+/// The vertex an ellipsis names best ("5.2": Unicode 5.2), with its classes (lower case).
+struct NamedVertex {
+    label: String,
+    classes: Vec<String>,
+}
+
+/// The graph's best match for what an ellipsis names, when it has one.
+async fn named_vertex(ctx: &AgentContext, reference: &Reference) -> Option<NamedVertex> {
+    let named = named_in_ellipsis(reference.noun.as_deref()?);
+    let found = match ctx.kg.search_entities(&named, 1).await {
+        Ok(found) => found,
+        Err(error) => {
+            tracing::warn!(%error, "the entity an ellipsis names");
+            return None;
+        }
+    };
+    let vertex = found.into_iter().next()?;
+    let classes = match ctx.kg.classes(&[vertex.iri.as_str()]).await {
+        Ok(classes) => classes.get(&vertex.iri).cloned().unwrap_or_default(),
+        Err(error) => {
+            tracing::warn!(%error, "classes of the entity an ellipsis names");
+            Vec::new()
+        }
+    };
+    Some(NamedVertex {
+        label: vertex.label,
+        classes: classes.iter().map(|c| c.to_lowercase()).collect(),
     })
 }
 
@@ -625,8 +694,91 @@ fn resolve_ordinal(reference: &Reference, candidates: &[Candidate]) -> ResolvedR
 
 /// The standalone question of the turn a candidate comes from.
 fn previous_question(state: &AgentState, c: &Candidate) -> Option<String> {
+    previous_turn(state, c).map(|t| t.question.clone())
+}
+
+/// The turn a candidate comes from.
+fn previous_turn<'s>(state: &'s AgentState, c: &Candidate) -> Option<&'s Turn> {
     let turn = state.history.len().checked_sub(c.turns_ago)?;
-    state.history.get(turn).map(|t| t.question.clone())
+    state.history.get(turn)
+}
+
+/// Words that may open an ellipsis before what it names ("and *in* 5.2?", "And *for* the Greek
+/// small letter beta?", "And *of* mksh?"): the earlier question keeps its own.
+const ELLIPSIS_PREPOSITIONS: &[&str] = &["in", "with", "for", "of", "from", "about", "on", "at", "by", "to"];
+
+/// What an ellipsis names, as it takes an earlier mention's place: without an opening
+/// preposition or a closing possessive ("in 5.2" → "5.2", "Ol Chiki's" → "Ol Chiki").
+fn named_in_ellipsis(noun: &str) -> String {
+    let mut text = noun.trim();
+    if let Some((first, rest)) = text.split_once(char::is_whitespace)
+        && ELLIPSIS_PREPOSITIONS.contains(&first.to_lowercase().as_str())
+    {
+        text = rest.trim_start();
+    }
+    let text = text
+        .strip_suffix("'s")
+        .or_else(|| text.strip_suffix("\u{2019}s"))
+        .unwrap_or(text);
+    text.trim().to_owned()
+}
+
+/// The question an ellipsis asks when its words name a relation rather than a thing ("And the
+/// glyph?" → "What is the glyph of it?"): every content word is a word of the graph's relation
+/// or class labels, nothing in it is written like a name (a capital, a digit), and no vertex
+/// has it for its label. `None` for any other expression.
+async fn relation_ellipsis(ctx: &AgentContext, references: &[Reference]) -> Result<Option<String>, AgentError> {
+    let [reference] = references else {
+        return Ok(None);
+    };
+    let Some(noun) = reference
+        .noun
+        .as_deref()
+        .filter(|_| reference.kind == ReferenceKind::WhatAbout)
+    else {
+        return Ok(None);
+    };
+    let named = named_in_ellipsis(noun);
+    if named.chars().any(|c| c.is_uppercase() || c.is_ascii_digit()) {
+        return Ok(None);
+    }
+    let content: Vec<String> = normalize_tokens(&named)
+        .into_iter()
+        .filter(|w| !crate::linking::spotting::is_function_word(w))
+        .map(|w| crate::dialogue::referents::singular(&w))
+        .collect();
+    if content.is_empty() {
+        return Ok(None);
+    }
+    let mut known = ctx.relation_words().await;
+    // The schema's own vertices (a class "block", a predicate "glyph") have labels too.
+    let mut schema: std::collections::HashSet<String> = ctx.predicates().await;
+    if let Ok(profile) = ctx.kg.profile().await {
+        known.extend(
+            profile
+                .classes
+                .iter()
+                .flat_map(|c| normalize_tokens(&c.label))
+                .map(|w| crate::dialogue::referents::singular(&w)),
+        );
+        schema.extend(profile.classes.iter().map(|c| c.iri.clone()));
+    }
+    if !content.iter().all(|w| known.contains(w)) {
+        return Ok(None);
+    }
+    let bare = content.join(" ");
+    let labelled = ctx
+        .kg
+        .search_entities(&bare, 5)
+        .await?
+        .into_iter()
+        .any(|c| c.score >= chatty_kg_graph::text::EXACT_MATCH_SCORE && !schema.contains(&c.iri));
+    if labelled {
+        return Ok(None);
+    }
+    let phrase = normalize_tokens(&named).join(" ");
+    let phrase = phrase.strip_prefix("the ").unwrap_or(&phrase);
+    Ok(Some(format!("What is the {phrase} of it?")))
 }
 
 /// `question` with the first whole-word occurrence of `mention` (up to case) replaced by `new`;
@@ -703,6 +855,7 @@ mod tests {
                 .collect(),
             total: values.len(),
             clarification: None,
+            answer_set: None,
         }
     }
 

@@ -302,6 +302,24 @@ pub fn over_class(class: &str, shape: &Shape, types: TypeVocabulary<'_>) -> Resu
     shaped(core, shape, Vec::new(), predicates, patterns)
 }
 
+/// A SELECT over whatever has `shape`'s attribute, as `?answer`, ordered by it: the vertices it
+/// runs over are joined in by the caller (an earlier answer's members, [`over_set`]).
+pub fn by_attribute(shape: &Shape) -> Result<CandidateQuery, GraphError> {
+    let Shape::Superlative {
+        attribute: Some(hop), ..
+    } = shape
+    else {
+        return Err(GraphError::Evaluation {
+            message: "an order by an attribute needs the attribute".into(),
+        });
+    };
+    let attribute = triple(var(ANSWER_VARIABLE), named_node(&hop.predicate)?, var(KEY_VARIABLE));
+    let core = GraphPattern::Bgp {
+        patterns: vec![attribute.clone()],
+    };
+    shaped(core, shape, Vec::new(), vec![hop.predicate.clone()], vec![attribute])
+}
+
 /// The class a query's answers are held to ("which *cities* …"), and how strictly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClassFilter<'a> {

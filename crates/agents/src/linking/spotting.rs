@@ -537,9 +537,7 @@ pub(crate) fn starts_a_sentence(question: &str, at: usize) -> bool {
         return false;
     };
     let last = body.rsplit(char::is_whitespace).next().unwrap_or_default();
-    last.chars().count() >= 2
-        && last.chars().all(char::is_alphabetic)
-        && last.chars().all(char::is_lowercase)
+    last.chars().count() >= 2 && last.chars().all(char::is_alphabetic) && last.chars().all(char::is_lowercase)
 }
 
 /// Words that join the capitalised words of one title or name ("The Time *of the* Hero", "Bank

@@ -30,9 +30,8 @@ pub fn words(question: &str) -> Vec<Word> {
         // A sentence's first word has its capital whatever it is, like the question's first.
         let initial = previous.is_some_and(|p| {
             p.ends_with(['?', '!'])
-                || p.strip_suffix('.').is_some_and(|w| {
-                    w.chars().count() >= 2 && w.chars().all(|c| c.is_alphabetic() && c.is_lowercase())
-                })
+                || p.strip_suffix('.')
+                    .is_some_and(|w| w.chars().count() >= 2 && w.chars().all(|c| c.is_alphabetic() && c.is_lowercase()))
         });
         previous = Some(raw);
         let raw = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
@@ -211,7 +210,8 @@ fn superlative_take(text: &[&str], i: usize) -> usize {
     let word = text[i];
     let next = text.get(i + 1).copied();
     // "oldest to newest", "smallest first", "newest first please".
-    let sort_only = (i > 0 && text[i - 1] == "from" && next == Some("to")) || (next == Some("first") && word != "first");
+    let sort_only =
+        (i > 0 && text[i - 1] == "from" && next == Some("to")) || (next == Some("first") && word != "first");
     if sort_only { 0 } else { 1 }
 }
 
@@ -662,7 +662,11 @@ impl QuestionForm {
             } else {
                 0
             },
-            take: if kind == QuestionKind::List && order.is_some() { take } else { 1 },
+            take: if kind == QuestionKind::List && order.is_some() {
+                take
+            } else {
+                1
+            },
             constraint: if yes_no { None } else { value_constraint(question) },
         }
     }
@@ -890,9 +894,15 @@ mod tests {
         let take = |q: &str| QuestionForm::detect(q, None).take;
         assert_eq!(take("What are the three most recent Unicode versions?"), 3);
         assert_eq!(take("What are Thorsten Glaser's 4 biggest packages?"), 4);
-        assert_eq!(take("Give me the three characters in Number Forms with the highest values."), 3);
+        assert_eq!(
+            take("Give me the three characters in Number Forms with the highest values."),
+            3
+        );
         assert_eq!(take("Which is the largest city?"), 1);
-        assert_eq!(take("List the versions that came out before 2000, from oldest to newest."), 0);
+        assert_eq!(
+            take("List the versions that came out before 2000, from oldest to newest."),
+            0
+        );
         assert_eq!(take("Which characters are worth less than 0.15? Smallest first."), 0);
         // A number that is a compared value, not a count.
         assert_eq!(take("Which city founded after 1950 is the largest?"), 1);

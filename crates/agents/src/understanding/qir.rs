@@ -75,6 +75,9 @@ pub enum QirSource {
     /// The question names no entity but a value its answers have ("which organizations were
     /// founded in 1950?", "who was born in 1945?").
     Value,
+    /// The question names nothing but the earlier answer it restricts and an order ("which
+    /// one of those takes the most disk space?"): that answer's members are ordered.
+    AnswerSet,
     /// No span of the question is a label, but it writes names (quoted, or in capitals): they
     /// are its entities, linked by search as the model's would be (a name misspelt, written in
     /// part or otherwise than the graph's label: "Allison C. Bonnell" for "A. C. Bonnell").
