@@ -219,13 +219,19 @@ pub fn render(e: &Explanation) -> String {
         let _ = writeln!(s, "  your choice: {:?} → option {}, {}", c.mention, c.option + 1, c.iri);
     }
     if let Some(set) = &e.answer_set {
-        let _ = writeln!(
-            s,
-            "  over the {} values of an earlier answer ({:?}{})",
-            set.members.len(),
-            set.role,
-            if set.count { ", counted" } else { "" }
-        );
+        let of = set
+            .turn
+            .map_or_else(|| "an earlier answer".to_owned(), |t| format!("the answer of turn {t}"));
+        let operation = match (&set.role, set.count) {
+            (_, true) => format!("counted the {} values of {of}", set.members.len()),
+            (chatty_kg_agents::state::SetRole::Filter, _) => {
+                format!("restricted to the {} values of {of}", set.members.len())
+            }
+            (chatty_kg_agents::state::SetRole::Anchor { .. }, _) => {
+                format!("asked of each of the {} values of {of}", set.members.len())
+            }
+        };
+        let _ = writeln!(s, "  {operation}");
     }
     if let Some(qir) = &e.qir {
         let triples: Vec<String> = qir

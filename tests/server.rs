@@ -2762,3 +2762,92 @@ async fn health_says_more_only_to_a_key() {
     assert!(body["llm"].as_str().unwrap().contains("scripted"), "{body}");
     assert!(body["problems"].is_object(), "{body}");
 }
+
+/// The five turns of the conversation tests below, each with its answers (sorted) and the
+/// operation the explanation must show: a restriction of turn 1's answers, a kind-checked pronoun
+/// ("it" is the film, not the director the turn before answered) and an ellipsis ("And Big?").
+const CONVERSATION: [(&str, &[&str]); 5] = [
+    (
+        "Which films did Tom Hanks star in?",
+        &["Big", "Cast Away", "Forrest Gump"],
+    ),
+    (
+        "Which of them did Robert Zemeckis direct?",
+        &["Cast Away", "Forrest Gump"],
+    ),
+    ("Who directed Forrest Gump?", &["Robert Zemeckis"]),
+    ("When was it released?", &["1994"]),
+    ("And Big?", &["1988"]),
+];
+
+/// What each turn of [`CONVERSATION`] must show beyond its answers.
+fn check_conversation_turn(turn: usize, e: &serde_json::Value) {
+    let mut got = answers(e);
+    got.sort();
+    assert_eq!(got, CONVERSATION[turn].1, "turn {turn}: {e:#}");
+    match turn {
+        1 => {
+            assert_eq!(e["answer_set"]["role"]["as"], "filter", "{e:#}");
+            assert_eq!(e["answer_set"]["turn"], 1, "{e:#}");
+            assert_eq!(e["answer_set"]["members"].as_array().unwrap().len(), 3, "{e:#}");
+        }
+        3 => {
+            assert_eq!(e["resolved_question"], "When was Forrest Gump released?", "{e:#}");
+            let chosen = &e["resolution"]["references"][0]["chosen"];
+            assert_eq!(chosen["label"], "Forrest Gump", "{e:#}");
+        }
+        4 => {
+            assert_eq!(e["resolved_question"], "When was Big released?", "{e:#}");
+            assert_eq!(
+                e["resolution"]["references"][0]["reference"]["kind"], "what_about",
+                "{e:#}"
+            );
+        }
+        _ => {}
+    }
+    // The dialogue decides every referent and the graph the rest: no model call.
+    assert_eq!(e["llm"]["calls"], 0, "turn {turn}: {e:#}");
+}
+
+/// Issue 47: a five-turn conversation over a WebSocket with a restriction, a kind-checked
+/// pronoun and an ellipsis.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_websocket_conversation_restricts_refers_by_kind_and_leaves_words_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
+    let mut ws = server.ws().await;
+    for (turn, (question, _)) in CONVERSATION.iter().enumerate() {
+        ask(&mut ws, question).await;
+        let frames = until_answer(&mut ws).await;
+        let answer = frames.last().unwrap();
+        assert_eq!(
+            (answer["type"].as_str(), answer["turn"].as_u64()),
+            (Some("answer"), Some(turn as u64)),
+            "{frames:#?}"
+        );
+        check_conversation_turn(turn, &answer["explanation"]);
+    }
+}
+
+/// The same conversation through the REST API, one session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rest_conversation_restricts_refers_by_kind_and_leaves_words_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = TestServer::start(dir.path(), "") else {
+        return;
+    };
+    let (status, session) = post_json(format!("{}/api/sessions", server.url), json!({})).await;
+    assert_eq!(status, 201, "{session}");
+    let id = session["session"].as_str().unwrap().to_owned();
+    for (turn, (question, _)) in CONVERSATION.iter().enumerate() {
+        let (status, answer) = post_json(
+            format!("{}/api/sessions/{id}/ask", server.url),
+            json!({ "question": question }),
+        )
+        .await;
+        assert_eq!((status, answer["turn"].as_u64()), (200, Some(turn as u64)), "{answer}");
+        check_conversation_turn(turn, &answer["explanation"]);
+    }
+}

@@ -106,6 +106,9 @@ pub struct AnswerSet {
     /// The dialogue kept only the first L values of that answer: the plan covers those.
     #[serde(default)]
     pub partial: bool,
+    /// The turn (1 for the dialogue's first) whose answer it is, for the explanation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -461,8 +461,10 @@ function details(e) {
       list.append(el("li", "", "“" + r.reference.text + "” → " + chosen + (how ? " (" + how + among + ")" : "")));
     }
     if (e.answer_set) {
-      list.append(el("li", "", "over the " + e.answer_set.members.length + " values of an earlier answer" +
-        (e.answer_set.count ? ", counted" : "")));
+      const set = e.answer_set;
+      const of = set.turn ? "the answer of turn " + set.turn : "an earlier answer";
+      const operation = set.count ? "counted the" : set.role && set.role.as === "anchor" ? "asked of each of the" : "restricted to the";
+      list.append(el("li", "", operation + " " + set.members.length + " values of " + of));
     }
     section(panel, "What it refers to").append(list);
   }

@@ -314,11 +314,31 @@ impl Agent for PathSearchAgent {
         }
         found.report.queries = found.report.queries.max(spent);
         let Found {
-            ranked,
+            mut ranked,
             pool,
             report,
             class_applied,
         } = found;
+        // Over an earlier answer ("which of them also have characters in the Coptic block?"):
+        // the paths whose values the search saw include some of its members go first; the
+        // others answer none of them.
+        if let Some(set) = state
+            .answer_set
+            .as_ref()
+            .filter(|s| s.role == crate::state::SetRole::Filter && !s.count)
+        {
+            let members: std::collections::HashSet<&str> =
+                set.members.iter().filter(|m| m.iri).map(|m| m.value.as_str()).collect();
+            let reaches = |s: &ScoredPath| {
+                s.path
+                    .endpoints
+                    .iter()
+                    .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if members.contains(n.as_str())))
+            };
+            if ranked.iter().any(reaches) {
+                ranked.sort_by_key(|s| !reaches(s));
+            }
+        }
         if class_applied && let Some(c) = &mut state.class {
             c.applied = true;
         }

@@ -187,6 +187,7 @@ impl Agent for RephraserAgent {
                             role: SetRole::Filter,
                             count: bare && replaced,
                             partial: c.total > c.members.len(),
+                            turn: state.history.len().checked_sub(c.turns_ago).map(|t| t + 1),
                         });
                     } else if let Some(first) = c.members.iter().find(|m| m.iri) {
                         // "When were they released?": the path search starts from one of them,
@@ -201,6 +202,7 @@ impl Agent for RephraserAgent {
                             },
                             count: false,
                             partial: c.total > c.members.len(),
+                            turn: state.history.len().checked_sub(c.turns_ago).map(|t| t + 1),
                         });
                     }
                 } else {
