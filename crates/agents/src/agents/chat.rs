@@ -181,7 +181,7 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    match &state.outcome {
+    let reply = match &state.outcome {
         Some(Outcome::Answered) => {
             let Some(answer) = &state.answer else {
                 return "The knowledge graph has no answer to that question.".into();
@@ -219,7 +219,40 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
                 format!("The knowledge graph has no answer to that question (I looked at {entities}).")
             }
         }
+    };
+    match (&state.outcome, guessed_referent(state)) {
+        (Some(Outcome::NoQuery | Outcome::NoAnswer), Some(guess)) => format!("{reply} {guess}"),
+        _ => reply,
     }
+}
+
+/// A follow-up that found nothing, whose referring words nothing in the dialogue fitted by kind
+/// (the referent was taken by shape alone) or that several fitted: what it was read as and what
+/// else the dialogue offered, so the user can name the one meant.
+fn guessed_referent(state: &AgentState) -> Option<String> {
+    let resolution = state.resolution.as_ref()?;
+    let r = resolution.references.iter().find(|r| {
+        r.chosen.is_some()
+            && (r.method == crate::state::ResolutionMethod::Relaxed
+                || r.method == crate::state::ResolutionMethod::Model)
+    })?;
+    let chosen = r.chosen.as_ref()?;
+    let others: Vec<String> = r
+        .fitting
+        .iter()
+        .filter(|c| c.label != chosen.label)
+        .map(|c| c.label.clone())
+        .collect();
+    let mut text = format!("I took \u{201c}{}\u{201d} for {}", r.reference.text, chosen.label);
+    if others.is_empty() {
+        text.push_str("; if you meant something else, please ask again with its name.");
+    } else {
+        text.push_str(&format!(
+            "; if you meant {}, please ask again with its name.",
+            quoted_alternatives(&others)
+        ));
+    }
+    Some(text)
 }
 
 /// The answer in one sentence, or `None` if the model fails or the sentence loses the answer.
@@ -275,6 +308,58 @@ fn quoted_alternatives(texts: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialogue::referents::{Candidate, Reference, ReferenceKind, Role};
+    use crate::state::{Mode, Resolution, ResolutionMethod, ResolvedReference};
+
+    fn candidate(label: &str) -> Candidate {
+        Candidate {
+            turns_ago: 1,
+            role: Role::Entity,
+            label: label.into(),
+            members: Vec::new(),
+            total: 1,
+            mention: Some(label.into()),
+            kinds: Vec::new(),
+            person: None,
+            place: None,
+        }
+    }
+
+    fn resolved(method: ResolutionMethod, fitting: &[&str]) -> AgentState {
+        let mut state = AgentState::new("Where was she born?", Mode::MultiTurn, Vec::new());
+        let fitting: Vec<Candidate> = fitting.iter().map(|l| candidate(l)).collect();
+        state.resolution = Some(Resolution {
+            references: vec![ResolvedReference {
+                reference: Reference {
+                    kind: ReferenceKind::Person,
+                    text: "she".into(),
+                    start: 10,
+                    end: 13,
+                    possessive: false,
+                    noun: None,
+                    position: None,
+                },
+                chosen: fitting.first().cloned(),
+                fitting,
+                offered: 2,
+                method,
+            }],
+        });
+        state
+    }
+
+    #[test]
+    fn a_referent_taken_by_shape_or_by_the_model_is_named_when_nothing_is_found() {
+        let guess = guessed_referent(&resolved(ResolutionMethod::Relaxed, &["The Scream"])).unwrap();
+        assert_eq!(
+            guess,
+            "I took \u{201c}she\u{201d} for The Scream; if you meant something else, please ask again with its name."
+        );
+        let guess = guessed_referent(&resolved(ResolutionMethod::Model, &["Oslo", "Norway"])).unwrap();
+        assert!(guess.contains("for Oslo; if you meant \"Norway\""), "{guess}");
+        // One referent that fitted by kind is no guess.
+        assert_eq!(guessed_referent(&resolved(ResolutionMethod::Only, &["Oslo"])), None);
+    }
 
     #[test]
     fn a_sentence_must_keep_an_answer_value() {
