@@ -79,6 +79,15 @@ async fn superlatives_over_a_class() {
     assert_eq!(e.display_answers(), ["Lima"], "{:#?}", e.sparql);
     assert_eq!(e.qir.as_ref().unwrap().source, QirSource::Class);
     assert!(e.sparql[0].sparql.contains("population"), "{}", e.sparql[0].sparql);
+
+    // A path that ends at the cities' numbers answers with the cities, ordered by them (a number
+    // is no city), as many as the question counts, in order.
+    let e = ask(
+        &pipeline,
+        "Give me the two cities in Peru with the largest population, largest first.",
+    )
+    .await;
+    assert_eq!(e.display_answers(), ["Lima", "Arequipa"], "{:#?}", e.sparql);
 }
 
 #[tokio::test]

@@ -1324,6 +1324,45 @@ async fn superlative(
     order: crate::understanding::qir::Order,
     class: Option<ClassFilter<'_>>,
 ) -> Result<CandidateQuery, AgentError> {
+    // "Which *character* in Number Forms has the highest numeric value?": the question asks for
+    // things of a class, and the path ends at their numbers. A number is no instance of any
+    // class: the answers are the vertices before the last hop, ordered by it.
+    let asks_for_things = state
+        .class
+        .as_ref()
+        .is_some_and(|c| c.role == crate::understanding::classes::ClassRole::Answer);
+    if asks_for_things
+        && matches!(path.end, EndKind::Number | EndKind::Temporal)
+        && let [before @ .., last] = path.hops.as_slice()
+        && !before.is_empty()
+        && last.forward
+    {
+        let things = RelationPath {
+            anchor: path.anchor,
+            hops: before.to_vec(),
+            end: EndKind::Entity,
+            reached: path.reached,
+            endpoints: Vec::new(),
+        };
+        let shape = Shape::Superlative {
+            attribute: Some(last.clone()),
+            order,
+            numeric: path.end == EndKind::Number,
+            offset: form.offset,
+            take: form.take,
+        };
+        let reading = Attribute {
+            hop: last.clone(),
+            temporal: path.end == EndKind::Temporal,
+            similarity: 1.0,
+            words: form.superlative_words.join(" "),
+        }
+        .reading(AttributeOf::Superlative, 1);
+        return Ok(CandidateQuery {
+            attribute: Some(reading),
+            ..select_in(&[(anchor, &things)], &shape, None)?
+        });
+    }
     if matches!(path.end, EndKind::Number | EndKind::Temporal) {
         let shape = Shape::Superlative {
             attribute: None,

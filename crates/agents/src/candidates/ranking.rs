@@ -298,6 +298,16 @@ impl PathRanker {
         let sharing = (mentions.len() < 2 || form.kind == QuestionKind::Boolean)
             && words.iter().any(|w| SHARING_WORDS.contains(&w.text.as_str()));
         let superlative = |i: usize| form.superlative_words.iter().any(|w| *w == words[i].text);
+        // Another word of the order the question asks for ("the highest values, *highest
+        // first*", "from oldest to *newest*"): it sorts the answers, it names no relation.
+        let ordering = |i: usize| {
+            let w = words[i].text.as_str();
+            form.order.is_some()
+                && crate::understanding::form::is_superlative(w)
+                && (!matches!(w, "first" | "last")
+                    || i.checked_sub(1)
+                        .is_some_and(|p| crate::understanding::form::is_superlative(&words[p].text)))
+        };
         let asked = asked_noun(&words, &in_mention, &superlative);
         let attached = attached_mentions(&words, &spans, asked, class_span);
         // A value constraint's words name an attribute of the answers, not a hop of the path
@@ -324,6 +334,7 @@ impl PathRanker {
                 || NOT_RELATIONS.contains(&w)
                 || SHARING_WORDS.contains(&w)
                 || form.superlative_words.iter().any(|s| s == w)
+                || ordering(i)
                 || w.chars().all(|c| c.is_ascii_digit())
                 || constrained.iter().any(|c| c == w)
             {

@@ -304,7 +304,11 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
             if ASKING.contains(&word) && !relative(back) {
                 return Some(ClassRole::Answer);
             }
-            if word == "the" && before(back + 1).is_some_and(|w| LISTING.contains(&w)) {
+            // "list the cities", "give me the three characters".
+            let listing = |at: usize| before(at).is_some_and(|w| LISTING.contains(&w));
+            if word == "the"
+                && (listing(back + 1) || (matches!(before(back + 1), Some("me" | "us")) && listing(back + 2)))
+            {
                 return Some(ClassRole::Answer);
             }
             // "Give me *some* organizations", "what are *some* players": asks for some of them.

@@ -202,7 +202,7 @@ fn superlative_take(text: &[&str], i: usize) -> usize {
     for p in (from.saturating_sub(8)..from).rev() {
         if let Some(n) = cardinal(text[p])
             && p > 0
-            && matches!(text[p - 1], "the" | "top")
+            && matches!(text[p - 1], "the" | "top" | "which" | "what")
         {
             return n;
         }
