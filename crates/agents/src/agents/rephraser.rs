@@ -460,12 +460,30 @@ async fn best_fitting(
     fit: Vec<Candidate>,
 ) -> Result<Vec<Candidate>, AgentError> {
     let scores = path_fit(ctx, question, reference, &fit).await?;
-    let best = scores.iter().copied().fold(f32::MIN, f32::max);
+    // Those the question's relation can hold of (a path from them whose words the question
+    // says, as the path search would run it) of the most recent turn that has one stay:
+    // "which architecture is it built for" holds of the package just named, though a path from
+    // the source package two turns back says more of the words. When it holds of none, all.
+    // Of one turn, the best path and those close to it decide ("who died there": the city, not
+    // its country, of the same turn).
+    let latest = fit
+        .iter()
+        .zip(&scores)
+        .filter(|(_, s)| s.1)
+        .map(|(c, _)| c.turns_ago)
+        .min();
+    let considered = |c: &Candidate, holds: bool| latest.is_none_or(|t| holds && c.turns_ago == t);
+    let best = fit
+        .iter()
+        .zip(&scores)
+        .filter(|(c, s)| considered(c, s.1))
+        .map(|(_, s)| s.0)
+        .fold(f32::MIN, f32::max);
     // (A relaxed candidate fits no kind: it has no evidence, and stays a candidate.)
     Ok(narrow(
         fit.into_iter()
             .zip(scores)
-            .filter(|(_, s)| *s >= best - RELATION_TIE)
+            .filter(|(c, (score, holds))| considered(c, *holds) && *score >= best - RELATION_TIE)
             .map(|(c, _)| {
                 let evidence = fit_of(reference, &c) == Some(true);
                 (c, evidence)
@@ -477,14 +495,15 @@ async fn best_fitting(
 /// How well the question fits the graph around each candidate: the score of the best relation
 /// path the path search finds from the candidate's vertex (a list from its first member) for
 /// the question with the candidate in the expression's place, ranked as the path-search agent
-/// ranks them. "Which films did *he* direct?" finds a "directed by" path from the director and
-/// none as good from the film he was asked about.
+/// ranks them, and whether some path holds (its words' support reaches `min_relation_score`,
+/// as a path the search would run). "Which films did *he* direct?" finds a "directed by" path
+/// from the director and none as good from the film he was asked about.
 async fn path_fit(
     ctx: &AgentContext,
     question: &str,
     reference: &Reference,
     fit: &[Candidate],
-) -> Result<Vec<f32>, AgentError> {
+) -> Result<Vec<(f32, bool)>, AgentError> {
     use crate::candidates::paths::{Anchor, SearchBudget, search};
     use crate::candidates::ranking::PathRanker;
     use crate::understanding::form::QuestionForm;
@@ -501,7 +520,7 @@ async fn path_fit(
     let mut scores = Vec::with_capacity(fit.len());
     for c in fit {
         let Some(vertex) = c.members.iter().find(|m| m.iri) else {
-            scores.push(0.0);
+            scores.push((0.0, false));
             continue;
         };
         let substituted = substitute(question, reference, &vertex.label);
@@ -516,13 +535,15 @@ async fn path_fit(
         let best = async {
             let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form, None).await?;
             let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
-            Ok::<f32, AgentError>(ranker.rank(paths, &labels).first().map_or(0.0, |s| s.score))
+            let ranked = ranker.rank(paths, &labels);
+            let holds = ranked.iter().any(|s| s.support >= p.min_relation_score);
+            Ok::<(f32, bool), AgentError>((ranked.first().map_or(0.0, |s| s.score), holds))
         }
         .await;
         // A graph that cannot say (a timeout) only leaves this tie to the next rule.
         scores.push(best.unwrap_or_else(|error| {
             tracing::warn!(%error, "path fit of a referent candidate");
-            0.0
+            (0.0, false)
         }));
     }
     Ok(scores)
