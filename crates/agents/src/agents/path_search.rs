@@ -319,6 +319,8 @@ impl Agent for PathSearchAgent {
             report,
             class_applied,
         } = found;
+        // The paths the choice is among: all, or those that reach an earlier answer's members.
+        let mut considered = ranked.len();
         // Over an earlier answer ("which of them also have characters in the Coptic block?"):
         // the paths whose values the search saw include some of its members go first; the
         // others answer none of them.
@@ -335,8 +337,10 @@ impl Agent for PathSearchAgent {
                     .iter()
                     .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if members.contains(n.as_str())))
             };
-            if ranked.iter().any(reaches) {
+            let reaching = ranked.iter().filter(|s| reaches(s)).count();
+            if reaching > 0 {
                 ranked.sort_by_key(|s| !reaches(s));
+                considered = reaching;
             }
         }
         if class_applied && let Some(c) = &mut state.class {
@@ -363,7 +367,7 @@ impl Agent for PathSearchAgent {
                 margin: None,
             }
         } else {
-            choose(ctx, &question, &ranked).await?
+            choose(ctx, &question, &ranked[..considered]).await?
         };
         state.form = Some(form);
         state.path_pool = pool;
