@@ -447,8 +447,9 @@ async fn kinds_by_neighbourhood(ctx: &AgentContext, candidates: &mut [Candidate]
 const RELATION_TIE: f32 = 0.05;
 
 /// Of several candidates that fit an expression, those the graph and the dialogue prefer:
-/// 1. **path fit** ([`path_fit`]): the best relation path the graph has for the question from
-///    each candidate; the best and those within [`RELATION_TIE`] of it stay;
+/// 1. **path fit** ([`path_fit`]): the best hop from each candidate that says the question's
+///    words (the relation holds of it), else the best relation path the graph has for the
+///    question from each; the best and those within [`RELATION_TIE`] of it stay;
 /// 2. **evidence**: of those, the ones something says fit (a person for "he");
 /// 3. **recency**: of those, the most recent turn's.
 ///
@@ -460,30 +461,19 @@ async fn best_fitting(
     fit: Vec<Candidate>,
 ) -> Result<Vec<Candidate>, AgentError> {
     let scores = path_fit(ctx, question, reference, &fit).await?;
-    // Those the question's relation can hold of (a path from them whose words the question
-    // says, as the path search would run it) of the most recent turn that has one stay:
-    // "which architecture is it built for" holds of the package just named, though a path from
-    // the source package two turns back says more of the words. When it holds of none, all.
-    // Of one turn, the best path and those close to it decide ("who died there": the city, not
-    // its country, of the same turn).
-    let latest = fit
-        .iter()
-        .zip(&scores)
-        .filter(|(_, s)| s.1)
-        .map(|(c, _)| c.turns_ago)
-        .min();
-    let considered = |c: &Candidate, holds: bool| latest.is_none_or(|t| holds && c.turns_ago == t);
-    let best = fit
-        .iter()
-        .zip(&scores)
-        .filter(|(c, s)| considered(c, s.1))
-        .map(|(_, s)| s.0)
-        .fold(f32::MIN, f32::max);
+    // The relation the question asks holds of the candidate itself when a hop from it says the
+    // question's words (as the path search would run it): those candidates are compared by that
+    // hop ("which architecture is it built for" after naming wesnoth-1.16-core: its own
+    // architecture, not the source package's longer path through its packages, which says more
+    // words). When it holds of none, by their best paths.
+    let direct = scores.iter().any(|s| s.1.is_some());
+    let score = |s: &(f32, Option<f32>)| if direct { s.1 } else { Some(s.0) };
+    let best = scores.iter().filter_map(score).fold(f32::MIN, f32::max);
     // (A relaxed candidate fits no kind: it has no evidence, and stays a candidate.)
     Ok(narrow(
         fit.into_iter()
             .zip(scores)
-            .filter(|(c, (score, holds))| considered(c, *holds) && *score >= best - RELATION_TIE)
+            .filter(|(_, s)| score(s).is_some_and(|s| s >= best - RELATION_TIE))
             .map(|(c, _)| {
                 let evidence = fit_of(reference, &c) == Some(true);
                 (c, evidence)
@@ -495,15 +485,15 @@ async fn best_fitting(
 /// How well the question fits the graph around each candidate: the score of the best relation
 /// path the path search finds from the candidate's vertex (a list from its first member) for
 /// the question with the candidate in the expression's place, ranked as the path-search agent
-/// ranks them, and whether some path holds (its words' support reaches `min_relation_score`,
-/// as a path the search would run). "Which films did *he* direct?" finds a "directed by" path
+/// ranks them, and the score of the best one hop from it whose words' support reaches
+/// `min_relation_score` (the relation holds of the candidate itself), if any. "Which films did *he* direct?" finds a "directed by" path
 /// from the director and none as good from the film he was asked about.
 async fn path_fit(
     ctx: &AgentContext,
     question: &str,
     reference: &Reference,
     fit: &[Candidate],
-) -> Result<Vec<(f32, bool)>, AgentError> {
+) -> Result<Vec<(f32, Option<f32>)>, AgentError> {
     use crate::candidates::paths::{Anchor, SearchBudget, search};
     use crate::candidates::ranking::PathRanker;
     use crate::understanding::form::QuestionForm;
@@ -520,7 +510,7 @@ async fn path_fit(
     let mut scores = Vec::with_capacity(fit.len());
     for c in fit {
         let Some(vertex) = c.members.iter().find(|m| m.iri) else {
-            scores.push((0.0, false));
+            scores.push((0.0, None));
             continue;
         };
         let substituted = substitute(question, reference, &vertex.label);
@@ -536,14 +526,19 @@ async fn path_fit(
             let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form, None).await?;
             let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
             let ranked = ranker.rank(paths, &labels);
-            let holds = ranked.iter().any(|s| s.support >= p.min_relation_score);
-            Ok::<(f32, bool), AgentError>((ranked.first().map_or(0.0, |s| s.score), holds))
+            // The relation holds of the candidate itself: one hop from it that the words support
+            // (a longer path holds of whatever it passes through).
+            let direct = ranked
+                .iter()
+                .find(|s| s.path.hops.len() == 1 && s.support >= p.min_relation_score)
+                .map(|s| s.score);
+            Ok::<(f32, Option<f32>), AgentError>((ranked.first().map_or(0.0, |s| s.score), direct))
         }
         .await;
         // A graph that cannot say (a timeout) only leaves this tie to the next rule.
         scores.push(best.unwrap_or_else(|error| {
             tracing::warn!(%error, "path fit of a referent candidate");
-            (0.0, false)
+            (0.0, None)
         }));
     }
     Ok(scores)
