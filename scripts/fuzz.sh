@@ -8,6 +8,8 @@
 # FUZZ_SANITIZER address (default) or none
 # CARGO_TARGET_DIR where the fuzz build goes (default fuzz/target; its first build compiles
 #                RocksDB, llama.cpp and candle instrumented and takes long)
+# CHATTY_KG_WORKER the chatty-kg binary worker_queries evaluates its queries with (default: built
+#                here with `cargo build --bin chatty-kg`, uninstrumented, into the same target dir)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz --locked`) and a nightly toolchain, or stable with
 # RUSTC_BOOTSTRAP=1 (set here unless already set). Prints the executions per target and exits
@@ -30,6 +32,13 @@ fi
 
 echo "== building ${#targets[@]} targets (sanitizer: $sanitizer)"
 cargo fuzz build "${flags[@]}"
+if [[ " ${targets[*]} " == *" worker_queries "* ]] && [ -z "${CHATTY_KG_WORKER:-}" ]; then
+    # The worker is the real binary, not instrumented: the sanitizer's shadow memory would not
+    # fit under the worker's own address-space limit.
+    echo "== building the worker (chatty-kg)"
+    (cd "$root" && cargo build --bin chatty-kg)
+    export CHATTY_KG_WORKER="${CARGO_TARGET_DIR:-$root/target}/debug/chatty-kg"
+fi
 
 failed=()
 summary=()

@@ -7,40 +7,29 @@
 //! 4096): a value past the budget ends the query with a typed error (`ValueTooLarge`,
 //! `SolutionsTooLarge`), never an allocation failure that aborts the process.
 #![no_main]
-use chatty_kg_graph::{EmbeddedStore, GraphError, GraphSettings, KnowledgeGraph, RdfFile};
+use chatty_kg_graph::{GraphError, GraphSettings, KnowledgeGraph};
 use libfuzzer_sys::fuzz_target;
 use std::fmt::Write;
 use std::sync::OnceLock;
 
-struct Fixture {
-    store: EmbeddedStore,
-    runtime: tokio::runtime::Runtime,
-}
+#[path = "store_fixture.rs"]
+mod store_fixture;
+use store_fixture::Fixture;
 
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("chatty-kg-fuzz-values-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ttl = dir.join("graph.ttl");
-        std::fs::write(
-            &ttl,
-            "<http://e/a> <http://www.w3.org/2000/01/rdf-schema#label> \"Tom Hanks\" .\n\
-             <http://e/b> <http://www.w3.org/2000/01/rdf-schema#label> \"Málaga ✓\" .\n",
-        )
-        .unwrap();
         let settings = GraphSettings {
             // Under libFuzzer's -timeout=10: a slow query is a typed timeout, not a hang report.
             query_timeout_secs: 5.0,
             ..GraphSettings::default()
         };
-        let store_dir = dir.join("store");
-        EmbeddedStore::load(&store_dir, &[RdfFile::new(ttl).unwrap()], &settings, false).unwrap();
-        Fixture {
-            store: EmbeddedStore::open(&store_dir, settings).unwrap(),
-            runtime: tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap(),
-        }
+        Fixture::load(
+            "values",
+            "<http://e/a> <http://www.w3.org/2000/01/rdf-schema#label> \"Tom Hanks\" .\n\
+             <http://e/b> <http://www.w3.org/2000/01/rdf-schema#label> \"Málaga ✓\" .\n",
+            settings,
+        )
     })
 }
 

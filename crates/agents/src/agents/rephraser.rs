@@ -447,9 +447,9 @@ async fn kinds_by_neighbourhood(ctx: &AgentContext, candidates: &mut [Candidate]
 const RELATION_TIE: f32 = 0.05;
 
 /// Of several candidates that fit an expression, those the graph and the dialogue prefer:
-/// 1. **path fit** ([`path_fit`]): the best hop from each candidate that says the question's
-///    words (the relation holds of it), else the best relation path the graph has for the
-///    question from each; the best and those within [`RELATION_TIE`] of it stay;
+/// 1. **path fit** ([`path_fit`]): of the candidates whose best path is one hop that says the
+///    question's words (the relation holds of them), else of all, the best relation path the
+///    graph has for the question from each; the best and those within [`RELATION_TIE`] of it stay;
 /// 2. **evidence**: of those, the ones something says fit (a person for "he");
 /// 3. **recency**: of those, the most recent turn's.
 ///
@@ -461,11 +461,10 @@ async fn best_fitting(
     fit: Vec<Candidate>,
 ) -> Result<Vec<Candidate>, AgentError> {
     let scores = path_fit(ctx, question, reference, &fit).await?;
-    // The relation the question asks holds of the candidate itself when a hop from it says the
-    // question's words (as the path search would run it): those candidates are compared by that
-    // hop ("which architecture is it built for" after naming wesnoth-1.16-core: its own
-    // architecture, not the source package's longer path through its packages, which says more
-    // words). When it holds of none, by their best paths.
+    // The relation the question asks holds of the candidate itself when its best path is one hop
+    // that says the question's words: those candidates are compared ("which architecture is it
+    // built for" after naming wesnoth-1.16-core: its own architecture, not the source package's
+    // longer path through its packages, which says more words). When it holds of none, all.
     let direct = scores.iter().any(|s| s.1.is_some());
     let score = |s: &(f32, Option<f32>)| if direct { s.1 } else { Some(s.0) };
     let best = scores.iter().filter_map(score).fold(f32::MIN, f32::max);
@@ -485,8 +484,8 @@ async fn best_fitting(
 /// How well the question fits the graph around each candidate: the score of the best relation
 /// path the path search finds from the candidate's vertex (a list from its first member) for
 /// the question with the candidate in the expression's place, ranked as the path-search agent
-/// ranks them, and the score of the best one hop from it whose words' support reaches
-/// `min_relation_score` (the relation holds of the candidate itself), if any. "Which films did *he* direct?" finds a "directed by" path
+/// ranks them, and that score again when the best path is one hop whose words' support reaches
+/// `min_relation_score` (the relation holds of the candidate itself). "Which films did *he* direct?" finds a "directed by" path
 /// from the director and none as good from the film he was asked about.
 async fn path_fit(
     ctx: &AgentContext,
@@ -526,11 +525,11 @@ async fn path_fit(
             let mut ranker = PathRanker::new(ctx, &substituted, &labels, &labels, &[], &form, None).await?;
             let (paths, _) = search(ctx, &[anchor], &mut ranker, &budget).await?;
             let ranked = ranker.rank(paths, &labels);
-            // The relation holds of the candidate itself: one hop from it that the words support
-            // (a longer path holds of whatever it passes through).
+            // The relation holds of the candidate itself: its best path is one hop that the
+            // words support (a longer path holds of whatever it passes through).
             let direct = ranked
-                .iter()
-                .find(|s| s.path.hops.len() == 1 && s.support >= p.min_relation_score)
+                .first()
+                .filter(|s| s.path.hops.len() == 1 && s.support >= p.min_relation_score)
                 .map(|s| s.score);
             Ok::<(f32, Option<f32>), AgentError>((ranked.first().map_or(0.0, |s| s.score), direct))
         }
