@@ -465,7 +465,9 @@ async fn best_fitting(
     // that says the question's words: those candidates are compared ("which architecture is it
     // built for" after naming wesnoth-1.16-core: its own architecture, not the source package's
     // longer path through its packages, which says more words). When it holds of none, all.
-    let direct = scores.iter().any(|s| s.1.is_some());
+    // Only for "it"/"its", which ask something of one thing: "who starred movies for them" asks
+    // of a director, through his films, what a film has in one hop.
+    let direct = reference.kind == ReferenceKind::Thing && scores.iter().any(|s| s.1.is_some());
     let score = |s: &(f32, Option<f32>)| if direct { s.1 } else { Some(s.0) };
     let best = scores.iter().filter_map(score).fold(f32::MIN, f32::max);
     // (A relaxed candidate fits no kind: it has no evidence, and stays a candidate.)
