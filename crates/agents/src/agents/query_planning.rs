@@ -852,7 +852,7 @@ async fn about_the_class(
         .is_ok_and(|r| kind != QuestionKind::List || has_answer(r));
     state.queries.push(executed);
     let results = result?;
-    let mut answer = match kind {
+    let answer = match kind {
         QuestionKind::List if let Some(holder) = &holder => {
             let found = aggregate(QuestionKind::List, TYPE_VARIABLE, &[(&candidate, results)], 1);
             if found.values.is_empty() {
@@ -944,18 +944,28 @@ async fn about_the_class(
             }
         }
         QuestionKind::Count => aggregate(kind, ANSWER_VARIABLE, &[(&candidate, results)], 1),
-        QuestionKind::List => {
-            if !has_answer(&results) {
-                return Ok(state.stop(Outcome::NoAnswer));
-            }
-            aggregate(
-                kind,
-                ANSWER_VARIABLE,
-                &[(&candidate, results)],
-                ctx.params.provenance_per_answer,
-            )
-        }
+        QuestionKind::List => match listed(ctx, &candidate, results) {
+            Some(answer) => answer,
+            None => return Ok(state.stop(Outcome::NoAnswer)),
+        },
     };
+    answered(ctx, state, answer).await
+}
+
+/// The answers of one list query, each with its provenance; `None` when it has none.
+fn listed(ctx: &AgentContext, candidate: &CandidateQuery, results: QueryResults) -> Option<Answer> {
+    has_answer(&results).then(|| {
+        aggregate(
+            QuestionKind::List,
+            ANSWER_VARIABLE,
+            &[(candidate, results)],
+            ctx.params.provenance_per_answer,
+        )
+    })
+}
+
+/// The question ends with `answer`, its values labelled.
+async fn answered(ctx: &AgentContext, state: &mut AgentState, mut answer: Answer) -> Result<&'static str, AgentError> {
     label_values(ctx, &mut answer, state.language.as_deref()).await?;
     state.answer = Some(answer);
     Ok(state.stop(Outcome::Answered))
@@ -996,19 +1006,10 @@ async fn about_the_set(
     let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::AnswerSet).await;
     executed.used = result.as_ref().is_ok_and(has_answer);
     state.queries.push(executed);
-    let results = result?;
-    if !has_answer(&results) {
-        return Ok(state.stop(Outcome::NoAnswer));
+    match listed(ctx, &candidate, result?) {
+        Some(answer) => answered(ctx, state, answer).await,
+        None => Ok(state.stop(Outcome::NoAnswer)),
     }
-    let mut answer = aggregate(
-        QuestionKind::List,
-        ANSWER_VARIABLE,
-        &[(&candidate, results)],
-        ctx.params.provenance_per_answer,
-    );
-    label_values(ctx, &mut answer, state.language.as_deref()).await?;
-    state.answer = Some(answer);
-    Ok(state.stop(Outcome::Answered))
 }
 
 /// A question with no vertex to start from but a value its answers have: the instances of the
