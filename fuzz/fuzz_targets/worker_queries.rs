@@ -1,11 +1,11 @@
 //! User-written queries in the worker process. The input is read as a program that composes the
 //! shapes the bounds review found (issue 46): value functions that copy or grow a value (CONCAT
-//! doubling, SUBSTR, IRI, SHA512, STRUUID, REPLACE), cross products of `VALUES` blocks, `ORDER BY`
-//! over them, subqueries, chained `BIND`s, joined groups and `OPTIONAL`s nested in one another.
-//! The query goes through `query_untrusted` of a real embedded store whose worker is the
-//! `chatty-kg` binary named by `CHATTY_KG_WORKER` (`scripts/fuzz.sh` builds it), so each query is
-//! evaluated by a separate process under the worker's address-space limit (`worker_memory_mb`,
-//! here 1024 MiB) and killed at its timeout.
+//! doubling by chained BINDs, SUBSTR, IRI, SHA512, STRUUID, REPLACE), cross products of `VALUES`
+//! blocks, `ORDER BY` over them, subqueries, chained `BIND`s, joined groups and `OPTIONAL`s
+//! nested in one another. The query goes through `query_untrusted` of a real embedded store
+//! whose worker is the `chatty-kg` binary named by `CHATTY_KG_WORKER` (`scripts/fuzz.sh` builds
+//! it), so each query is evaluated by a separate process under the worker's address-space limit
+//! (`worker_memory_mb`, here 1024 MiB) and killed at its timeout.
 //! Must hold: the fuzzing process never panics and its own memory stays under libFuzzer's
 //! `-rss_limit_mb` (the work is the worker's); every query ends in rows or a typed error (a
 //! worker that died is `QueryWorker`), within libFuzzer's `-timeout`.
@@ -63,13 +63,14 @@ fn query(data: &[u8]) -> String {
         let (op, size) = (pair[0], pair.get(1).copied().unwrap_or(1) as usize);
         let last = strings.last().cloned().unwrap();
         match op % 12 {
-            // Doubles the last value in a subquery (the big value later steps copy).
+            // "ab" doubled by chained BINDs in a subquery (the big value later steps copy).
             0 => {
-                let mut doubled = last.clone();
-                for _ in 0..(size % 24) {
-                    doubled = format!("CONCAT({doubled}, {doubled})");
+                let n = size % 24;
+                let mut inner = format!("BIND(\"ab\" AS ?d{step}x0)");
+                for k in 0..n {
+                    let _ = write!(inner, " BIND(CONCAT(?d{step}x{k}, ?d{step}x{k}) AS ?d{step}x{})", k + 1);
                 }
-                let _ = write!(body, " {{ SELECT (STR({doubled}) AS ?b{step}) WHERE {{}} }}");
+                let _ = write!(body, " {{ SELECT (?d{step}x{n} AS ?b{step}) WHERE {{ {inner} }} }}");
                 strings.push(format!("?b{step}"));
             }
             // A block of up to 60 integers: the rows multiply.
