@@ -487,8 +487,9 @@ async fn best_fitting(
 /// path the path search finds from the candidate's vertex (a list from its first member) for
 /// the question with the candidate in the expression's place, ranked as the path-search agent
 /// ranks them, and that score again when the best path is one hop whose words' support reaches
-/// `min_relation_score` (the relation holds of the candidate itself). "Which films did *he* direct?" finds a "directed by" path
-/// from the director and none as good from the film he was asked about.
+/// `min_relation_score` (the relation holds of the candidate itself). "Which films did *he*
+/// direct?" finds a "directed by" path from the director and none as good from the film he was
+/// asked about.
 async fn path_fit(
     ctx: &AgentContext,
     question: &str,
