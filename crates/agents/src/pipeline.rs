@@ -236,10 +236,7 @@ impl Turn {
             },
             // A filter over an earlier answer: what "them" meant in this turn (a list put in one
             // member's place was about that list, and its members are this turn's referents).
-            answer_set: explanation
-                .answer_set
-                .clone()
-                .filter(|set| set.role == SetRole::Filter && !set.count),
+            answer_set: explanation.answer_set.clone().filter(AnswerSet::restricts),
         }
     }
 }

@@ -111,6 +111,14 @@ pub struct AnswerSet {
     pub turn: Option<usize>,
 }
 
+impl AnswerSet {
+    /// The question keeps its answers among the members ("which of them …"), rather than
+    /// counting the earlier question again or asking of each member.
+    pub fn restricts(&self) -> bool {
+        self.role == SetRole::Filter && !self.count
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "as")]
 pub enum SetRole {

@@ -324,19 +324,10 @@ impl Agent for PathSearchAgent {
         // Over an earlier answer ("which of them also have characters in the Coptic block?"):
         // the paths whose values the search saw include some of its members go first; the
         // others answer none of them.
-        if let Some(set) = state
-            .answer_set
-            .as_ref()
-            .filter(|s| s.role == crate::state::SetRole::Filter && !s.count)
-        {
+        if let Some(set) = state.answer_set.as_ref().filter(|s| s.restricts()) {
             let members: std::collections::HashSet<&str> =
                 set.members.iter().filter(|m| m.iri).map(|m| m.value.as_str()).collect();
-            let reaches = |s: &ScoredPath| {
-                s.path
-                    .endpoints
-                    .iter()
-                    .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if members.contains(n.as_str())))
-            };
+            let reaches = |s: &ScoredPath| reaches_one_of(&s.path, |iri| members.contains(iri));
             let reaching = ranked.iter().filter(|s| reaches(s)).count();
             if reaching > 0 {
                 ranked.sort_by_key(|s| !reaches(s));
@@ -377,6 +368,13 @@ impl Agent for PathSearchAgent {
         state.paths = ranked;
         Ok(CHOSEN)
     }
+}
+
+/// Whether a vertex the search saw at the path's end is one of those `wanted` says.
+fn reaches_one_of(path: &RelationPath, wanted: impl Fn(&str) -> bool) -> bool {
+    path.endpoints
+        .iter()
+        .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if wanted(n.as_str())))
 }
 
 /// The anchor's mention with the class word that follows it in the question, and the vertex of
@@ -522,13 +520,7 @@ async fn find_paths(
                 .filter(|(i, _)| *i != scored.path.anchor)
                 .map(|(_, a)| a.iri.as_str())
                 .collect();
-            if scored.path.end == EndKind::Entity
-                && scored
-                    .path
-                    .endpoints
-                    .iter()
-                    .any(|t| matches!(t, chatty_kg_graph::Term::NamedNode(n) if other.contains(&n.as_str())))
-            {
+            if scored.path.end == EndKind::Entity && reaches_one_of(&scored.path, |iri| other.contains(&iri)) {
                 // The hops it needs to get there are justified by the other anchor's mention.
                 scored.score += REACHES_OTHER_ANCHOR + UNJUSTIFIED_HOP * scored.unjustified as f32;
                 scored.unjustified = 0;

@@ -17,7 +17,7 @@ use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::linking::modifiers::ground_modifier;
 use crate::linking::spotting::{qir_of, spot, written_names};
-use crate::state::{AgentState, Outcome};
+use crate::state::{AgentState, AnswerSet, Outcome};
 use crate::understanding::classes::{
     ClassMention, ClassRole, about_the_class_alone, class_by_meaning, ordered_by_words, spot_class,
 };
@@ -106,12 +106,7 @@ impl Agent for QirAgent {
         }
         // No entity, but an earlier answer the question restricts and orders ("which one of
         // those takes the most disk space"): its members, by their attribute.
-        if form.order.is_some()
-            && state
-                .answer_set
-                .as_ref()
-                .is_some_and(|s| s.role == crate::state::SetRole::Filter && !s.count)
-        {
+        if form.order.is_some() && state.answer_set.as_ref().is_some_and(AnswerSet::restricts) {
             state.qir = Some(Qir {
                 source: QirSource::AnswerSet,
                 ..qir_of(&question, Vec::new(), form.kind)
@@ -246,7 +241,7 @@ pub fn unread_mentions(question: &str) -> Vec<String> {
         .split_whitespace()
         .map(|raw| {
             let at = raw.as_ptr() as usize - question.as_ptr() as usize;
-            let initial = crate::linking::spotting::starts_a_sentence(question, at);
+            let initial = crate::understanding::form::starts_a_sentence(question, at);
             (raw.trim_matches(|c: char| !c.is_alphanumeric()), initial)
         })
         .filter(|(w, _)| !w.is_empty())

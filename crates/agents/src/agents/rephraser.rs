@@ -187,7 +187,7 @@ impl Agent for RephraserAgent {
                             role: SetRole::Filter,
                             count: bare && replaced,
                             partial: c.total > c.members.len(),
-                            turn: state.history.len().checked_sub(c.turns_ago).map(|t| t + 1),
+                            turn: turn_index(state, c).map(|t| t + 1),
                         });
                     } else if let Some(first) = c.members.iter().find(|m| m.iri) {
                         // "When were they released?": the path search starts from one of them,
@@ -202,7 +202,7 @@ impl Agent for RephraserAgent {
                             },
                             count: false,
                             partial: c.total > c.members.len(),
-                            turn: state.history.len().checked_sub(c.turns_ago).map(|t| t + 1),
+                            turn: turn_index(state, c).map(|t| t + 1),
                         });
                     }
                 } else {
@@ -717,10 +717,14 @@ fn previous_question(state: &AgentState, c: &Candidate) -> Option<String> {
     previous_turn(state, c).map(|t| t.question.clone())
 }
 
+/// The index in the history of the turn a candidate comes from.
+fn turn_index(state: &AgentState, c: &Candidate) -> Option<usize> {
+    state.history.len().checked_sub(c.turns_ago)
+}
+
 /// The turn a candidate comes from.
 fn previous_turn<'s>(state: &'s AgentState, c: &Candidate) -> Option<&'s Turn> {
-    let turn = state.history.len().checked_sub(c.turns_ago)?;
-    state.history.get(turn)
+    state.history.get(turn_index(state, c)?)
 }
 
 /// Words that may open an ellipsis before what it names ("and *in* 5.2?", "And *for* the Greek

@@ -503,7 +503,7 @@ fn names_in(
     for (mut start, mut len) in title_runs(&words, kind, &relation) {
         // A sentence's first word has its capital whatever it is, like the question's own
         // first word ("What are the three most recent versions? *Newest* first please.").
-        if starts_a_sentence(question, placed[start].1.start) {
+        if crate::understanding::form::starts_a_sentence(question, placed[start].1.start) {
             (start, len) = (start + 1, len - 1);
             if len == 0 {
                 continue;
@@ -523,21 +523,6 @@ fn names_in(
         names.push(mention);
     }
     names
-}
-
-/// Whether the word at byte `at` of `question` opens a sentence after the first: the text before
-/// it ends with "?" or "!", or with "." after a lower-case word of two letters or more (not an
-/// initial, "J. R. R. Tolkien", nor a title, "Dr.").
-pub(crate) fn starts_a_sentence(question: &str, at: usize) -> bool {
-    let before = question[..at].trim_end();
-    if before.ends_with(['?', '!']) {
-        return true;
-    }
-    let Some(body) = before.strip_suffix('.') else {
-        return false;
-    };
-    let last = body.rsplit(char::is_whitespace).next().unwrap_or_default();
-    last.chars().count() >= 2 && last.chars().all(char::is_alphabetic) && last.chars().all(char::is_lowercase)
 }
 
 /// Words that join the capitalised words of one title or name ("The Time *of the* Hero", "Bank

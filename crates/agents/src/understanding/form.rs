@@ -22,18 +22,28 @@ pub struct Word {
     pub possessive: bool,
 }
 
+/// Whether the word at byte `at` of `question` opens a sentence after the first: the text before
+/// it ends with "?" or "!", or with "." after a lower-case word of two letters or more (not an
+/// initial, "J. R. R. Tolkien", nor a title, "Dr."). Such a word has its capital whatever it is,
+/// like the question's first ("… versions? *Newest* first please.").
+pub(crate) fn starts_a_sentence(question: &str, at: usize) -> bool {
+    let before = question[..at].trim_end();
+    if before.ends_with(['?', '!']) {
+        return true;
+    }
+    let Some(body) = before.strip_suffix('.') else {
+        return false;
+    };
+    let last = body.rsplit(char::is_whitespace).next().unwrap_or_default();
+    last.chars().count() >= 2 && last.chars().all(char::is_alphabetic) && last.chars().all(char::is_lowercase)
+}
+
 /// The question as words.
 pub fn words(question: &str) -> Vec<Word> {
     let mut out: Vec<Word> = Vec::new();
-    let mut previous: Option<&str> = None;
     for raw in question.split_whitespace() {
-        // A sentence's first word has its capital whatever it is, like the question's first.
-        let initial = previous.is_some_and(|p| {
-            p.ends_with(['?', '!'])
-                || p.strip_suffix('.')
-                    .is_some_and(|w| w.chars().count() >= 2 && w.chars().all(|c| c.is_alphabetic() && c.is_lowercase()))
-        });
-        previous = Some(raw);
+        // `raw` is a slice of `question`: its offset is where it starts.
+        let initial = starts_a_sentence(question, raw.as_ptr() as usize - question.as_ptr() as usize);
         let raw = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
         let (body, possessive) = match raw
             .strip_suffix("'s")
