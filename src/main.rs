@@ -30,7 +30,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Bulk-load RDF files (.nt .ttl .rdf .owl .xml .nq .trig, optionally .gz) into an embedded store.
+    /// Bulk-load RDF files (.nt .ttl .rdf .owl .xml .nq .trig, optionally .gz .bz2 .zst) into an embedded store.
     Load {
         #[command(flatten)]
         target: StoreArg,
@@ -396,10 +396,14 @@ fn run(cli: Cli) -> Result<()> {
                 eprintln!("{}: {count} triples", path.display());
             }
             eprintln!(
-                "loaded {} triples in {:.1} s ({:.0} triples/s); store {} now holds {} triples and {} labels",
+                "loaded {} triples in {:.1} s ({:.0} triples/s{}); store {} now holds {} triples and {} labels",
                 report.parsed,
                 report.seconds,
                 report.parsed as f64 / report.seconds.max(1e-9),
+                report
+                    .peak_rss_mib
+                    .map(|mib| format!(", peak memory {mib} MiB"))
+                    .unwrap_or_default(),
                 dir.display(),
                 report.store_size,
                 report.labels

@@ -16,6 +16,7 @@
 //! so an RDFS graph gets the queries it always got and a Wikibase the same shapes over its own
 //! predicates.
 
+use crate::load_counts::LoadCounts;
 use crate::profile::PredicateProfile;
 use crate::query::{ReadQuery, named_node, triple, var};
 use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
@@ -691,6 +692,13 @@ pub fn languages_query(label: &str, limit: usize) -> Result<ReadQuery, GraphErro
 
 /// Runs a discovery query; a failure (a timeout on a big endpoint) is logged and reads as no
 /// rows, so one convention that cannot be checked does not cost the others.
+/// The `n` keys with the highest counts, as a grouped query ordered by count would give them.
+fn most_counted(counts: &BTreeMap<String, u64>, n: usize) -> Vec<String> {
+    let mut ranked: Vec<(&String, &u64)> = counts.iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    ranked.into_iter().take(n).map(|(k, _)| k.clone()).collect()
+}
+
 async fn rows(kg: &(impl KnowledgeGraph + ?Sized), query: &ReadQuery, what: &str) -> Vec<Vec<Option<Term>>> {
     match kg.query(query).await {
         Ok(QueryResults::Solutions(s)) => s.rows,
@@ -709,7 +717,14 @@ fn is_schema_class(iri: &str) -> bool {
 
 /// Finds the conventions of `kg` from its predicates (the profile's, most used first) and
 /// bounded queries, the settings' overrides applied.
-pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[PredicateProfile]) -> Conventions {
+///
+/// With the `counts` a load took, the two whole-graph questions (which classes `rdf:type` names,
+/// which languages the names are in) are answered from them.
+pub async fn discover(
+    kg: &(impl KnowledgeGraph + ?Sized),
+    predicates: &[PredicateProfile],
+    counts: Option<&LoadCounts>,
+) -> Conventions {
     let settings = kg.settings();
     let used: HashMap<&str, &PredicateProfile> = predicates.iter().map(|p| (p.iri.as_str(), p)).collect();
     let mut found = Conventions {
@@ -793,14 +808,21 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
     if let Some(set) = found.configured("typing", "type_predicates", &settings.type_predicates) {
         found.type_predicates = set;
     } else {
-        if used.contains_key(RDF_TYPE)
-            && let Ok(query) = objects_query(RDF_TYPE, 50)
-        {
-            let classes: Vec<String> = rows(kg, &query, "rdf:type classes")
-                .await
-                .iter()
-                .filter_map(|row| iri(row.first()))
-                .collect();
+        let classes: Option<Vec<String>> = match counts {
+            _ if !used.contains_key(RDF_TYPE) => None,
+            Some(counts) => Some(most_counted(&counts.types, 50)),
+            None => match objects_query(RDF_TYPE, 50) {
+                Ok(query) => Some(
+                    rows(kg, &query, "rdf:type classes")
+                        .await
+                        .iter()
+                        .filter_map(|row| iri(row.first()))
+                        .collect(),
+                ),
+                Err(_) => None,
+            },
+        };
+        if let Some(classes) = classes {
             match classes.iter().find(|c| !is_schema_class(c)) {
                 Some(class) => {
                     found.type_predicates.push(RDF_TYPE.to_owned());
@@ -896,7 +918,13 @@ pub async fn discover(kg: &(impl KnowledgeGraph + ?Sized), predicates: &[Predica
             continue;
         }
         let mut languages = BTreeMap::new();
-        if let Ok(query) = languages_query(label, LANGUAGES_KEPT) {
+        if let Some(counted) = counts.map(|c| c.predicates.get(label.as_str())) {
+            let counted = counted.map(|p| &p.languages);
+            for language in counted.map(|l| most_counted(l, LANGUAGES_KEPT)).unwrap_or_default() {
+                let n = counted.and_then(|l| l.get(&language)).copied().unwrap_or(0);
+                languages.insert(language, n);
+            }
+        } else if let Ok(query) = languages_query(label, LANGUAGES_KEPT) {
             for row in rows(kg, &query, "label languages").await {
                 languages.insert(string(row.first()).unwrap_or_default(), number(row.get(1)));
             }

@@ -41,7 +41,7 @@ pub enum GraphError {
         source: std::io::Error,
     },
 
-    #[error("{path}: unknown RDF format (use .nt, .ttl, .rdf/.owl/.xml, .nq or .trig, optionally .gz)")]
+    #[error("{path}: unknown RDF format (use .nt, .ttl, .rdf/.owl/.xml, .nq or .trig, optionally .gz, .bz2 or .zst)")]
     UnsupportedFormat { path: PathBuf },
 
     #[error("{path}:{line}:{column}: syntax error: {message} (nothing from this load was kept)")]

@@ -14,8 +14,7 @@ use crate::query::named_node;
 use oxigraph::model::{NamedNode, NamedOrBlankNode, Quad, Term};
 use oxigraph::store::Store;
 use std::cell::RefCell;
-use std::collections::HashSet;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash};
+use std::hash::{BuildHasher, Hash};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -24,11 +23,17 @@ const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 /// Entries sent to the indexing thread at once, and batches in flight.
 const BATCH: usize = 4096;
 const IN_FLIGHT: usize = 16;
+/// Vertices whose hashes a load keeps (about 16 bytes each, 256 MiB at most); past it, the
+/// vertices without a label are found by a scan of the store after the load.
+const MAX_VERTEX_HASHES: usize = 16 << 20;
+
+/// Sets of hashes, hashed again by the same fast hash (every quad of a load goes through them).
+type HashSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
 
 /// A 64-bit hash standing for a vertex (or a vertex and a label) in the sets below: 8 bytes each
-/// instead of the IRI.
+/// instead of the IRI. Fixed-seeded, so the same in every run.
 fn hash_of(value: impl Hash) -> u64 {
-    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(value)
+    foldhash::fast::FixedState::with_seed(0x6368_6174_7479).hash_one(value)
 }
 
 /// Vertices already named, by hash.
@@ -54,6 +59,8 @@ pub(crate) struct LabelFeed {
     /// Vertices with a label; with `iri_names`, every vertex seen.
     labelled: HashSet<u64>,
     vertices: HashSet<u64>,
+    /// More than [`MAX_VERTEX_HASHES`] vertices: `vertices` was given up.
+    too_many_vertices: bool,
 }
 
 impl LabelFeed {
@@ -75,9 +82,10 @@ impl LabelFeed {
             batch: Vec::with_capacity(BATCH),
             sender: Some(sender),
             builder: Some(builder),
-            sent: HashSet::new(),
-            labelled: HashSet::new(),
-            vertices: HashSet::new(),
+            sent: HashSet::default(),
+            labelled: HashSet::default(),
+            vertices: HashSet::default(),
+            too_many_vertices: false,
         })
     }
 
@@ -99,7 +107,13 @@ impl LabelFeed {
                 }
             }
         }
-        if self.iri_names {
+        if self.iri_names && !self.too_many_vertices {
+            if self.vertices.len() >= MAX_VERTEX_HASHES {
+                // Memory stays bounded: the unlabelled are found by the scan at the end instead.
+                self.too_many_vertices = true;
+                self.vertices = HashSet::default();
+                return;
+            }
             if let NamedOrBlankNode::NamedNode(subject) = &quad.subject {
                 self.vertices.insert(hash_of(subject.as_str()));
             }
@@ -130,9 +144,9 @@ impl LabelFeed {
     pub(crate) fn finish(mut self, store: &Store, dir: &Path) -> Result<u64, GraphError> {
         self.flush();
         let labelled = std::mem::take(&mut self.labelled);
-        let unnamed = self.vertices.iter().any(|v| !labelled.contains(v));
-        self.vertices = HashSet::new();
-        self.sent = HashSet::new();
+        let unnamed = self.too_many_vertices || self.vertices.iter().any(|v| !labelled.contains(v));
+        self.vertices = HashSet::default();
+        self.sent = HashSet::default();
         if unnamed {
             let named = RefCell::new(labelled);
             let predicates = self.predicates.clone();
@@ -218,7 +232,7 @@ pub(crate) fn index_store_labels(
         .collect::<Result<Vec<_>, _>>()?;
     let named = Named::default();
     // (IRI, label text) pairs indexed: "Alpha" and "Alpha"@en are one entry, as in the feed.
-    let mut indexed = HashSet::new();
+    let mut indexed = HashSet::default();
     let labelled = predicates.iter().flat_map(|predicate| {
         store
             .quads_for_pattern(None, Some(predicate.as_ref()), None, None)

@@ -21,6 +21,7 @@ mod facts;
 mod label_index;
 mod label_source;
 mod load;
+mod load_counts;
 mod lock;
 mod oxigraph;
 pub mod profile;
@@ -35,6 +36,7 @@ pub use crate::error::GraphError;
 pub use crate::facts::GraphFacts;
 pub use crate::label_index::{LabelEntry, LabelIndex};
 pub use crate::load::{LoadReport, RdfFile};
+pub use crate::load_counts::{LoadCounts, PredicateCounts};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
     MAX_DEPTH, MAX_NESTING, ReadQuery, direct_instances_query, entity_search_query, instance_of, instances_query,
@@ -310,7 +312,7 @@ pub trait KnowledgeGraph: Send + Sync {
     /// The graph's schema profile (predicates, classes, conventions; [`profile`]). Backends
     /// cache it; this default computes it on every call.
     async fn profile(&self) -> Result<Arc<profile::SchemaProfile>, GraphError> {
-        Ok(Arc::new(profile::compute(self).await?))
+        Ok(Arc::new(profile::compute(self, None).await?))
     }
 
     /// [`profile`](Self::profile), or an empty one with RDFS's conventions when it cannot be had

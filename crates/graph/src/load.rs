@@ -1,5 +1,6 @@
 //! RDF files for bulk loading: format detection from the file name (`.nt`, `.ttl`, `.rdf`/`.owl`/
-//! `.xml`, `.nq`, `.trig`, each optionally `.gz`) and a reader that decompresses on the fly.
+//! `.xml`, `.nq`, `.trig`, each optionally `.gz`, `.bz2` or `.zst`) and a reader that
+//! decompresses on the fly, so a compressed dump is never unpacked on disk.
 
 use crate::GraphError;
 use oxigraph::io::RdfFormat;
@@ -8,12 +9,21 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::PathBuf;
 
-/// A file to load, with the format its name announces.
+/// How a file to load is compressed (from its name's last extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Bzip2,
+    Zstd,
+}
+
+/// A file to load, with the format and compression its name announces.
 #[derive(Debug, Clone)]
 pub struct RdfFile {
     pub path: PathBuf,
     pub format: RdfFormat,
-    pub gzipped: bool,
+    pub compression: Compression,
 }
 
 impl RdfFile {
@@ -23,10 +33,14 @@ impl RdfFile {
             .file_name()
             .map(|n| n.to_string_lossy().to_lowercase())
             .unwrap_or_default();
-        let (stem, gzipped) = match name.strip_suffix(".gz") {
-            Some(stem) => (stem.to_owned(), true),
-            None => (name, false),
-        };
+        let (stem, compression) = [
+            (".gz", Compression::Gzip),
+            (".bz2", Compression::Bzip2),
+            (".zst", Compression::Zstd),
+        ]
+        .iter()
+        .find_map(|(suffix, c)| Some((name.strip_suffix(suffix)?.to_owned(), *c)))
+        .unwrap_or((name, Compression::None));
         let extension = if stem.contains('.') {
             stem.rsplit('.').next().unwrap_or_default()
         } else {
@@ -41,23 +55,50 @@ impl RdfFile {
             _ => None,
         };
         let format = format.ok_or_else(|| GraphError::UnsupportedFormat { path: path.clone() })?;
-        Ok(Self { path, format, gzipped })
+        Ok(Self {
+            path,
+            format,
+            compression,
+        })
     }
 
-    /// Opens the file, decompressing `.gz` transparently.
+    /// The file's size on disk (compressed): what a load's progress is measured in.
+    pub fn size(&self) -> u64 {
+        std::fs::metadata(&self.path).map_or(0, |m| m.len())
+    }
+
+    /// Opens the file, decompressing it as it is read.
     pub fn open(&self) -> Result<Box<dyn Read + Send>, GraphError> {
-        let file = File::open(&self.path).map_err(|source| GraphError::Io {
+        self.open_counting(|_| {})
+    }
+
+    /// Opens the file like [`RdfFile::open`], calling `progress` with the number of bytes read
+    /// from the disk (before decompression) as they are read.
+    pub fn open_counting(
+        &self,
+        progress: impl FnMut(u64) + Send + 'static,
+    ) -> Result<Box<dyn Read + Send>, GraphError> {
+        let io_error = |source| GraphError::Io {
             path: self.path.clone(),
             source,
-        })?;
-        let reader = BufReader::with_capacity(1 << 20, file);
-        Ok(if self.gzipped {
-            Box::new(BufReader::with_capacity(
+        };
+        let file = File::open(&self.path).map_err(io_error)?;
+        let reader = BufReader::with_capacity(1 << 20, Counted { inner: file, progress });
+        Ok(match self.compression {
+            Compression::None => Box::new(reader),
+            Compression::Gzip => Box::new(BufReader::with_capacity(
                 1 << 20,
                 flate2::read::MultiGzDecoder::new(reader),
-            ))
-        } else {
-            Box::new(reader)
+            )),
+            Compression::Bzip2 => Box::new(BufReader::with_capacity(
+                1 << 20,
+                bzip2::read::MultiBzDecoder::new(reader),
+            )),
+            Compression::Zstd => Box::new(BufReader::with_capacity(
+                1 << 20,
+                ruzstd::decoding::StreamingDecoder::new(reader)
+                    .map_err(|e| io_error(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?,
+            )),
         })
     }
 
@@ -67,6 +108,20 @@ impl RdfFile {
         url::Url::from_file_path(&absolute)
             .map(String::from)
             .unwrap_or_else(|()| format!("file:///{}", absolute.display()))
+    }
+}
+
+/// A reader that reports how many bytes went through it.
+struct Counted<R, F> {
+    inner: R,
+    progress: F,
+}
+
+impl<R: Read, F: FnMut(u64)> Read for Counted<R, F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        (self.progress)(n as u64);
+        Ok(n)
     }
 }
 
@@ -86,6 +141,18 @@ pub struct LoadReport {
     pub seconds: f64,
     pub rdf_seconds: f64,
     pub index_seconds: f64,
+    /// The loading process's peak resident memory so far, in MiB (Linux; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_mib: Option<u64>,
+}
+
+/// This process's peak resident set size in MiB, from `/proc/self/status` (`None` where there
+/// is no such file).
+pub(crate) fn peak_rss_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
 }
 
 #[cfg(test)]
@@ -94,19 +161,21 @@ mod tests {
 
     #[test]
     fn formats_from_names() {
-        for (name, format, gz) in [
-            ("a.nt", RdfFormat::NTriples, false),
-            ("a.nt.gz", RdfFormat::NTriples, true),
-            ("dir.v1/A.TTL", RdfFormat::Turtle, false),
-            ("a.rdf", RdfFormat::RdfXml, false),
-            ("a.owl.gz", RdfFormat::RdfXml, true),
-            ("a.nq", RdfFormat::NQuads, false),
-            ("a.trig.gz", RdfFormat::TriG, true),
+        for (name, format, compression) in [
+            ("a.nt", RdfFormat::NTriples, Compression::None),
+            ("a.nt.gz", RdfFormat::NTriples, Compression::Gzip),
+            ("dir.v1/A.TTL", RdfFormat::Turtle, Compression::None),
+            ("a.rdf", RdfFormat::RdfXml, Compression::None),
+            ("a.owl.gz", RdfFormat::RdfXml, Compression::Gzip),
+            ("a.nq", RdfFormat::NQuads, Compression::None),
+            ("a.trig.gz", RdfFormat::TriG, Compression::Gzip),
+            ("latest-truthy.nt.bz2", RdfFormat::NTriples, Compression::Bzip2),
+            ("a.ttl.zst", RdfFormat::Turtle, Compression::Zstd),
         ] {
             let f = RdfFile::new(name).unwrap();
-            assert_eq!((f.format, f.gzipped), (format, gz), "{name}");
+            assert_eq!((f.format, f.compression), (format, compression), "{name}");
         }
-        for bad in ["a.txt", "nt", "a.gz", "a.csv.gz"] {
+        for bad in ["a.txt", "nt", "a.gz", "a.csv.gz", "a.bz2", "a.nt.xz"] {
             assert!(
                 matches!(RdfFile::new(bad), Err(GraphError::UnsupportedFormat { .. })),
                 "{bad}"

@@ -9,12 +9,12 @@
 //! it when the process ends however it ends (SIGKILL, a crash, a power cut): a lock is never stale.
 //! Being per open file, it also separates two opens of one store inside a single process.
 //!
-//! Also here: [`sync_dir`], which the atomic replacements of a store's files (manifest, label
-//! index) need to be durable.
+//! Also here: [`sync_dir`] and [`write_atomically`], which the replacements of a store's files
+//! (manifest, profile, counts, label index) need to be durable.
 
 use crate::GraphError;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The lock file's name inside a store directory.
 pub(crate) const LOCK_FILE: &str = "lock";
@@ -90,4 +90,25 @@ pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
         File::open(dir)?.sync_all()?;
     }
     Ok(())
+}
+
+/// `bytes` into `path` through `<path>.tmp` in the same directory: written, synced, renamed over
+/// the old file, the directory synced. A crash leaves the old or the new file whole.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), GraphError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut staging = path.as_os_str().to_owned();
+    staging.push(".tmp");
+    let staging = PathBuf::from(staging);
+    let write_staging = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&staging)?;
+        std::io::Write::write_all(&mut file, bytes)?;
+        file.sync_all()
+    };
+    write_staging()
+        .and_then(|()| std::fs::rename(&staging, path))
+        .and_then(|()| sync_dir(dir))
+        .map_err(|source| GraphError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
 }

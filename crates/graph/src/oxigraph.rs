@@ -15,7 +15,8 @@
 use crate::label_index::LabelIndex;
 use crate::label_source::{LabelFeed, index_store_labels};
 use crate::load::{LoadReport, RdfFile};
-use crate::lock::{StoreLock, sync_dir};
+use crate::load_counts::{Counter, LoadCounts};
+use crate::lock::{StoreLock, write_atomically};
 use crate::profile::SchemaProfile;
 use crate::query::bounded;
 use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, Solutions, Term};
@@ -88,27 +89,6 @@ impl Manifest {
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| GraphError::storage(&path, e))?;
         write_atomically(&path, &bytes)
     }
-}
-
-/// `bytes` into `path` through `<path>.tmp` in the same directory: written, synced, renamed over
-/// the old file, the directory synced. A crash leaves the old or the new file whole.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), GraphError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut staging = path.as_os_str().to_owned();
-    staging.push(".tmp");
-    let staging = PathBuf::from(staging);
-    let write_staging = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&staging)?;
-        std::io::Write::write_all(&mut file, bytes)?;
-        file.sync_all()
-    };
-    write_staging()
-        .and_then(|()| std::fs::rename(&staging, path))
-        .and_then(|()| sync_dir(dir))
-        .map_err(|source| GraphError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
 }
 
 /// An Oxigraph store opened for queries.
@@ -285,12 +265,13 @@ impl EmbeddedStore {
         let loaded = open_for_writing(dir).and_then(|store| {
             // Into an empty store, the label index is built from the quads as they are parsed;
             // into one with data, it is rebuilt from the whole store after the commit.
+            // So are the profile's whole-graph counts (load_counts.rs).
+            LoadCounts::remove(dir);
             let mut feed = if store.is_empty().map_err(|e| GraphError::storage(dir, e))? {
-                Some(LabelFeed::start(
-                    dir,
-                    &settings.search_predicates(),
-                    settings.iri_names,
-                )?)
+                Some((
+                    LabelFeed::start(dir, &settings.search_predicates(), settings.iri_names)?,
+                    Counter::default(),
+                ))
             } else {
                 None
             };
@@ -315,7 +296,12 @@ impl EmbeddedStore {
         let rdf_seconds = started.elapsed().as_secs_f64();
         bar.set_message("building the label index");
         let labels = match feed {
-            Some(feed) => feed.finish(&store, dir)?,
+            Some((feed, counter)) => {
+                if let Some(counts) = counter.finish(manifest.loads.len() + 1) {
+                    counts.write(dir)?;
+                }
+                feed.finish(&store, dir)?
+            }
             None => build_label_index(&store, dir, settings)?,
         };
         let index_seconds = started.elapsed().as_secs_f64() - rdf_seconds;
@@ -329,6 +315,7 @@ impl EmbeddedStore {
             seconds: started.elapsed().as_secs_f64(),
             rdf_seconds,
             index_seconds,
+            peak_rss_mib: crate::load::peak_rss_mib(),
         };
         manifest.loading.clear();
         manifest.indexing = false; // the label index was rebuilt, whatever an old `index` left
@@ -408,8 +395,10 @@ fn progress_bar(visible: bool) -> ProgressBar {
         },
     );
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed_precise} {human_pos} triples ({per_sec}) {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:24}] {bytes}/{total_bytes} read, about {eta} left; {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     bar
 }
@@ -431,24 +420,38 @@ fn bulk_load(
     dir: &Path,
     files: &[RdfFile],
     bar: &ProgressBar,
-    mut feed: Option<&mut LabelFeed>,
+    mut feed: Option<&mut (LabelFeed, Counter)>,
 ) -> Result<Vec<(PathBuf, u64)>, GraphError> {
     let mut loader = store.bulk_loader();
     let mut per_file = Vec::with_capacity(files.len());
+    // Progress in bytes read from the disk (compressed ones for a compressed file), which gives
+    // the estimate; the triples and their rate in the message.
+    bar.set_length(files.iter().map(RdfFile::size).sum());
+    let started = Instant::now();
+    let mut total = 0u64;
     for file in files {
-        bar.set_message(file.path.display().to_string());
+        let name = file.path.display().to_string();
+        bar.set_message(name.clone());
         let parser = RdfParser::from_format(file.format)
             .with_base_iri(file.base_iri())
             .map_err(|e| GraphError::storage(&file.path, e))?
             .rename_blank_nodes();
         let mut count = 0u64;
-        let quads = parser.for_reader(file.open()?).map(|quad| {
+        let read = bar.clone();
+        let reader = file.open_counting(move |bytes| read.inc(bytes))?;
+        let quads = parser.for_reader(reader).map(|quad| {
             count += 1;
             if count.is_multiple_of(65_536) {
-                bar.inc(65_536);
+                let seconds = started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_message(format!(
+                    "{name}: {} triples ({:.0} K triples/s)",
+                    total + count,
+                    (total + count) as f64 / seconds / 1000.0
+                ));
             }
-            if let (Ok(quad), Some(feed)) = (&quad, feed.as_deref_mut()) {
+            if let (Ok(quad), Some((feed, counter))) = (&quad, feed.as_deref_mut()) {
                 feed.observe(quad);
+                counter.observe(quad);
             }
             quad.map_err(LoadFailure::Parse)
         });
@@ -459,7 +462,7 @@ fn bulk_load(
                 LoadFailure::Storage(e) => GraphError::storage(&file.path, e),
             });
         }
-        bar.inc(count % 65_536);
+        total += count;
         per_file.push((file.path.clone(), count));
     }
     loader.commit().map_err(|e| GraphError::storage(dir, e))?;
@@ -642,7 +645,9 @@ impl KnowledgeGraph for EmbeddedStore {
                 {
                     return Ok(Arc::new(saved.profile));
                 }
-                let profile = crate::profile::compute(self).await?;
+                // After a load into an empty store, its counts answer the whole-graph queries.
+                let counts = LoadCounts::read(&self.dir, self.loads);
+                let profile = crate::profile::compute(self, counts.as_ref()).await?;
                 let saved = SavedProfile {
                     loads: self.loads,
                     version: PROFILE_VERSION,

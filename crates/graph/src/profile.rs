@@ -7,6 +7,7 @@
 //! The queries are spargebra algebra, like every query the graph layer builds.
 
 use crate::conventions::{Conventions, TypeVocabulary};
+use crate::load_counts::LoadCounts;
 use crate::query::{ReadQuery, triple, var};
 use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
 use serde::{Deserialize, Serialize};
@@ -197,6 +198,45 @@ fn add_superclasses(classes: &mut Vec<ClassProfile>, pairs: &[(String, String)])
     classes.sort_by(|a, b| b.instances.cmp(&a.instances).then(a.iri.cmp(&b.iri)));
 }
 
+/// The predicates as [`predicates_query`] and [`datatypes_query`] would find them: the most used
+/// first, one more than [`PROFILE_LIMIT`] kept (so that truncation shows).
+fn counted_predicates(counts: &LoadCounts) -> Vec<PredicateProfile> {
+    let mut predicates: Vec<PredicateProfile> = counts
+        .predicates
+        .iter()
+        .map(|(iri, c)| PredicateProfile {
+            iri: iri.clone(),
+            label: String::new(),
+            triples: c.triples,
+            iri_objects: c.iri_objects,
+            datatypes: c.datatypes.clone(),
+        })
+        .collect();
+    predicates.sort_by(|a, b| b.triples.cmp(&a.triples).then_with(|| a.iri.cmp(&b.iri)));
+    predicates.truncate(PROFILE_LIMIT + 1);
+    predicates
+}
+
+/// The classes as [`class_counts_query`] would find them, when `rdf:type` alone types (the only
+/// typing predicate a load counts).
+fn counted_classes(counts: &LoadCounts, types: TypeVocabulary<'_>) -> Option<Vec<ClassProfile>> {
+    if types.type_iris() != [crate::conventions::RDF_TYPE] {
+        return None;
+    }
+    let mut classes: Vec<ClassProfile> = counts
+        .types
+        .iter()
+        .map(|(iri, n)| ClassProfile {
+            iri: iri.clone(),
+            label: String::new(),
+            instances: *n,
+        })
+        .collect();
+    classes.sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.iri.cmp(&b.iri)));
+    classes.truncate(PROFILE_LIMIT + 1);
+    Some(classes)
+}
+
 fn ranked(
     grouped: GraphPattern,
     variables: Vec<spargebra::term::Variable>,
@@ -216,10 +256,17 @@ fn ranked(
     })
 }
 
-/// Computes the profile of `kg` with the queries above and its labels.
-pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfile, GraphError> {
+/// Computes the profile of `kg` with the queries above and its labels. With the `counts` a load
+/// took of the whole graph, the whole-graph queries (predicates, datatypes, classes by
+/// `rdf:type`, label languages) are answered from them instead.
+pub async fn compute(
+    kg: &(impl KnowledgeGraph + ?Sized),
+    counts: Option<&LoadCounts>,
+) -> Result<SchemaProfile, GraphError> {
     let mut profile = SchemaProfile::default();
-    if let QueryResults::Solutions(solutions) = kg.query(&predicates_query(PROFILE_LIMIT + 1)?).await? {
+    if let Some(counts) = counts {
+        profile.predicates = counted_predicates(counts);
+    } else if let QueryResults::Solutions(solutions) = kg.query(&predicates_query(PROFILE_LIMIT + 1)?).await? {
         for row in &solutions.rows {
             let Some(p) = iri(row.first()) else { continue };
             profile.predicates.push(PredicateProfile {
@@ -231,7 +278,9 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
             });
         }
     }
-    if let QueryResults::Solutions(solutions) = kg.query(&datatypes_query(DATATYPE_ROWS)?).await? {
+    if counts.is_some() {
+        // Counted with the predicates.
+    } else if let QueryResults::Solutions(solutions) = kg.query(&datatypes_query(DATATYPE_ROWS)?).await? {
         for row in &solutions.rows {
             let (Some(p), Some(dt)) = (iri(row.first()), iri(row.get(1))) else {
                 continue;
@@ -241,9 +290,15 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
             }
         }
     }
-    profile.conventions = crate::conventions::discover(kg, &profile.predicates).await;
+    // Ties in the order the IRIs sort, whichever way the counts came.
+    profile
+        .predicates
+        .sort_by(|a, b| b.triples.cmp(&a.triples).then_with(|| a.iri.cmp(&b.iri)));
+    profile.conventions = crate::conventions::discover(kg, &profile.predicates, counts).await;
     let types = profile.conventions.types();
-    if let QueryResults::Solutions(solutions) = kg.query(&class_counts_query(PROFILE_LIMIT + 1, types)?).await? {
+    if let Some(counted) = counts.and_then(|c| counted_classes(c, types)) {
+        profile.classes = counted;
+    } else if let QueryResults::Solutions(solutions) = kg.query(&class_counts_query(PROFILE_LIMIT + 1, types)?).await? {
         for row in &solutions.rows {
             let Some(c) = iri(row.first()) else { continue };
             profile.classes.push(ClassProfile {
@@ -253,6 +308,9 @@ pub async fn compute(kg: &(impl KnowledgeGraph + ?Sized)) -> Result<SchemaProfil
             });
         }
     }
+    profile
+        .classes
+        .sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.iri.cmp(&b.iri)));
     let subclasses = subclasses_query(SUBCLASS_ROWS, &types.subclass_iris())?;
     if let Some(query) = subclasses
         && let QueryResults::Solutions(solutions) = kg.query(&query).await?

@@ -635,7 +635,7 @@ impl KnowledgeGraph for SparqlEndpoint {
         let computed = self
             .profile
             .get_or_try_init(|| async {
-                Ok::<_, GraphError>(std::sync::Arc::new(crate::profile::compute(self).await?))
+                Ok::<_, GraphError>(std::sync::Arc::new(crate::profile::compute(self, None).await?))
             })
             .await;
         match computed {

@@ -15,6 +15,15 @@ fn write(dir: &Path, name: &str, content: &str) -> RdfFile {
             flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
         encoder.write_all(content.as_bytes()).unwrap();
         encoder.finish().unwrap();
+    } else if name.ends_with(".bz2") {
+        let mut encoder =
+            bzip2::write::BzEncoder::new(std::fs::File::create(&path).unwrap(), bzip2::Compression::fast());
+        encoder.write_all(content.as_bytes()).unwrap();
+        encoder.finish().unwrap();
+    } else if name.ends_with(".zst") {
+        let compressed =
+            ruzstd::encoding::compress_to_vec(content.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+        std::fs::write(&path, compressed).unwrap();
     } else {
         std::fs::write(&path, content).unwrap();
     }
@@ -33,7 +42,7 @@ fn store_with_alpha() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 #[tokio::test]
-async fn loads_every_format_plain_and_gzipped() {
+async fn loads_every_format_plain_and_compressed() {
     let tmp = tempfile::tempdir().unwrap();
     let files = vec![
         write(tmp.path(), "a.nt", &format!("<http://e/a> {LABEL} \"Alpha\" .\n")),
@@ -67,12 +76,18 @@ async fn loads_every_format_plain_and_gzipped() {
             "g.ttl",
             "<rel> <http://www.w3.org/2000/01/rdf-schema#label> \"Eta\" .\n",
         ),
+        write(tmp.path(), "h.nt.bz2", &format!("<http://e/h> {LABEL} \"Theta\" .\n")),
+        write(
+            tmp.path(),
+            "i.ttl.zst",
+            "<http://e/i> <http://www.w3.org/2000/01/rdf-schema#label> \"Iota\" .\n",
+        ),
     ];
     let store = tmp.path().join("store");
     let report = EmbeddedStore::load(&store, &files, &GraphSettings::default(), false).unwrap();
-    assert_eq!(report.parsed, 7);
-    assert_eq!(report.store_size, 7);
-    assert_eq!(report.labels, 7);
+    assert_eq!(report.parsed, 9);
+    assert_eq!(report.store_size, 9);
+    assert_eq!(report.labels, 9);
     assert!(report.files.iter().all(|(_, n)| *n == 1));
 
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
@@ -81,6 +96,8 @@ async fn loads_every_format_plain_and_gzipped() {
         ("beta", "http://e/b"),
         ("delta", "http://e/d"),
         ("zeta", "http://e/f"),
+        ("theta", "http://e/h"),
+        ("iota", "http://e/i"),
     ] {
         let found = kg.search_entities(word, 5).await.unwrap();
         assert_eq!(found.first().map(|c| c.iri.as_str()), Some(iri), "{word}");
@@ -96,6 +113,62 @@ async fn loads_every_format_plain_and_gzipped() {
         .await
         .unwrap();
     assert_eq!(r, QueryResults::Boolean(true));
+}
+
+/// A first load counts what the profile needs as it parses; the profile from those counts is the
+/// one the whole-graph queries give, and a second load (which does not count) drops the counts.
+#[tokio::test]
+async fn the_profile_from_a_loads_counts_is_the_profile_from_queries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let city = "<http://e/City>";
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "<http://e/c{i}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> {city} .\n"
+        ));
+        text.push_str(&format!("<http://e/c{i}> {LABEL} \"City {i}\"@en .\n"));
+        if i % 3 == 0 {
+            text.push_str(&format!("<http://e/c{i}> {LABEL} \"By {i}\"@nb .\n"));
+        }
+        text.push_str(&format!(
+            "<http://e/c{i}> <http://e/population> \"{}\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n",
+            i * 1000
+        ));
+        text.push_str(&format!(
+            "<http://e/c{i}> <http://e/twin> <http://e/c{}> .\n",
+            (i + 1) % 40
+        ));
+    }
+    text.push_str(&format!(
+        "{city} {LABEL} \"city\" .\n<http://e/Town> <http://www.w3.org/2000/01/rdf-schema#subClassOf> {city} .\n"
+    ));
+    let file = write(tmp.path(), "cities.nt", &text);
+    let store = tmp.path().join("store");
+    EmbeddedStore::load(&store, std::slice::from_ref(&file), &GraphSettings::default(), false).unwrap();
+    assert!(store.join("counts.json").is_file());
+    let counted = EmbeddedStore::open(&store, GraphSettings::default())
+        .unwrap()
+        .profile()
+        .await
+        .unwrap();
+    std::fs::remove_file(store.join("counts.json")).unwrap();
+    std::fs::remove_file(store.join("profile.json")).unwrap();
+    let queried = EmbeddedStore::open(&store, GraphSettings::default())
+        .unwrap()
+        .profile()
+        .await
+        .unwrap();
+    assert_eq!(counted, queried);
+    assert_eq!(
+        counted.classes.first().map(|c| (c.iri.as_str(), c.instances)),
+        Some(("http://e/City", 40))
+    );
+    let labels = counted.conventions.name_predicates.first().unwrap();
+    assert_eq!(labels.languages.get("nb"), Some(&14));
+
+    let more = write(tmp.path(), "more.nt", &format!("<http://e/x> {LABEL} \"X\" .\n"));
+    EmbeddedStore::load(&store, &[file, more], &GraphSettings::default(), false).unwrap();
+    assert!(!store.join("counts.json").exists());
 }
 
 #[tokio::test]
@@ -375,7 +448,7 @@ async fn an_interrupted_index_is_reported_not_served() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["labels", "lock", "manifest.json", "rdf"]);
+    assert_eq!(names, ["counts.json", "labels", "lock", "manifest.json", "rdf"]);
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
     assert_eq!(kg.search_entities("alpha", 5).await.unwrap().len(), 1);
 }
