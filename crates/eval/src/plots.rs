@@ -2,7 +2,7 @@
 //! (stacked), F1 per tag value (both definitions side by side), and the failure classes.
 //! Horizontal bars throughout, so long labels (question types) stay readable.
 
-use crate::summary::Summary;
+use crate::summary::{Plot, Summary};
 use chatty_kg_agents::explanation::StageTimings;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
@@ -18,13 +18,6 @@ const STAGE_COLORS: [RGBColor; 5] = [
     RGBColor(0x76, 0xb7, 0xb2),
 ];
 const F1_COLORS: [RGBColor; 2] = [RGBColor(0x4e, 0x79, 0xa7), RGBColor(0xf2, 0x8e, 0x2b)];
-
-/// One plot: its file name and SVG text.
-pub struct Plot {
-    pub file: String,
-    pub title: String,
-    pub svg: String,
-}
 
 /// Every plot for these runs: stage latency (all runs in one), then per run F1 by each tag with
 /// more than one value, and the failure classes.

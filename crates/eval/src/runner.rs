@@ -9,7 +9,7 @@
 
 use crate::dataset::Item;
 use crate::metrics::{self, Ranking, Score};
-use crate::taxonomy::{self, Failure};
+use crate::taxonomy::{self, ErrorInfo, Failure};
 use chatty_kg_agents::explanation::{LlmUsage, StageTimings};
 use chatty_kg_agents::{Dialogue, Explanation, Mode, Pipeline, Unanswered};
 use chatty_kg_graph::{KnowledgeGraph, QueryResults, term_text};
@@ -58,12 +58,6 @@ pub struct RunOptions {
     /// Answers kept per turn for the next questions' context (L).
     pub context_answers: usize,
     pub progress: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorInfo {
-    pub kind: String,
-    pub message: String,
 }
 
 /// One answered (or failed) question: a line of `answers.jsonl`.

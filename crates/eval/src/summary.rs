@@ -5,7 +5,6 @@
 //! and a Markdown report.
 
 use crate::metrics::{self, Aggregate, RankingAggregate};
-use crate::plots::Plot;
 use crate::runner::Record;
 use chatty_kg_agents::explanation::StageTimings;
 use serde::{Deserialize, Serialize};
@@ -240,6 +239,14 @@ impl Retention {
 /// A retention figure as the report and the CLI print it.
 pub fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "undefined (standalone F1 is 0)".to_owned(), |v| format!("{v:.1} %"))
+}
+
+/// One plot of a report: its file name, title and SVG text (drawn by `plots`, linked from the
+/// report's Markdown here).
+pub struct Plot {
+    pub file: String,
+    pub title: String,
+    pub svg: String,
 }
 
 /// A Markdown report of one or more summaries (e.g. dialogue and standalone), with retention.

@@ -7,9 +7,15 @@
 
 use crate::dataset::Item;
 use crate::metrics::normalize;
-use crate::runner::ErrorInfo;
 use chatty_kg_agents::{Explanation, Outcome};
 use serde::{Deserialize, Serialize};
+
+/// Why a question ended in an error (a record's `error`): its kind and message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    pub kind: String,
+    pub message: String,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -176,8 +176,9 @@ pub trait KnowledgeGraph: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// Number of triples in which each IRI appears as subject or object, in one grouped COUNT
-    /// query (the same on every backend; a backend may override it with something cheaper).
+    /// Number of triples in which each IRI appears as subject or object, counted up to
+    /// `DEGREE_CAP` (100 000) each, in one grouped COUNT query (the same on every backend; a
+    /// backend may override it with something cheaper).
     async fn degrees(&self, iris: &[&str]) -> Result<HashMap<String, u64>, GraphError> {
         let query = degrees_query(iris)?;
         let QueryResults::Solutions(solutions) = self.query(&query).await? else {

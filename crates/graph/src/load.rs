@@ -136,11 +136,14 @@ pub struct LoadReport {
     pub store_size: u64,
     /// Labels in the rebuilt label index.
     pub labels: u64,
-    /// Wall-clock seconds of the whole load, of its RDF part (parse, write, commit) and of
-    /// rebuilding the label index.
+    /// Wall-clock seconds of the whole load, of its RDF part (parse, write, commit), of
+    /// rebuilding the label index and of compacting the store.
     pub seconds: f64,
     pub rdf_seconds: f64,
     pub index_seconds: f64,
+    /// Merging the files the bulk loader wrote (only after loads of more than a million quads).
+    #[serde(default)]
+    pub compact_seconds: f64,
     /// The loading process's peak resident memory so far, in MiB (Linux; absent elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_mib: Option<u64>,

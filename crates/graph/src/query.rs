@@ -1031,30 +1031,73 @@ pub fn subjects_query(predicate: &str, limit: usize) -> Result<ReadQuery, GraphE
     ReadQuery::select(distinct_project(bgp(vec![edge]), vec![s], Some(limit)))
 }
 
-/// `SELECT ?s (COUNT(*) AS ?n) WHERE { VALUES ?s {…} { ?s ?p ?o } UNION { ?o ?p ?s } } GROUP BY ?s`.
+/// Edges counted per vertex by [`degrees_query`]: past it a vertex's degree reads "at least this
+/// many". A class of 740 000 instances took a second to count, twice per question, on a graph
+/// of 10 M triples; what a degree decides (which of two homonyms is the better known) does not
+/// need more.
+pub const DEGREE_CAP: usize = 100_000;
+
+/// `SELECT ?s (COUNT(*) AS ?n) WHERE { { SELECT ?s WHERE { VALUES ?s {<a>} { ?s ?p ?o } UNION
+/// { ?o ?p ?s } } LIMIT cap } UNION … } GROUP BY ?s`: each IRI's edges, counted up to
+/// [`DEGREE_CAP`].
 pub fn degrees_query(iris: &[&str]) -> Result<ReadQuery, GraphError> {
     let (s, p, o, n) = (var("s"), var("p"), var("o"), var("n"));
-    let values = values(&s, iris.iter().copied())?;
-    let edges = GraphPattern::Union {
-        left: Box::new(GraphPattern::Bgp {
-            patterns: vec![triple(s.clone(), p.clone(), o.clone())],
-        }),
-        right: Box::new(GraphPattern::Bgp {
-            patterns: vec![triple(o, p, s.clone())],
-        }),
-    };
+    let mut branches = Vec::with_capacity(iris.len());
+    for iri in iris {
+        let around = GraphPattern::Union {
+            left: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(s.clone(), p.clone(), o.clone())],
+            }),
+            right: Box::new(GraphPattern::Bgp {
+                patterns: vec![triple(o.clone(), p.clone(), s.clone())],
+            }),
+        };
+        let capped = GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(GraphPattern::Join {
+                    left: Box::new(values(&s, std::iter::once(*iri))?),
+                    right: Box::new(around),
+                }),
+                variables: vec![s.clone()],
+            }),
+            start: 0,
+            length: Some(DEGREE_CAP),
+        };
+        branches.push(capped);
+    }
+    let edges = balanced_union(branches).unwrap_or(GraphPattern::Values {
+        variables: vec![s.clone()],
+        bindings: Vec::new(),
+    });
     let pattern = GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
-            inner: Box::new(GraphPattern::Join {
-                left: Box::new(values),
-                right: Box::new(edges),
-            }),
+            inner: Box::new(edges),
             variables: vec![s.clone()],
             aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
         }),
         variables: vec![s, n],
     };
     ReadQuery::select(pattern)
+}
+
+/// The union of `patterns` as a balanced tree: hundreds of branches nest only as deep as the
+/// logarithm of their number (the query guard bounds nesting).
+fn balanced_union(mut patterns: Vec<GraphPattern>) -> Option<GraphPattern> {
+    while patterns.len() > 1 {
+        let mut paired = Vec::with_capacity(patterns.len().div_ceil(2));
+        let mut items = patterns.into_iter();
+        while let Some(left) = items.next() {
+            paired.push(match items.next() {
+                Some(right) => GraphPattern::Union {
+                    left: Box::new(left),
+                    right: Box::new(right),
+                },
+                None => left,
+            });
+        }
+        patterns = paired;
+    }
+    patterns.pop()
 }
 
 fn all_of(expressions: impl Iterator<Item = Expression>) -> Expression {
@@ -1146,6 +1189,50 @@ mod tests {
     use proptest::sample::Index;
 
     const EVIL: &str = "http://e/evil";
+
+    #[test]
+    fn degrees_count_both_directions_and_nest_shallowly() {
+        use oxigraph::model::{GraphName, NamedNode as Node, Quad};
+        let store = oxigraph::store::Store::new().unwrap();
+        let node = |n: &str| Node::new_unchecked(format!("http://e/{n}"));
+        for (s, o) in [("a", "x"), ("a", "y"), ("a", "z"), ("x", "a"), ("y", "a"), ("b", "x")] {
+            store
+                .insert(&Quad::new(node(s), node("p"), node(o), GraphName::DefaultGraph))
+                .unwrap();
+        }
+        let query = degrees_query(&["http://e/a", "http://e/b", "http://e/c"]).unwrap();
+        let oxigraph::sparql::QueryResults::Solutions(rows) = oxigraph::sparql::SparqlEvaluator::new()
+            .parse_query(&query.to_string())
+            .unwrap()
+            .on_store(&store)
+            .execute()
+            .unwrap()
+        else {
+            panic!("not solutions")
+        };
+        let mut found: Vec<(String, String)> = rows
+            .map(|row| {
+                let row = row.unwrap();
+                (row.get("s").unwrap().to_string(), row.get("n").unwrap().to_string())
+            })
+            .collect();
+        found.sort();
+        let count = |n: u32| format!("\"{n}\"^^<http://www.w3.org/2001/XMLSchema#integer>");
+        assert_eq!(
+            found,
+            [
+                ("<http://e/a>".to_owned(), count(5)),
+                ("<http://e/b>".to_owned(), count(1))
+            ]
+        );
+        // Many IRIs: a balanced union, which the query guard's depth bound accepts (read back
+        // as text, within the parser's size bound too).
+        let iris: Vec<String> = (0..200).map(|i| format!("http://e/v{i}")).collect();
+        let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
+        let text = degrees_query(&refs).unwrap().to_string();
+        ReadQuery::parse(&text).map(|_| ()).unwrap();
+        assert_eq!(text.matches("LIMIT 100000").count(), 200);
+    }
 
     #[test]
     fn a_query_names_its_anchors_and_takes_others_in_their_place() {
