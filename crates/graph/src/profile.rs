@@ -195,7 +195,16 @@ fn add_superclasses(classes: &mut Vec<ClassProfile>, pairs: &[(String, String)])
         }
         classes.extend(added);
     }
-    classes.sort_by(|a, b| b.instances.cmp(&a.instances).then(a.iri.cmp(&b.iri)));
+    most_first(classes, |c| (c.instances, &c.iri));
+}
+
+/// The highest counts first, ties in the order of their IRIs: the same order whichever way the
+/// counts came (queries, whose ties come in the engine's order, or a load's counts).
+fn most_first<T>(items: &mut [T], key: impl Fn(&T) -> (u64, &str)) {
+    items.sort_by(|a, b| {
+        let (a, b) = (key(a), key(b));
+        b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1))
+    });
 }
 
 /// The predicates as [`predicates_query`] and [`datatypes_query`] would find them: the most used
@@ -212,7 +221,7 @@ fn counted_predicates(counts: &LoadCounts) -> Vec<PredicateProfile> {
             datatypes: c.datatypes.clone(),
         })
         .collect();
-    predicates.sort_by(|a, b| b.triples.cmp(&a.triples).then_with(|| a.iri.cmp(&b.iri)));
+    most_first(&mut predicates, |p| (p.triples, &p.iri));
     predicates.truncate(PROFILE_LIMIT + 1);
     predicates
 }
@@ -232,7 +241,7 @@ fn counted_classes(counts: &LoadCounts, types: TypeVocabulary<'_>) -> Option<Vec
             instances: *n,
         })
         .collect();
-    classes.sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.iri.cmp(&b.iri)));
+    most_first(&mut classes, |c| (c.instances, &c.iri));
     classes.truncate(PROFILE_LIMIT + 1);
     Some(classes)
 }
@@ -290,10 +299,7 @@ pub async fn compute(
             }
         }
     }
-    // Ties in the order the IRIs sort, whichever way the counts came.
-    profile
-        .predicates
-        .sort_by(|a, b| b.triples.cmp(&a.triples).then_with(|| a.iri.cmp(&b.iri)));
+    most_first(&mut profile.predicates, |p| (p.triples, &p.iri));
     profile.conventions = crate::conventions::discover(kg, &profile.predicates, counts).await;
     let types = profile.conventions.types();
     if let Some(counted) = counts.and_then(|c| counted_classes(c, types)) {
@@ -308,9 +314,7 @@ pub async fn compute(
             });
         }
     }
-    profile
-        .classes
-        .sort_by(|a, b| b.instances.cmp(&a.instances).then_with(|| a.iri.cmp(&b.iri)));
+    most_first(&mut profile.classes, |c| (c.instances, &c.iri));
     let subclasses = subclasses_query(SUBCLASS_ROWS, &types.subclass_iris())?;
     if let Some(query) = subclasses
         && let QueryResults::Solutions(solutions) = kg.query(&query).await?
