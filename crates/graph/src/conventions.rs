@@ -690,8 +690,6 @@ pub fn languages_query(label: &str, limit: usize) -> Result<ReadQuery, GraphErro
     })
 }
 
-/// Runs a discovery query; a failure (a timeout on a big endpoint) is logged and reads as no
-/// rows, so one convention that cannot be checked does not cost the others.
 /// The `n` keys with the highest counts, as a grouped query ordered by count would give them.
 fn most_counted(counts: &BTreeMap<String, u64>, n: usize) -> Vec<String> {
     let mut ranked: Vec<(&String, &u64)> = counts.iter().collect();
@@ -699,6 +697,8 @@ fn most_counted(counts: &BTreeMap<String, u64>, n: usize) -> Vec<String> {
     ranked.into_iter().take(n).map(|(k, _)| k.clone()).collect()
 }
 
+/// Runs a discovery query; a failure (a timeout on a big endpoint) is logged and reads as no
+/// rows, so one convention that cannot be checked does not cost the others.
 async fn rows(kg: &(impl KnowledgeGraph + ?Sized), query: &ReadQuery, what: &str) -> Vec<Vec<Option<Term>>> {
     match kg.query(query).await {
         Ok(QueryResults::Solutions(s)) => s.rows,

@@ -96,8 +96,7 @@ impl RdfFile {
             )),
             Compression::Zstd => Box::new(BufReader::with_capacity(
                 1 << 20,
-                ruzstd::decoding::StreamingDecoder::new(reader)
-                    .map_err(|e| io_error(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?,
+                ZstdFrames::new(reader).map_err(io_error)?,
             )),
         })
     }
@@ -108,6 +107,48 @@ impl RdfFile {
         url::Url::from_file_path(&absolute)
             .map(String::from)
             .unwrap_or_else(|()| format!("file:///{}", absolute.display()))
+    }
+}
+
+/// Zstandard decompression of every frame of a file, one after the other (`pzstd` and
+/// concatenated `.zst` files have several; a decoder of one frame would end the load early).
+struct ZstdFrames<R: std::io::BufRead> {
+    decoder: Option<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>>,
+}
+
+impl<R: std::io::BufRead> ZstdFrames<R> {
+    fn new(reader: R) -> std::io::Result<Self> {
+        Ok(Self {
+            decoder: Some(Self::frame(reader)?),
+        })
+    }
+
+    fn frame(reader: R) -> std::io::Result<ruzstd::decoding::StreamingDecoder<R, ruzstd::decoding::FrameDecoder>> {
+        ruzstd::decoding::StreamingDecoder::new(reader)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+}
+
+impl<R: std::io::BufRead> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(decoder) = self.decoder.as_mut() else {
+                return Ok(0);
+            };
+            let n = decoder.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This frame is done: another follows unless the file is.
+            let Some(decoder) = self.decoder.take() else {
+                return Ok(0);
+            };
+            let mut rest = decoder.into_inner();
+            if rest.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            self.decoder = Some(Self::frame(rest)?);
+        }
     }
 }
 
@@ -141,7 +182,7 @@ pub struct LoadReport {
     pub seconds: f64,
     pub rdf_seconds: f64,
     pub index_seconds: f64,
-    /// Merging the files the bulk loader wrote (only after loads of more than a million quads).
+    /// Merging the files the bulk loader wrote (only after loads of more than four million quads).
     #[serde(default)]
     pub compact_seconds: f64,
     /// The loading process's peak resident memory so far, in MiB (Linux; absent elsewhere).

@@ -83,12 +83,28 @@ async fn loads_every_format_plain_and_compressed() {
             "<http://e/i> <http://www.w3.org/2000/01/rdf-schema#label> \"Iota\" .\n",
         ),
     ];
+    // A .zst of two frames (as pzstd writes, or two files concatenated): both are read.
+    let frames: Vec<u8> = [("k", "Kappa"), ("l", "Lambda")]
+        .iter()
+        .flat_map(|(id, name)| {
+            let line = format!("<http://e/{id}> {LABEL} \"{name}\" .\n");
+            ruzstd::encoding::compress_to_vec(line.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest)
+        })
+        .collect();
+    std::fs::write(tmp.path().join("j.nt.zst"), frames).unwrap();
+    let mut files = files;
+    files.push(RdfFile::new(tmp.path().join("j.nt.zst")).unwrap());
     let store = tmp.path().join("store");
     let report = EmbeddedStore::load(&store, &files, &GraphSettings::default(), false).unwrap();
-    assert_eq!(report.parsed, 9);
-    assert_eq!(report.store_size, 9);
-    assert_eq!(report.labels, 9);
-    assert!(report.files.iter().all(|(_, n)| *n == 1));
+    assert_eq!(report.parsed, 11);
+    assert_eq!(report.store_size, 11);
+    assert_eq!(report.labels, 11);
+    assert!(
+        report
+            .files
+            .iter()
+            .all(|(path, n)| *n == 1 || path.ends_with("j.nt.zst") && *n == 2)
+    );
 
     let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
     for (word, iri) in [
@@ -98,6 +114,7 @@ async fn loads_every_format_plain_and_compressed() {
         ("zeta", "http://e/f"),
         ("theta", "http://e/h"),
         ("iota", "http://e/i"),
+        ("lambda", "http://e/l"),
     ] {
         let found = kg.search_entities(word, 5).await.unwrap();
         assert_eq!(found.first().map(|c| c.iri.as_str()), Some(iri), "{word}");
