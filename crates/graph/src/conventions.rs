@@ -693,7 +693,7 @@ pub fn languages_query(label: &str, limit: usize) -> Result<ReadQuery, GraphErro
 /// The `n` keys with the highest counts, as a grouped query ordered by count would give them.
 fn most_counted(counts: &BTreeMap<String, u64>, n: usize) -> Vec<String> {
     let mut ranked: Vec<(&String, &u64)> = counts.iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    crate::profile::most_first(&mut ranked, |(key, count)| (**count, key.as_str()));
     ranked.into_iter().take(n).map(|(k, _)| k.clone()).collect()
 }
 

@@ -200,7 +200,7 @@ fn add_superclasses(classes: &mut Vec<ClassProfile>, pairs: &[(String, String)])
 
 /// The highest counts first, ties in the order of their IRIs: the same order whichever way the
 /// counts came (queries, whose ties come in the engine's order, or a load's counts).
-fn most_first<T>(items: &mut [T], key: impl Fn(&T) -> (u64, &str)) {
+pub(crate) fn most_first<T>(items: &mut [T], key: impl Fn(&T) -> (u64, &str)) {
     items.sort_by(|a, b| {
         let (a, b) = (key(a), key(b));
         b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1))
