@@ -1,7 +1,7 @@
 //! Answers as the graph gave them: IRIs (with their labels), literals, a count or a boolean, each
 //! value with the triples that support it.
 
-use crate::understanding::qir::QuestionKind;
+use crate::qir::QuestionKind;
 use chatty_kg_graph::Term;
 use serde::{Deserialize, Serialize};
 
@@ -159,4 +159,17 @@ mod tests {
         assert_eq!(no.summary(3), "No.");
         assert_eq!(AnswerValue::count(4).display(), "4");
     }
+}
+
+/// One value of a candidate: an IRI or a literal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Member {
+    /// The IRI, or the literal's lexical form.
+    pub value: String,
+    pub label: String,
+    /// An IRI (else a literal).
+    pub iri: bool,
+    /// A literal's datatype IRI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datatype: Option<String>,
 }

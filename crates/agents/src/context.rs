@@ -116,7 +116,7 @@ pub struct AgentContext {
     pub params: AgentParameters,
     /// Examples made from feedback on this graph (empty unless the server or an evaluation
     /// gives some).
-    pub examples: Arc<crate::candidates::examples::ExampleBook>,
+    pub examples: Arc<crate::example_book::ExampleBook>,
 }
 
 impl AgentContext {
@@ -137,30 +137,6 @@ impl AgentContext {
         }
     }
 
-    /// The question's form ([`QuestionForm::detect`]), a superlative that names one of the
-    /// graph's relations read as that relation ([`QuestionForm::without_named_superlative`]).
-    pub(crate) async fn form_of(
-        &self,
-        question: &str,
-        model_kind: Option<crate::understanding::qir::QuestionKind>,
-    ) -> crate::understanding::form::QuestionForm {
-        let form = crate::understanding::form::QuestionForm::detect(question, model_kind);
-        if form.order.is_none() {
-            return form;
-        }
-        match self.kg.profile().await {
-            Ok(profile) => form.without_named_superlative(
-                question,
-                profile
-                    .predicates
-                    .iter()
-                    .filter(|p| !profile.conventions.is_schema_predicate(&p.iri))
-                    .map(|p| p.label.as_str()),
-            ),
-            Err(_) => form,
-        }
-    }
-
     /// The words of the graph's relations' labels, singular ("isbn", "doi", "url"): a run of
     /// them written in capitals after a determiner is the relation asked about, not a name ("the
     /// *ISBN* of …").
@@ -171,7 +147,7 @@ impl AgentContext {
                 .iter()
                 .filter(|p| !profile.conventions.is_schema_predicate(&p.iri))
                 .flat_map(|p| chatty_kg_graph::text::normalize_tokens(&p.label))
-                .map(|w| crate::understanding::classes::singular(&w))
+                .map(|w| crate::words::singular(&w))
                 .collect(),
             Err(_) => std::collections::HashSet::new(),
         }

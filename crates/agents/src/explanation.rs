@@ -6,12 +6,12 @@ use crate::answer::AnswerValue;
 use crate::candidates::paths::SearchReport;
 use crate::candidates::ranking::ScoredPath;
 use crate::dialogue::clarification::Clarified;
+use crate::qir::{Qir, QuestionKind};
 use crate::state::{
     AgentState, AnswerSet, Classification, EntityLink, ExecutedQuery, Outcome, PathChoice, RelationLink, Resolution,
 };
 use crate::understanding::classes::ClassMention;
 use crate::understanding::form::QuestionForm;
-use crate::understanding::qir::{Qir, QuestionKind};
 use chatty_kg_llm::accounting::{CallLedger, CallTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

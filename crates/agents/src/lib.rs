@@ -6,6 +6,11 @@
 //! validates and retries at most θ times ([`context::AgentParameters`]).
 //!
 //! [`Pipeline`] wires the six agents as the paper does and returns an [`Explanation`] per question.
+//!
+//! The files stand in layers, each importing only its own and those below (`README.md` draws
+//! them; `tests/layers.rs` checks them): plain data and words ([`words`], [`qir`], [`answer`],
+//! [`context`], …), then [`understanding`], [`linking`], [`candidates`], [`dialogue`], the state
+//! graph ([`state`], [`graph`]), the [`agents`], and the pipeline.
 
 pub mod agents;
 pub mod answer;
@@ -14,17 +19,21 @@ pub mod candidates;
 pub mod context;
 pub mod dialogue;
 pub mod error;
+pub mod example_book;
 pub mod explanation;
 pub mod generated;
 pub mod graph;
 pub mod linking;
 pub mod pipeline;
+pub mod qir;
+pub(crate) mod similarity;
 pub mod state;
 pub mod understanding;
+pub mod words;
 
 // The paths the other crates have always used.
 pub use dialogue::{clarification, referents};
-pub use understanding::{classes, qir};
+pub use understanding::classes;
 
 pub use answer::{Answer, AnswerValue, ValueKind};
 pub use candidates::paths::{Anchor, EndKind, Hop, RelationPath, SearchReport};

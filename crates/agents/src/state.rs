@@ -7,9 +7,10 @@ use crate::candidates::queries::PredicateChoice;
 use crate::candidates::ranking::ScoredPath;
 use crate::dialogue::clarification::{Clarification, Clarified};
 use crate::dialogue::referents::{Candidate, Member, Reference};
+pub use crate::linking::link::{EntityLink, LinkMethod};
+use crate::qir::Qir;
 use crate::understanding::classes::ClassMention;
 use crate::understanding::form::QuestionForm;
-use crate::understanding::qir::Qir;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -153,71 +154,6 @@ pub enum Classification {
 pub struct NodeTiming {
     pub node: String,
     pub elapsed: Duration,
-}
-
-/// How an entity mention was linked to a vertex.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LinkMethod {
-    /// Exactly one vertex has the mention as its label (up to case); homonyms go by degree.
-    ExactLabel,
-    /// Search found a single candidate.
-    OnlyCandidate,
-    /// No label is the mention, but it is part of one vertex's label, and that vertex has far
-    /// more edges than any other such one ("Kerouac": Jack Kerouac).
-    Dominant,
-    /// The mention is an acronym no label is ("US", "JFK"), and the vertex whose name of several
-    /// words it abbreviates has far more edges than any other so named (the United States).
-    Initials,
-    /// No label is the mention and no vertex dominates, but it is part of some labels: the
-    /// one of them with the most edges ("Lincoln": the president, not a county).
-    MostConnected,
-    /// The model chose among the candidate labels.
-    Model,
-    /// The dialogue decided: the mention is a referent of an earlier turn, with its vertex.
-    Referent,
-    /// No label matches it exactly, but the graph stores the mention as a literal of this
-    /// vertex (a title, an ISBN, a code): "the book with ISBN 0-306-40615-2".
-    Literal,
-    /// The user chose it when asked which of several vertices of one label was meant.
-    Clarified,
-    /// No label holds the word, but it modifies the asked class ("*Danish* films") and names
-    /// one of the values the class's instances have, by its embedding ("Denmark").
-    Modifier,
-    /// A yes/no question's other named thing has this vertex as a neighbour, and the question
-    /// writes its name where the mention stands ("Pope John Paul II" beside Mother Teresa for
-    /// "John Paul the second"), where the search's vertex shares no edge with it.
-    Neighbour,
-    /// Nothing in the graph matches the mention.
-    NotFound,
-    /// Candidates matched some of its words, and the model said none of them is what the
-    /// mention names.
-    NoneFits,
-}
-
-/// Entity linking of one mention (paper: entity retriever + vertex selection + vertex validator).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EntityLink {
-    pub mention: String,
-    pub iri: Option<String>,
-    pub label: Option<String>,
-    pub method: LinkMethod,
-    /// Candidates the retriever found (at most vlimit).
-    pub candidates: usize,
-    /// The best few candidate labels, as shown (or as they would have been shown) to the model.
-    pub top_candidates: Vec<String>,
-    /// Other vertices with the same label, in rank order (degree): tried in turn when no
-    /// relation path from the linked one fits the question.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub homonyms: Vec<String>,
-    /// The linked vertex was not the first homonym: the ones before it had no path that fits,
-    /// or (one anchor) a clearly worse best path than this one.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub homonym_retried: bool,
-    /// Read as words of the relation instead of a vertex: a common noun ("the *time zone* of
-    /// Rome") whose vertex no path joined with the question's name.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub read_as_words: bool,
 }
 
 /// Relation linking of one QIR triple: its phrase and the ranked predicates around its vertices.
@@ -434,7 +370,7 @@ impl AgentState {
     }
 
     /// The QIR, which `agent` needs (an error if the QIR agent has not run).
-    pub fn require_qir(&self, agent: &'static str) -> Result<crate::understanding::qir::Qir, crate::error::AgentError> {
+    pub fn require_qir(&self, agent: &'static str) -> Result<crate::qir::Qir, crate::error::AgentError> {
         self.qir
             .clone()
             .ok_or(crate::error::AgentError::MissingState { agent, what: "a QIR" })

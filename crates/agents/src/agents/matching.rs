@@ -18,8 +18,9 @@ use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
+use crate::qir::QuestionKind;
 use crate::state::{AgentState, EntityLink, LinkMethod, Outcome};
-use crate::understanding::qir::QuestionKind;
+use crate::words::{holds_every_word, lost_letters_of, same_letters};
 use chatty_kg_graph::EntityCandidate;
 use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 use serde::Deserialize;
@@ -196,7 +197,7 @@ pub fn mention_fits(mention: &str, label: &str) -> bool {
         .partition(|w| crate::linking::spotting::is_sequel_number(w) || w.chars().all(|c| c.is_ascii_digit()));
     let content: Vec<&String> = others
         .into_iter()
-        .filter(|w| w.len() > 1 && !crate::linking::spotting::is_function_word(w))
+        .filter(|w| w.len() > 1 && !crate::words::is_function_word(w))
         .collect();
     let label_in_mention = !label.is_empty() && label.iter().all(|l| words.contains(l));
     numbers.iter().all(|n| label.contains(n))
@@ -497,43 +498,6 @@ async fn by_value(ctx: &AgentContext, mention: &str) -> Result<Option<EntityLink
     }))
 }
 
-/// Every content word of `mention` is a whole word of `label` ("Kerouac" in "Jack Kerouac";
-/// "ISO" is not in "Left-to-right isolate").
-pub(crate) fn holds_every_word(mention: &str, label: &str) -> bool {
-    if same_letters(mention, label) {
-        return true;
-    }
-    let label = normalize_tokens(label);
-    let words: Vec<String> = normalize_tokens(mention)
-        .into_iter()
-        .filter(|w| !crate::linking::spotting::is_function_word(w))
-        .collect();
-    !words.is_empty() && words.iter().all(|w| label.contains(w))
-}
-
-/// The mention is the label as a text that lost its letters outside ASCII writes it ("Sylvain
-/// Lvi" for "Sylvain Lévi", "Lake Uniamsi" for "Lake Uniamési": an encoding that dropped them):
-/// an exact match of the label, as written there.
-pub(crate) fn lost_letters_of(mention: &str, label: &str) -> bool {
-    // Letters lost, never a whole word ("Alibaba" is not "Alibaba 阿里巴巴").
-    !label.is_ascii()
-        && label
-            .split_whitespace()
-            .all(|w| w.chars().any(|c| c.is_ascii_alphanumeric()))
-        && {
-            let ascii: String = label.chars().filter(char::is_ascii).collect();
-            let words = normalize_tokens(mention);
-            !words.is_empty() && words == normalize_tokens(&ascii)
-        }
-}
-
-/// The mention and the label spell the same words, separators aside: a name taken from an IRI
-/// often runs its words together ("jiaxinpan" for "Jiaxin Pan").
-fn same_letters(mention: &str, label: &str) -> bool {
-    let mention = normalize_tokens(mention).concat();
-    !mention.is_empty() && mention == normalize_tokens(label).concat()
-}
-
 /// The choice that says no candidate names the mention.
 pub const NONE_OF_THESE: &str = "none of these";
 
@@ -545,7 +509,7 @@ pub(crate) fn names_every_word(mention: &str, label: &str) -> bool {
     let label = normalize_tokens(label);
     normalize_tokens(mention)
         .iter()
-        .filter(|w| !crate::linking::spotting::is_function_word(w))
+        .filter(|w| !crate::words::is_function_word(w))
         .all(|w| {
             label
                 .iter()

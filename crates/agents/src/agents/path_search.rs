@@ -16,17 +16,19 @@
 //! or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
-use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport, search};
+use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport};
 use crate::candidates::queries::PredicateChoice;
 use crate::candidates::queries::{COUNT_VARIABLE, PREDICATE_VARIABLE};
 use crate::candidates::ranking::{PathRanker, ScoredPath, UNJUSTIFIED_HOP};
+use crate::candidates::search::search;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
+use crate::qir::{QirSource, QuestionKind};
 use crate::state::{AgentState, ChoiceReason, LinkMethod, Outcome, PathChoice, RelationLink};
 use crate::understanding::classes::{ClassMention, ClassRole};
 use crate::understanding::form::{Expectation, QuestionForm};
-use crate::understanding::qir::{QirSource, QuestionKind};
+use crate::words::RELATION_PREPOSITIONS;
 use chatty_kg_graph::Term;
 use chatty_kg_graph::text::normalize_tokens;
 use serde::Deserialize;
@@ -74,7 +76,7 @@ impl Agent for PathSearchAgent {
         let qir = state.require_qir(NAME)?;
         let question = state.working_question().to_owned();
         let model_kind = (qir.source == QirSource::Model).then_some(qir.kind);
-        let mut form = ctx.form_of(&question, model_kind).await;
+        let mut form = crate::understanding::form::form_of(ctx, &question, model_kind).await;
         if state.answer_set.as_ref().is_some_and(|s| s.count) {
             // "How many are there?" after a list: the previous question, counted.
             form.kind = QuestionKind::Count;
@@ -420,9 +422,6 @@ async fn with_kind(
     Ok(alone)
 }
 
-/// Prepositions with which a class word after a mention names a relation ("in the X block").
-const RELATION_PREPOSITIONS: &[&str] = &["in", "into", "to", "of", "from", "on", "at", "within"];
-
 /// What is left of the question's one search budget for another homonym's search, or `None`
 /// when the tries are used up or too little is left (a hop takes up to four queries).
 fn budget_left(budget: &SearchBudget, spent: usize, started: std::time::Instant, tries: usize) -> Option<SearchBudget> {
@@ -673,7 +672,7 @@ fn reads_as(path: &RelationPath) -> (usize, Vec<(String, bool)>) {
         .map(|hop| {
             let words: String = chatty_kg_graph::text::normalize_tokens(&hop.label)
                 .iter()
-                .map(|w| crate::understanding::classes::singular(w))
+                .map(|w| crate::words::singular(w))
                 .collect();
             (words, hop.forward)
         })

@@ -17,14 +17,12 @@ use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::linking::modifiers::ground_modifier;
 use crate::linking::spotting::{qir_of, spot, written_names};
+use crate::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question};
 use crate::state::{AgentState, AnswerSet, Outcome};
 use crate::understanding::classes::{
     ClassMention, ClassRole, about_the_class_alone, class_by_meaning, ordered_by_words, spot_class,
 };
 use crate::understanding::form::{QuestionForm, ValueConstraint};
-use crate::understanding::qir::{
-    Qir, QirSource, QirTerm, QirTriple, QuestionKind, RawQir, TriplesValidator, entities_in_question,
-};
 use serde_json::json;
 
 pub struct QirAgent;
@@ -72,7 +70,7 @@ impl Agent for QirAgent {
 
     async fn run(&self, state: &mut AgentState, ctx: &AgentContext) -> Result<&'static str, AgentError> {
         let question = state.working_question().to_owned();
-        let form = ctx.form_of(&question, None).await;
+        let form = crate::understanding::form::form_of(ctx, &question, None).await;
         // A class of the graph the question names ("which cities", "is Lima a city") is no
         // entity, even where the class has a label like a vertex.
         state.class = named_class(ctx, &question, &form).await;
@@ -241,7 +239,7 @@ pub fn unread_mentions(question: &str) -> Vec<String> {
         .split_whitespace()
         .map(|raw| {
             let at = raw.as_ptr() as usize - question.as_ptr() as usize;
-            let initial = crate::understanding::form::starts_a_sentence(question, at);
+            let initial = crate::words::starts_a_sentence(question, at);
             (raw.trim_matches(|c: char| !c.is_alphanumeric()), initial)
         })
         .filter(|(w, _)| !w.is_empty())
@@ -265,7 +263,7 @@ pub fn unread_mentions(question: &str) -> Vec<String> {
         let content: Vec<&str> = words
             .iter()
             .copied()
-            .filter(|w| !crate::linking::spotting::is_function_word(&w.to_lowercase()))
+            .filter(|w| !crate::words::is_function_word(&w.to_lowercase()))
             .collect();
         if !content.is_empty() {
             names.push(content.join(" "));

@@ -28,16 +28,17 @@ use crate::candidates::queries::{
     membership, over_class, over_set, over_values, select, select_in, select_with, witness,
 };
 use crate::candidates::values::{
-    Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, instances_of, predicate_labels,
-    rank_attributes, resemblance,
+    Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, predicate_labels, rank_attributes,
+    resemblance,
 };
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::graph::Agent;
+use crate::linking::typed::instances_of;
+use crate::qir::QuestionKind;
 use crate::state::{AgentState, ExecutedQuery, LinkMethod, Outcome, QueryReason, SetRole};
 use crate::understanding::form::QuestionForm;
 use crate::understanding::form::ValueConstraint;
-use crate::understanding::qir::QuestionKind;
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{GraphError, QueryResults, Term, term_text};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
@@ -79,7 +80,7 @@ impl Agent for QueryPlanningAgent {
             if state
                 .qir
                 .as_ref()
-                .is_some_and(|q| q.source == crate::understanding::qir::QirSource::AnswerSet)
+                .is_some_and(|q| q.source == crate::qir::QirSource::AnswerSet)
             {
                 return about_the_set(ctx, state, &form).await;
             }
@@ -1135,7 +1136,7 @@ fn words_beside_class(state: &AgentState, form: &QuestionForm) -> Vec<String> {
         .map(|c| crate::understanding::classes::words_beside(state.working_question(), c, form))
         .unwrap_or_default()
         .into_iter()
-        .filter(|w| !crate::linking::spotting::is_function_word(w))
+        .filter(|w| !crate::words::is_function_word(w))
         .collect()
 }
 
@@ -1219,7 +1220,7 @@ fn guessed_anchor(state: &AgentState) -> Option<usize> {
 /// The first two mentions stand side by side, joined by "and" or "or" ("given to both *X and
 /// Y*", "*X and Y* played their first match for which team"): one relation is asked of both.
 fn coordinated(question: &str, mentions: &[&str]) -> bool {
-    let words = crate::understanding::form::words(question);
+    let words = crate::words::words(question);
     let span = |i: usize| {
         mentions
             .get(i)
@@ -1322,7 +1323,7 @@ async fn superlative(
     state: &AgentState,
     path: &RelationPath,
     anchor: &str,
-    order: crate::understanding::qir::Order,
+    order: crate::qir::Order,
     class: Option<ClassFilter<'_>>,
 ) -> Result<CandidateQuery, AgentError> {
     // "Which *character* in Number Forms has the highest numeric value?": the question asks for

@@ -18,12 +18,14 @@
 use crate::ask::{ask_validated, check_reply};
 use crate::context::AgentContext;
 use crate::dialogue::referents::{
-    Candidate, GENERIC_NOUNS, Member, PERSON_WORDS, PLACE_WORDS, Reference, ReferenceKind, Role, asked,
-    check_substitution, complete_fragment, fit as fit_of, fits, fitting, kind_of_classes, narrow, substitute,
+    Candidate, Member, Reference, ReferenceKind, Role, asked, check_substitution, complete_fragment, fit as fit_of,
+    fits, fitting, kind_of_classes, narrow, substitute,
 };
 use crate::error::AgentError;
 use crate::graph::Agent;
 use crate::state::{AgentState, AnswerSet, Resolution, ResolutionMethod, ResolvedReference, SetRole, Turn};
+use crate::words::ELLIPSIS_PREPOSITIONS;
+use crate::words::{GENERIC_NOUNS, PERSON_WORDS, PLACE_WORDS};
 use chatty_kg_graph::text::normalize_tokens;
 use serde::Deserialize;
 use serde_json::json;
@@ -332,7 +334,7 @@ fn noun_before(question: &str, mention: &str) -> Option<String> {
     let mention = normalize_tokens(mention);
     let at = (0..words.len()).find(|&i| words[i..].starts_with(&mention))?;
     let before = words.get(at.checked_sub(1)?)?;
-    let noun = crate::dialogue::referents::singular(before);
+    let noun = crate::words::singular(before);
     [GENERIC_NOUNS, PERSON_WORDS, PLACE_WORDS]
         .iter()
         .any(|list| list.contains(&noun.as_str()))
@@ -496,8 +498,9 @@ async fn path_fit(
     reference: &Reference,
     fit: &[Candidate],
 ) -> Result<Vec<(f32, Option<f32>)>, AgentError> {
-    use crate::candidates::paths::{Anchor, SearchBudget, search};
+    use crate::candidates::paths::{Anchor, SearchBudget};
     use crate::candidates::ranking::PathRanker;
+    use crate::candidates::search::search;
     use crate::understanding::form::QuestionForm;
     let p = &ctx.params;
     let budget = SearchBudget {
@@ -727,10 +730,6 @@ fn previous_turn<'s>(state: &'s AgentState, c: &Candidate) -> Option<&'s Turn> {
     state.history.get(turn_index(state, c)?)
 }
 
-/// Words that may open an ellipsis before what it names ("and *in* 5.2?", "And *for* the Greek
-/// small letter beta?", "And *of* mksh?"): the earlier question keeps its own.
-const ELLIPSIS_PREPOSITIONS: &[&str] = &["in", "with", "for", "of", "from", "about", "on", "at", "by", "to"];
-
 /// What an ellipsis names, as it takes an earlier mention's place: without an opening
 /// preposition or a closing possessive ("in 5.2" → "5.2", "Ol Chiki's" → "Ol Chiki").
 fn named_in_ellipsis(noun: &str) -> String {
@@ -768,8 +767,8 @@ async fn relation_ellipsis(ctx: &AgentContext, references: &[Reference]) -> Resu
     }
     let content: Vec<String> = normalize_tokens(&named)
         .into_iter()
-        .filter(|w| !crate::linking::spotting::is_function_word(w))
-        .map(|w| crate::dialogue::referents::singular(&w))
+        .filter(|w| !crate::words::is_function_word(w))
+        .map(|w| crate::words::singular(&w))
         .collect();
     if content.is_empty() {
         return Ok(None);
@@ -783,7 +782,7 @@ async fn relation_ellipsis(ctx: &AgentContext, references: &[Reference]) -> Resu
                 .classes
                 .iter()
                 .flat_map(|c| normalize_tokens(&c.label))
-                .map(|w| crate::dialogue::referents::singular(&w)),
+                .map(|w| crate::words::singular(&w)),
         );
         schema.extend(profile.classes.iter().map(|c| c.iri.clone()));
     }

@@ -6,11 +6,12 @@
 //! provenance), ASK with the end fixed to the other anchor, COUNT(DISTINCT ?answer), and
 //! ORDER BY an attribute with LIMIT 1 for superlatives.
 
+use crate::answer::Member;
 use crate::candidates::paths::{Hop, RelationPath};
 use crate::candidates::values::{Attribute, constrain};
-use crate::dialogue::referents::Member;
+use crate::linking::typed::membership_query;
+use crate::qir::Order;
 use crate::understanding::form::ValueConstraint;
-use crate::understanding::qir::Order;
 use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, TypeVocabulary, instance_of, named_node, triple, var};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;
@@ -880,45 +881,19 @@ pub fn relation_outsiders(
     })
 }
 
-/// The variable a membership query binds to the entity's own class.
-pub const TYPE_VARIABLE: &str = "type";
+pub use crate::linking::typed::TYPE_VARIABLE;
 
-/// `SELECT ?type WHERE { { <entity> rdf:type ?type FILTER(sameTerm(?type, <class>)) } UNION {
-/// <entity> rdf:type ?type . ?type rdfs:subClassOf+ <class> } } LIMIT 1`: whether `entity` is of
-/// `class` ("is Lima a city?"), with the type that makes it one (its provenance: `Lima rdf:type
-/// Capital`, where `Capital rdfs:subClassOf City`). Spelled out so for Virtuoso 7.2, which loses
-/// rows on `subClassOf*` and on `sameTerm(…) || EXISTS {…}` (the backend tests showed both).
+/// [`membership_query`] as a candidate: whether `entity` is of `class`, with the type that makes
+/// it one.
 pub fn membership(entity: &str, class: &str, types: TypeVocabulary<'_>) -> Result<CandidateQuery, GraphError> {
-    let t = var(TYPE_VARIABLE);
-    let class = named_node(class)?;
-    let entity = named_node(entity)?;
-    let typed = types.typed(entity.clone(), t.clone())?;
-    let direct = GraphPattern::Filter {
-        expr: Expression::SameTerm(
-            Box::new(Expression::Variable(t.clone())),
-            Box::new(Expression::NamedNode(class.clone())),
-        ),
-        inner: Box::new(typed.clone()),
-    };
-    let pattern = match types.subclass_path(t.clone(), class)? {
-        Some(up) => GraphPattern::Union {
-            left: Box::new(direct),
-            right: Box::new(join(typed, up)),
-        },
-        None => direct,
-    };
     Ok(CandidateQuery {
         attribute: None,
-        query: ReadQuery::select(GraphPattern::Slice {
-            inner: Box::new(GraphPattern::Project {
-                inner: Box::new(pattern),
-                variables: vec![t.clone()],
-            }),
-            start: 0,
-            length: Some(1),
-        })?,
+        query: membership_query(entity, class, types)?,
         predicates: types.type_iris(),
-        patterns: types.typed_triple(entity, t)?.into_iter().collect(),
+        patterns: types
+            .typed_triple(named_node(entity)?, var(TYPE_VARIABLE))?
+            .into_iter()
+            .collect(),
     })
 }
 

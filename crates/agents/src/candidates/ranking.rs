@@ -36,16 +36,18 @@
 use crate::candidates::paths::{EndKind, Hop, RelationPath};
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::linking::spotting::is_function_word;
-use crate::understanding::form::{Expectation, QuestionForm, Word, counting_word, words, words as words_of};
-use crate::understanding::qir::QuestionKind;
+use crate::qir::QuestionKind;
+use crate::similarity::{STEM_MATCH, embed};
+use crate::understanding::form::{Expectation, QuestionForm, counting_word};
+use crate::words::is_function_word;
+use crate::words::words as words_of;
+use crate::words::{NOT_RELATIONS, PREPOSITIONS, REQUESTS, SHARING_WORDS, shares_stem};
+use crate::words::{Word, words};
 use chatty_kg_embed::cosine;
 use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// Similarity given to a unit and a label that share a word stem.
-const STEM_MATCH: f32 = 0.9;
 /// Taken from [`STEM_MATCH`] when the label has words the question does not write: "who
 /// *produced* X" says "producer" more than "executive producer". Once, however many: a long
 /// name ("book book subject works") is no less the relation its last word says.
@@ -71,18 +73,6 @@ const SHARED_RELATION: f32 = 0.08;
 /// A path that goes out and straight back through one relation when the question does not say
 /// so: it mostly returns to where it started.
 const NEEDLESS_RETURN: f32 = -0.1;
-/// Words that say two hops go through the same relation.
-const SHARING_WORDS: &[&str] = &[
-    "share", "shares", "shared", "sharing", "same", "also", "both", "co", "together",
-];
-/// Verbs that open a request ("*Show* me all museums in London", "*Find* the tenants of X"),
-/// as "give", "list" and "tell" do: no relation.
-const REQUESTS: &[&str] = &["show", "find"];
-/// Question words and fillers that are never relations.
-const NOT_RELATIONS: &[&str] = &[
-    "whose", "there", "their", "they", "them", "he", "she", "his", "her", "its", "all", "one", "ones", "which", "what",
-    "who", "whom", "when", "where", "why", "how", "s",
-];
 
 /// A hop of a longer path justifies itself by a word of its own that it resembles at least this
 /// much ("depends on" is no saying of "installed").
@@ -462,7 +452,7 @@ impl PathRanker {
             && self.form.expects == Expectation::Any
             && self.units.iter().enumerate().any(|(u, unit)| {
                 unit.asked_type
-                    && crate::understanding::classes::singular(&unit.text) != unit.text
+                    && crate::words::singular(&unit.text) != unit.text
                     && ((unit.class_word && self.class_confirmed) || self.relevance[u] < TYPE_IS_RELATION)
             })
     }
@@ -478,7 +468,7 @@ impl PathRanker {
     pub(crate) fn asks_for_several(&self) -> bool {
         self.units
             .iter()
-            .any(|unit| unit.asked_noun && crate::understanding::classes::singular(&unit.text) != unit.text)
+            .any(|unit| unit.asked_noun && crate::words::singular(&unit.text) != unit.text)
     }
 
     /// The graph shows answers of the class the question asks for: from now on the words that
@@ -1067,29 +1057,6 @@ impl PathRanker {
                 .fold(0.0, f32::max)
         })
     }
-
-    /// Similarity of each label to `phrase` (a superlative's words), stems counted.
-    pub(crate) async fn similarity(
-        ctx: &AgentContext,
-        phrase: &str,
-        labels: &[String],
-    ) -> Result<Vec<f32>, AgentError> {
-        let mut texts = vec![phrase.to_owned()];
-        texts.extend(labels.iter().cloned());
-        let vectors = embed(ctx, texts).await?;
-        Ok(labels
-            .iter()
-            .zip(&vectors[1..])
-            .map(|(label, v)| {
-                let s = cosine(&vectors[0], v);
-                if phrase.split_whitespace().any(|w| shares_stem(label, w)) {
-                    s.max(STEM_MATCH)
-                } else {
-                    s
-                }
-            })
-            .collect())
-    }
 }
 
 /// Where a relation's verb stands beside the mention ([`PathRanker::verb_beside`]).
@@ -1113,9 +1080,6 @@ fn object_noun(label: &str, word: &str) -> bool {
             && shares_stem(last, word)
     })
 }
-
-/// Words whose object a mention can be ("the author *of* X").
-const PREPOSITIONS: &[&str] = &["of", "by", "in", "with", "for", "from", "on", "at", "about", "to"];
 
 /// The noun a question word asks for: the first content word after "which", "what" or "how
 /// many/much", within four words ("which books", "what are the languages", "what is the latest
@@ -1258,31 +1222,6 @@ fn same_relation(a: &Hop, b: &Hop) -> bool {
     a.predicate == b.predicate || key(&a.label) == key(&b.label)
 }
 
-/// A word of `label` and `word` differ only after a common stem of four letters or more that
-/// leaves at most [`SUFFIX`] letters of the shorter ("published" / "publisher", "written" /
-/// "writer", "successor" / "succeeded"; not "discipline" / "discovered"), or are equal when
-/// shorter, or one ends a compound made of the other ("screenwriter" / "written by",
-/// "birthplace" / "place").
-fn shares_stem(label: &str, word: &str) -> bool {
-    let stem = |w: &str| w.chars().take(4).collect::<String>();
-    let common = |a: &str, b: &str| {
-        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-        shared >= 4 && shared + SUFFIX >= a.chars().count().min(b.chars().count())
-    };
-    chatty_kg_graph::text::normalize_tokens(label).iter().any(|l| {
-        if l.len() >= 4 && word.len() >= 4 {
-            common(l, word)
-                || (word.len() > l.len().min(6) + 2 && word[2..].contains(&stem(l)))
-                || (l.len() > word.len().min(6) + 2 && l[2..].contains(&stem(word)))
-        } else {
-            l == word
-        }
-    })
-}
-
-/// Letters after a shared stem that an ending may take ("-ed", "-er", "-ing", "-ion", "-ions").
-const SUFFIX: usize = 4;
-
 /// Words of a noun phrase before a relative clause, at most.
 const KIND_WORDS: usize = 3;
 
@@ -1326,21 +1265,6 @@ pub(crate) fn find_span(words: &[Word], mention: &str) -> Option<(usize, usize)>
     (0..=words.len() - tokens.len())
         .find(|&s| tokens.iter().enumerate().all(|(i, t)| words[s + i].text == *t))
         .map(|s| (s, s + tokens.len()))
-}
-
-/// Sentence embeddings, off the async workers.
-pub(crate) async fn embed(ctx: &AgentContext, texts: Vec<String>) -> Result<Vec<Vec<f32>>, AgentError> {
-    if texts.is_empty() {
-        return Ok(Vec::new());
-    }
-    let embedder = ctx.embedder.clone();
-    tokio::task::spawn_blocking(move || {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        embedder.embed(&refs)
-    })
-    .await
-    .map_err(|e| AgentError::Worker { message: e.to_string() })?
-    .map_err(AgentError::from)
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 //! `xsd:double` for numbers.
 
 use crate::candidates::paths::{EndKind, Hop, literal_kind};
-use crate::candidates::ranking::PathRanker;
 use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::understanding::form::{Comparison, ValueConstraint};
@@ -93,7 +92,7 @@ pub(crate) async fn resemblance(
     labels: &[String],
 ) -> Result<Vec<(f32, String)>, AgentError> {
     let own_words = own.join(" ");
-    let mut out: Vec<(f32, String)> = PathRanker::similarity(ctx, &own_words, labels)
+    let mut out: Vec<(f32, String)> = crate::similarity::similarity(ctx, &own_words, labels)
         .await?
         .into_iter()
         .map(|s| (s, own_words.clone()))
@@ -102,7 +101,7 @@ pub(crate) async fn resemblance(
     if !left.is_empty() {
         let words: Vec<&str> = own.iter().chain(left).map(String::as_str).collect();
         let words = words.join(" ");
-        let with_left = PathRanker::similarity(ctx, &words, labels).await?;
+        let with_left = crate::similarity::similarity(ctx, &words, labels).await?;
         for (o, w) in out.iter_mut().zip(with_left) {
             if w > o.0 {
                 *o = (w, words.clone());
@@ -135,51 +134,6 @@ pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Resu
         }
     }
     Ok(kinds)
-}
-
-/// Subclasses a sample of a class's instances is spread over at most.
-const SAMPLED_SUBCLASSES: usize = 20;
-
-/// Some instances of `class` (at most `limit`), spread over its subclasses: a class whose
-/// instances are all its subclasses' ("character": letters, symbols, numbers …) gives some of
-/// each, not the first `limit` of whichever the store lists first, so what a sample says of the
-/// class's attributes ("numeric value", which only numbers have) does not depend on the order
-/// of its IRIs.
-pub(crate) async fn instances_of(ctx: &AgentContext, class: &str, limit: usize) -> Result<Vec<String>, AgentError> {
-    let profile = ctx.kg.profile_or_default().await;
-    let types = profile.conventions.types();
-    let column = |results: chatty_kg_graph::QueryResults, variable: &str| -> Vec<String> {
-        match results {
-            chatty_kg_graph::QueryResults::Solutions(s) => s
-                .column(variable)
-                .filter_map(|t| match t {
-                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
-                    _ => None,
-                })
-                .collect(),
-            chatty_kg_graph::QueryResults::Boolean(_) => Vec::new(),
-        }
-    };
-    let subclasses = match chatty_kg_graph::subclasses_of_query(class, SAMPLED_SUBCLASSES, types)? {
-        Some(query) => column(ctx.kg.query(&query).await?, "sub"),
-        None => Vec::new(),
-    };
-    if subclasses.is_empty() {
-        let query = chatty_kg_graph::instances_query(class, limit, types)?;
-        return Ok(column(ctx.kg.query(&query).await?, "s"));
-    }
-    let each = (limit / (subclasses.len() + 1)).max(1);
-    let mut found: Vec<String> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for kind in std::iter::once(class).chain(subclasses.iter().map(String::as_str)) {
-        let query = chatty_kg_graph::direct_instances_query(kind, each, types)?;
-        for iri in column(ctx.kg.query(&query).await?, "s") {
-            if found.len() < limit && seen.insert(iri.clone()) {
-                found.push(iri);
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// Each predicate's label: its own in the graph, else one made from its IRI.

@@ -8,7 +8,7 @@
 //! values and the two decisions that need no graph: which facts tell the options apart, and
 //! which option a reply chooses.
 
-use crate::linking::spotting::is_function_word;
+use crate::words::is_function_word;
 use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
 

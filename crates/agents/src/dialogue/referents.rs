@@ -22,6 +22,11 @@
 //!    question is checked to keep the question's words and add only the label's
 //!    ([`check_substitution`]).
 
+pub use crate::answer::Member;
+use crate::words::{
+    AFTER_OBJECT, BE, BEFORE_PRONOMINAL, GENERIC_NOUNS, LIST_POSITIONS, PERSON_WORDS, PLACE_WORDS, QUALIFIERS,
+    QUANTIFIERS, QUESTION_WORDS,
+};
 use serde::{Deserialize, Serialize};
 
 /// What a referring expression can point at.
@@ -117,183 +122,8 @@ fn tokens(question: &str) -> Vec<Token> {
     out
 }
 
-/// Verbs and auxiliaries after which "there" is existential ("is there", "are there any").
-const BE: &[&str] = &[
-    "is", "are", "was", "were", "be", "been", "being", "isn't", "aren't", "wasn't", "weren't",
-];
-
-/// Words before a lone "this"/"that" that make it a pronoun ("is that", "about this").
-const BEFORE_PRONOMINAL: &[&str] = &[
-    "is", "was", "are", "were", "did", "does", "do", "has", "have", "had", "about", "of", "in", "by", "for", "from",
-    "with", "on", "at", "to", "direct", "directed", "write", "wrote", "written", "make", "made",
-];
-
-/// Words that follow "her" as an object rather than as a possessive.
-const AFTER_OBJECT: &[&str] = &[
-    "in", "on", "at", "by", "for", "from", "with", "to", "of", "and", "or", "as", "than", "about", "into", "born",
-    "is", "was", "who", "that", "which", "win", "won", "play", "played", "appear", "appeared", "star", "starred",
-    "direct", "directed", "write", "wrote", "marry", "married", "also", "too", "first", "last",
-];
-
-/// Words before "of them" that make it the whole list ("which of them", "how many of them").
-const QUANTIFIERS: &[&str] = &[
-    "which", "many", "any", "all", "each", "some", "none", "one", "two", "three", "most", "both", "few", "who", "what",
-    "every", "either", "neither",
-];
-
-/// Words after a noun phrase that say which one it is ("the films *directed by* X").
-const QUALIFIERS: &[&str] = &[
-    "of", "by", "with", "from", "in", "for", "starring", "that", "which", "who", "whom", "whose", "about", "on", "at",
-    "named", "called", "titled",
-];
-
-/// Nouns a demonstrative commonly carries whatever the graph ("that city", "this one"); the
-/// candidates' own class words and asked nouns count too ([`detect_with`]).
-pub const GENERIC_NOUNS: &[&str] = &[
-    "one",
-    "person",
-    "people",
-    "man",
-    "woman",
-    "guy",
-    "place",
-    "city",
-    "town",
-    "village",
-    "country",
-    "state",
-    "region",
-    "film",
-    "movie",
-    "book",
-    "thing",
-    "company",
-    "team",
-    "club",
-    "band",
-    "album",
-    "song",
-    "show",
-    "series",
-    "paper",
-    "article",
-    "publication",
-    "work",
-    "event",
-    "author",
-    "actor",
-    "actress",
-    "director",
-    "writer",
-    "player",
-    "artist",
-    "singer",
-    "group",
-    "organization",
-    "organisation",
-    "university",
-    "school",
-    "language",
-    "genre",
-    "game",
-    "building",
-    "river",
-    "mountain",
-    "island",
-    "championship",
-    "tournament",
-    "award",
-    "journal",
-    "conference",
-    "institution",
-    "record",
-];
-
-/// Class words of persons (a class label containing one, or a "who" question, makes a person).
-pub const PERSON_WORDS: &[&str] = &[
-    "person",
-    "people",
-    "human",
-    "man",
-    "woman",
-    "guy",
-    "actor",
-    "actress",
-    "writer",
-    "author",
-    "director",
-    "singer",
-    "musician",
-    "artist",
-    "player",
-    "politician",
-    "scientist",
-    "athlete",
-    "painter",
-    "poet",
-    "composer",
-    "producer",
-    "researcher",
-    "philosopher",
-    "officeholder",
-    "journalist",
-    "creator",
-    "screenwriter",
-    "skater",
-    "footballer",
-    "president",
-    "king",
-    "queen",
-    "child",
-    "son",
-    "daughter",
-    "wife",
-    "husband",
-    "spouse",
-    "member",
-];
-
-/// Class words of places.
-pub const PLACE_WORDS: &[&str] = &[
-    "place",
-    "location",
-    "city",
-    "town",
-    "village",
-    "country",
-    "state",
-    "region",
-    "province",
-    "county",
-    "municipality",
-    "settlement",
-    "continent",
-    "island",
-    "area",
-    "capital",
-    "nation",
-    "district",
-    "territory",
-];
-
-const ORDINALS: &[(&str, usize)] = &[
-    ("first", 1),
-    ("second", 2),
-    ("third", 3),
-    ("fourth", 4),
-    ("fifth", 5),
-    ("sixth", 6),
-    ("seventh", 7),
-    ("eighth", 8),
-    ("ninth", 9),
-    ("tenth", 10),
-    ("last", 0),
-];
-
-const WH: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];
-
 /// The singular of an English noun (shared with class spotting).
-pub use crate::understanding::classes::singular;
+pub use crate::words::singular;
 
 /// The referring expressions of `question` (see [`detect_with`]) with the generic nouns only.
 pub fn detect(question: &str) -> Vec<Reference> {
@@ -353,7 +183,7 @@ pub fn detect_with(question: &str, nouns: &[String]) -> Vec<Reference> {
         }
         // "the second one", "the last", "the first of them" (the latter is a set with an ordinal)
         if w == "the"
-            && let Some(&(_, position)) = next.and_then(|n| ORDINALS.iter().find(|(o, _)| *o == n))
+            && let Some(&(_, position)) = next.and_then(|n| LIST_POSITIONS.iter().find(|(o, _)| *o == n))
         {
             let after = word(i + 2);
             let end = match after {
@@ -396,7 +226,7 @@ pub fn detect_with(question: &str, nouns: &[String]) -> Vec<Reference> {
             "he" | "him" | "himself" | "she" | "hers" | "herself" => Some((ReferenceKind::Person, possessive)),
             "his" => Some((ReferenceKind::Person, true)),
             "her" => {
-                let object = next.is_none_or(|n| AFTER_OBJECT.contains(&n) || WH.contains(&n));
+                let object = next.is_none_or(|n| AFTER_OBJECT.contains(&n) || QUESTION_WORDS.contains(&n));
                 Some((ReferenceKind::Person, !object || possessive))
             }
             "it" | "itself" => Some((ReferenceKind::Thing, possessive)),
@@ -432,7 +262,8 @@ pub fn detect_with(question: &str, nouns: &[String]) -> Vec<Reference> {
                 || next
                     .is_some_and(|n| BE.contains(&n) || AFTER_OBJECT.contains(&n) || matches!(n, "a" | "an" | "the"))
                 || prev.is_some_and(|p| BE.contains(&p) || matches!(p, "did" | "does" | "do" | "has" | "have" | "had"));
-            let pronominal = pronominal && prev.is_none_or(|p| BEFORE_PRONOMINAL.contains(&p) || WH.contains(&p));
+            let pronominal =
+                pronominal && prev.is_none_or(|p| BEFORE_PRONOMINAL.contains(&p) || QUESTION_WORDS.contains(&p));
             if pronominal && !possessive_relative(prev) {
                 let kind = if matches!(w, "these" | "those") {
                     ReferenceKind::Plural
@@ -472,7 +303,7 @@ fn what_about(question: &str, t: &[Token]) -> Option<Reference> {
         // "And X?": a few words, none a question word, an auxiliary or a pronoun.
         let words = &t[rest..];
         let blocked = |x: &Token| {
-            WH.contains(&x.lower.as_str())
+            QUESTION_WORDS.contains(&x.lower.as_str())
                 || BE.contains(&x.lower.as_str())
                 || matches!(
                     x.lower.as_str(),
@@ -526,19 +357,6 @@ pub enum Role {
     Answers,
     /// One value of the turn's list answer (an ordinal).
     Member,
-}
-
-/// One value of a candidate: an IRI or a literal.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Member {
-    /// The IRI, or the literal's lexical form.
-    pub value: String,
-    pub label: String,
-    /// An IRI (else a literal).
-    pub iri: bool,
-    /// A literal's datatype IRI.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub datatype: Option<String>,
 }
 
 /// A possible referent of an expression.
@@ -596,7 +414,7 @@ pub struct Asked {
 pub fn asked(question: &str) -> Asked {
     let t = tokens(question);
     let words: Vec<&str> = t.iter().map(|x| x.lower.as_str()).collect();
-    let Some(at) = words.iter().position(|w| WH.contains(w)) else {
+    let Some(at) = words.iter().position(|w| QUESTION_WORDS.contains(w)) else {
         return Asked::default();
     };
     let kind = |noun: &str| {
@@ -793,7 +611,7 @@ pub fn complete_fragment(question: &str) -> String {
     // Everything after "and" (a symbol before the next word included).
     let rest = trimmed[first.end..].trim_start().to_owned();
     let opener = t[1].lower.as_str();
-    let opens = WH.contains(&opener)
+    let opens = QUESTION_WORDS.contains(&opener)
         || BE.contains(&opener)
         || matches!(
             opener,

@@ -16,8 +16,8 @@
 
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::linking::spotting::{is_function_word, is_title};
-use crate::state::{EntityLink, LinkMethod};
+use crate::linking::link::{EntityLink, LinkMethod};
+use crate::words::{ORDINAL_DIGITS, is_function_word, is_title};
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{QueryResults, Term};
 use std::collections::BTreeSet;
@@ -281,19 +281,7 @@ fn same_word(name: &str, written: &str) -> bool {
 
 /// An ordinal's digits ("sixth", "6th", "vi" → "6"); other words as they are.
 fn ordinal(word: &str) -> &str {
-    const ORDINALS: &[(&str, &[&str])] = &[
-        ("1", &["first", "1st", "i"]),
-        ("2", &["second", "2nd", "ii"]),
-        ("3", &["third", "3rd", "iii"]),
-        ("4", &["fourth", "4th", "iv"]),
-        ("5", &["fifth", "5th", "v"]),
-        ("6", &["sixth", "6th", "vi"]),
-        ("7", &["seventh", "7th", "vii"]),
-        ("8", &["eighth", "8th", "viii"]),
-        ("9", &["ninth", "9th", "ix"]),
-        ("10", &["tenth", "10th", "x"]),
-    ];
-    ORDINALS
+    ORDINAL_DIGITS
         .iter()
         .find(|(_, forms)| forms.contains(&word))
         .map_or(word, |(digits, _)| digits)

@@ -6,11 +6,12 @@
 //! that class is the one meant).
 
 pub(crate) mod coherence;
+pub mod link;
 pub(crate) mod modifiers;
 pub(crate) mod spotting;
 pub(crate) mod typed;
 
-use crate::state::{EntityLink, LinkMethod};
+use crate::linking::link::{EntityLink, LinkMethod};
 
 /// The one linked mention, of two, written as a common noun (no capital, no digit, no quote)
 /// while the other is written as a name, when neither was read as words already: "In which

@@ -5,11 +5,10 @@
 //! word's embedding against their names chooses among them, so no list of demonyms or adjectives
 //! is needed, and a word no value of the class resembles links nothing.
 
-use crate::candidates::ranking::PathRanker;
-use crate::candidates::values::instances_of;
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::state::{EntityLink, LinkMethod};
+use crate::linking::link::{EntityLink, LinkMethod};
+use crate::linking::typed::instances_of;
 use crate::understanding::classes::ClassMention;
 use chatty_kg_graph::{Direction, Term};
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,7 +36,7 @@ pub(crate) fn modifier_of(question: &str, class: &str) -> Option<String> {
         .position(|w| chatty_kg_graph::text::normalize_tokens(w).first().map(String::as_str) == Some(first))?;
     let before = *written.get(at.checked_sub(1)?)?;
     let lower = before.to_lowercase();
-    let form_word = crate::linking::spotting::is_function_word(&lower)
+    let form_word = crate::words::is_function_word(&lower)
         || crate::understanding::classes::is_form_word(&lower)
         || crate::understanding::form::is_superlative(&lower);
     (at >= 2 && !form_word && before.chars().all(|c| c.is_alphanumeric() || c == '-')).then(|| before.to_owned())
@@ -91,7 +90,7 @@ pub(crate) async fn ground_modifier(
         return Ok(None);
     }
     let labels: Vec<String> = named.iter().map(|(_, n)| n.clone()).collect();
-    let similarity = PathRanker::similarity(ctx, &word, &labels).await?;
+    let similarity = crate::similarity::similarity(ctx, &word, &labels).await?;
     let mut order: Vec<usize> = (0..labels.len()).collect();
     order.sort_by(|&a, &b| similarity[b].total_cmp(&similarity[a]).then(a.cmp(&b)));
     let best = order[0];

@@ -8,7 +8,8 @@
 
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::understanding::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind};
+use crate::qir::{Qir, QirSource, QirTerm, QirTriple, QuestionKind};
+use crate::words::{ARTICLES, QUESTION_WORDS, SHORT_WORDS, TITLE_JOINERS, is_function_word, is_title};
 use chatty_kg_graph::text::{EXACT_MATCH_SCORE, normalize_tokens};
 
 /// Longest span tried, in words.
@@ -17,22 +18,6 @@ const MAX_SPAN: usize = 8;
 const MAX_SEARCHES: usize = 60;
 /// Candidates looked at per span: the exact matches come first, a predicate among them is skipped.
 const SPOT_CANDIDATES: usize = 5;
-
-/// Words that are never a whole entity nor part of the relation phrase.
-const FUNCTION_WORDS: &[&str] = &[
-    "a", "an", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "was",
-    "were", "be", "been", "do", "does", "did", "can", "could", "you", "me", "i", "give", "tell", "list", "name", "of",
-    "in", "on", "for", "to", "by", "with", "and", "or", "that", "this", "it", "its", "as", "at", "from", "some", "any",
-    "few", "please", "many", "much", "has", "have", "had", "all", "every", "each",
-];
-
-pub(crate) fn is_function_word(word: &str) -> bool {
-    FUNCTION_WORDS.contains(&word)
-}
-
-/// Two-letter words of English that are no names (pronouns, particles): every other word of two
-/// letters or more may be a vertex's label ("ed", "vi", "UK").
-const SHORT_WORDS: &[&str] = &["he", "we", "us", "my", "so", "no", "if", "up", "am", "ok"];
 
 /// Whether a one-word span is long enough to be a name on its own.
 fn long_enough(word: &str) -> bool {
@@ -70,9 +55,6 @@ pub(crate) struct Spotted {
 /// A one-word span this strong looks like a name (a capital, or the word modifying the class).
 const NAME_STRENGTH: f32 = 2.5;
 
-/// Words that may open a label ("The Grudge") though they are function words.
-const ARTICLES: &[&str] = &["the", "a", "an"];
-
 /// Spans of the question that are exactly a vertex's label (up to case and accents), best first,
 /// none overlapping, at most `max`. Longer spans are searched first and the spans inside a found
 /// one are skipped; a span may not start or end with a function word nor hold a question word,
@@ -106,7 +88,7 @@ pub(crate) async fn spot_entities(
     // followed by one may be typed by the class (see `linking::typed`).
     let class_words: std::collections::HashSet<String> = class_names()
         .filter_map(|name| name.into_iter().next())
-        .map(|w| crate::understanding::classes::singular(&w))
+        .map(|w| crate::words::singular(&w))
         .collect();
     // The question's words as the graph's texts are compared (a label before a class name).
     let tokens = normalize_tokens(question);
@@ -160,7 +142,7 @@ pub(crate) async fn spot_entities(
             // are the relation's words: "date of birth").
             let hits = ctx.kg.search_entities(&mention, SPOT_CANDIDATES).await?;
             let exact = |c: &chatty_kg_graph::EntityCandidate| {
-                (c.score >= EXACT_MATCH_SCORE || crate::agents::matching::lost_letters_of(&mention, &c.label))
+                (c.score >= EXACT_MATCH_SCORE || crate::words::lost_letters_of(&mention, &c.label))
                     && !predicates.contains(&c.iri)
             };
             if !hits.iter().any(exact) {
@@ -192,7 +174,7 @@ pub(crate) async fn spot_entities(
                 if let Some((_, end)) = crate::linking::find_span(&tokens, &named)
                     && tokens
                         .get(end)
-                        .is_some_and(|w| class_words.contains(&crate::understanding::classes::singular(w)))
+                        .is_some_and(|w| class_words.contains(&crate::words::singular(w)))
                 {
                     typed_checks += 1;
                     let checked = crate::linking::typed::typed_vertex(ctx, &tokens, end, &exact).await;
@@ -266,7 +248,7 @@ pub(crate) async fn spot_entities(
         let hits = ctx.kg.search_entities(&mention, PARTIAL_CANDIDATES).await?;
         if hits
             .iter()
-            .any(|c| !predicates.contains(&c.iri) && crate::agents::matching::holds_every_word(&mention, &c.label))
+            .any(|c| !predicates.contains(&c.iri) && crate::words::holds_every_word(&mention, &c.label))
         {
             found.retain(|f| !inside(f));
             found.push(Spotted {
@@ -289,39 +271,6 @@ const MAX_TYPED_CHECKS: usize = 4;
 const MAX_PARTIAL_NAMES: usize = 3;
 /// Candidates looked at for a partial name.
 const PARTIAL_CANDIDATES: usize = 20;
-
-/// Titles before a name that are no part of it ("President Kennedy", "Dr. Who" aside).
-const TITLES: &[&str] = &[
-    "president",
-    "king",
-    "queen",
-    "prince",
-    "princess",
-    "pope",
-    "saint",
-    "st",
-    "sir",
-    "dame",
-    "lord",
-    "lady",
-    "dr",
-    "mr",
-    "mrs",
-    "ms",
-    "professor",
-    "prof",
-    "general",
-    "senator",
-    "emperor",
-    "empress",
-    "chancellor",
-    "governor",
-];
-
-/// A title written before a name, never part of it ("President", "Pope", "Dr").
-pub(crate) fn is_title(word: &str) -> bool {
-    TITLES.contains(&word)
-}
 
 /// The question's words as written, without surrounding punctuation, each with whether "'s"
 /// followed it.
@@ -367,7 +316,7 @@ pub(crate) fn names_a_relation<'a>(
     relation_words: &std::collections::HashSet<String>,
 ) -> bool {
     before.is_some_and(|(word, possessive)| possessive || is_determiner(word))
-        && run.all(|w| relation_words.contains(&crate::understanding::classes::singular(w)))
+        && run.all(|w| relation_words.contains(&crate::words::singular(w)))
 }
 
 /// A word that opens a noun phrase: an article, a possessive or a quantifier ("the ISBN", "their
@@ -418,7 +367,7 @@ fn class_heads(profile: Option<&chatty_kg_graph::profile::SchemaProfile>) -> std
         .iter()
         .flat_map(|p| p.classes.iter())
         .filter_map(|c| normalize_tokens(&c.label).pop())
-        .map(|w| crate::understanding::classes::singular(&w))
+        .map(|w| crate::words::singular(&w))
         .collect()
 }
 
@@ -428,7 +377,7 @@ fn class_heads(profile: Option<&chatty_kg_graph::profile::SchemaProfile>) -> std
 fn modifies_a_class(words: &[(String, bool)], next: usize, class_heads: &std::collections::HashSet<String>) -> bool {
     let next = words.get(next).map(|(w, _)| w.as_str()).unwrap_or("");
     next.chars().next().is_some_and(char::is_lowercase)
-        && class_heads.contains(&crate::understanding::classes::singular(&next.to_lowercase()))
+        && class_heads.contains(&crate::words::singular(&next.to_lowercase()))
 }
 
 /// The names a question writes, for one none of whose spans is a label (a name misspelt,
@@ -503,7 +452,7 @@ fn names_in(
     for (mut start, mut len) in title_runs(&words, kind, &relation) {
         // A sentence's first word has its capital whatever it is, like the question's own
         // first word ("What are the three most recent versions? *Newest* first please.").
-        if crate::understanding::form::starts_a_sentence(question, placed[start].1.start) {
+        if crate::words::starts_a_sentence(question, placed[start].1.start) {
             (start, len) = (start + 1, len - 1);
             if len == 0 {
                 continue;
@@ -524,13 +473,6 @@ fn names_in(
     }
     names
 }
-
-/// Words that join the capitalised words of one title or name ("The Time *of the* Hero", "Bank
-/// *of* America", "Charles *de* Gaulle"); a relation's preposition does not ("Lima *in* Peru"),
-/// nor "and", which joins two names more often than it is inside one.
-const TITLE_JOINERS: &[&str] = &[
-    "of", "the", "de", "du", "des", "la", "le", "von", "van", "der", "den", "del", "da", "di",
-];
 
 /// [`capitalised_runs`] as titles are written: a run goes on over joining words to the next
 /// capitalised word, and takes a sequel's number after it ("The Time of the Hero 2"); a run
@@ -625,8 +567,6 @@ pub(crate) fn is_sequel_number(word: &str) -> bool {
     (!word.is_empty() && word.len() <= 2 && word.chars().all(|c| c.is_ascii_digit()))
         || matches!(word, "ii" | "iii" | "iv" | "v" | "vi" | "vii" | "viii" | "ix" | "x")
 }
-
-const QUESTION_WORDS: &[&str] = &["what", "which", "who", "whom", "whose", "when", "where", "why", "how"];
 
 /// A QIR from the question alone, or `None` when no span of it is an entity's exact label: the
 /// spotted entities, each in a triple with the rest of the question's content words as its

@@ -8,8 +8,10 @@
 
 use crate::context::AgentContext;
 use crate::error::AgentError;
-use crate::understanding::classes::singular;
+use crate::words::singular;
 use chatty_kg_graph::text::normalize_tokens;
+use chatty_kg_graph::{GraphError, ReadQuery, Term, TypeVocabulary, named_node, var};
+use spargebra::algebra::{Expression, GraphPattern};
 
 /// Classes named after a mention, and other vertices of its label, checked for membership at most.
 const MAX_KIND_CHECKS: usize = 3;
@@ -58,8 +60,8 @@ fn names_class_at(words: &[String], end: usize, label: &str) -> bool {
 /// Whether `entity` is an instance of `class` (or of a subclass).
 pub(crate) async fn is_member(ctx: &AgentContext, entity: &str, class: &str) -> Result<bool, AgentError> {
     let profile = ctx.kg.profile_or_default().await;
-    let query = crate::candidates::queries::membership(entity, class, profile.conventions.types())?;
-    Ok(match ctx.kg.query(&query.query).await? {
+    let query = membership_query(entity, class, profile.conventions.types())?;
+    Ok(match ctx.kg.query(&query).await? {
         chatty_kg_graph::QueryResults::Solutions(s) => !s.rows.is_empty(),
         chatty_kg_graph::QueryResults::Boolean(b) => b,
     })
@@ -133,7 +135,7 @@ pub(crate) async fn related_vertex(
     let Some(noun) = relation_noun_before(words, start) else {
         return Ok(None);
     };
-    if crate::linking::spotting::is_function_word(&noun) {
+    if crate::words::is_function_word(&noun) {
         return Ok(None);
     }
     for vertex in vertices.iter().take(MAX_KIND_CHECKS) {
@@ -217,4 +219,89 @@ mod tests {
         let q = words("of less");
         assert_eq!(relation_noun_before(&q, 1), None);
     }
+}
+
+/// Subclasses a sample of a class's instances is spread over at most.
+pub(crate) const SAMPLED_SUBCLASSES: usize = 20;
+
+/// Some instances of `class` (at most `limit`), spread over its subclasses: a class whose
+/// instances are all its subclasses' ("character": letters, symbols, numbers …) gives some of
+/// each, not the first `limit` of whichever the store lists first, so what a sample says of the
+/// class's attributes ("numeric value", which only numbers have) does not depend on the order
+/// of its IRIs.
+pub(crate) async fn instances_of(ctx: &AgentContext, class: &str, limit: usize) -> Result<Vec<String>, AgentError> {
+    let profile = ctx.kg.profile_or_default().await;
+    let types = profile.conventions.types();
+    let column = |results: chatty_kg_graph::QueryResults, variable: &str| -> Vec<String> {
+        match results {
+            chatty_kg_graph::QueryResults::Solutions(s) => s
+                .column(variable)
+                .filter_map(|t| match t {
+                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
+                    _ => None,
+                })
+                .collect(),
+            chatty_kg_graph::QueryResults::Boolean(_) => Vec::new(),
+        }
+    };
+    let subclasses = match chatty_kg_graph::subclasses_of_query(class, SAMPLED_SUBCLASSES, types)? {
+        Some(query) => column(ctx.kg.query(&query).await?, "sub"),
+        None => Vec::new(),
+    };
+    if subclasses.is_empty() {
+        let query = chatty_kg_graph::instances_query(class, limit, types)?;
+        return Ok(column(ctx.kg.query(&query).await?, "s"));
+    }
+    let each = (limit / (subclasses.len() + 1)).max(1);
+    let mut found: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for kind in std::iter::once(class).chain(subclasses.iter().map(String::as_str)) {
+        let query = chatty_kg_graph::direct_instances_query(kind, each, types)?;
+        for iri in column(ctx.kg.query(&query).await?, "s") {
+            if found.len() < limit && seen.insert(iri.clone()) {
+                found.push(iri);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The variable a membership query binds to the entity's own class.
+pub const TYPE_VARIABLE: &str = "type";
+
+/// `SELECT ?type WHERE { { <entity> rdf:type ?type FILTER(sameTerm(?type, <class>)) } UNION {
+/// <entity> rdf:type ?type . ?type rdfs:subClassOf+ <class> } } LIMIT 1`: whether `entity` is of
+/// `class` ("is Lima a city?"), with the type that makes it one (its provenance: `Lima rdf:type
+/// Capital`, where `Capital rdfs:subClassOf City`). Spelled out so for Virtuoso 7.2, which loses
+/// rows on `subClassOf*` and on `sameTerm(…) || EXISTS {…}` (the backend tests showed both).
+pub(crate) fn membership_query(entity: &str, class: &str, types: TypeVocabulary<'_>) -> Result<ReadQuery, GraphError> {
+    let t = var(TYPE_VARIABLE);
+    let class = named_node(class)?;
+    let entity = named_node(entity)?;
+    let typed = types.typed(entity, t.clone())?;
+    let direct = GraphPattern::Filter {
+        expr: Expression::SameTerm(
+            Box::new(Expression::Variable(t.clone())),
+            Box::new(Expression::NamedNode(class.clone())),
+        ),
+        inner: Box::new(typed.clone()),
+    };
+    let pattern = match types.subclass_path(t.clone(), class)? {
+        Some(up) => GraphPattern::Union {
+            left: Box::new(direct),
+            right: Box::new(GraphPattern::Join {
+                left: Box::new(typed),
+                right: Box::new(up),
+            }),
+        },
+        None => direct,
+    };
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(pattern),
+            variables: vec![t],
+        }),
+        start: 0,
+        length: Some(1),
+    })
 }

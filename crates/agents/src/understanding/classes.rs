@@ -12,6 +12,7 @@
 //! class `Capital`) is a relation word, not a constraint.
 
 use crate::understanding::form::QuestionForm;
+use crate::words::{ABOUT_THE_CLASS, ASKING, LISTING, singular};
 use chatty_kg_graph::profile::ClassProfile;
 use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
@@ -44,10 +45,6 @@ pub enum ClassRole {
     Membership,
 }
 
-/// Words after which a class names the kind of answer wanted.
-const ASKING: &[&str] = &["which", "what", "many", "all", "every", "each"];
-/// Words after which "the" + class names the kind of answer wanted ("list the cities").
-const LISTING: &[&str] = &["list", "name", "show", "all", "give"];
 /// Words that may stand between an asking word and the class it names.
 const MODIFIERS: usize = 3;
 /// Classes matched at most (the most instances first; the profile keeps at most 1 000).
@@ -129,7 +126,7 @@ pub async fn class_by_meaning(
         .map(|p| p.phrase.clone())
         .chain(named.iter().map(|(_, name)| name.clone()))
         .collect();
-    let vectors = crate::candidates::ranking::embed(ctx, texts).await?;
+    let vectors = crate::similarity::embed(ctx, texts).await?;
     let (said, names) = vectors.split_at(phrases.len());
     let mut best: Option<(f32, u64, ClassMention)> = None;
     for (phrase, v) in phrases.iter().zip(said) {
@@ -174,7 +171,7 @@ pub struct KindPhrase {
 /// the next where neither is a function word or a number ("TV shows"), each as written and in the
 /// singular.
 pub fn kind_phrases(question: &str, form: &QuestionForm) -> Vec<KindPhrase> {
-    use crate::linking::spotting::is_function_word;
+    use crate::words::is_function_word;
     let words = normalize_tokens(question);
     let mut out = Vec::new();
     for start in 0..words.len() {
@@ -214,9 +211,6 @@ pub fn kind_phrases(question: &str, form: &QuestionForm) -> Vec<KindPhrase> {
     out
 }
 
-/// A class's name as a phrase ("television show" for `Television Show`); `None` for a name of
-/// function words or of one short word, and for an identifier with a number in it
-/// (`WrittenCommunication106349220`, a WordNet synset's class: no question says it).
 /// The classes every resource belongs to by their vocabulary's definition: "how many *things*
 /// does X make" asks for anything, and a graph that types only some resources `owl:Thing` (180 of
 /// the 2 037 typed subjects of the LC-QuAD slice) would hold the answers to those.
@@ -232,6 +226,9 @@ fn universal(iri: &str) -> bool {
     UNIVERSAL_CLASSES.contains(&iri)
 }
 
+/// A class's name as a phrase ("television show" for `Television Show`); `None` for a name of
+/// function words or of one short word, and for an identifier with a number in it
+/// (`WrittenCommunication106349220`, a WordNet synset's class: no question says it).
 fn class_phrase(label: &str) -> Option<String> {
     let words: Vec<String> = normalize_tokens(label);
     let unusable = names_nothing(&words) || words.iter().any(|w| w.chars().any(|c| c.is_ascii_digit()));
@@ -241,9 +238,7 @@ fn class_phrase(label: &str) -> Option<String> {
 /// A class name's words that no question's words can be said to name: none, one short word, or
 /// only function words.
 fn names_nothing(name: &[String]) -> bool {
-    name.is_empty()
-        || (name.len() == 1 && name[0].len() < 3)
-        || name.iter().all(|w| crate::linking::spotting::is_function_word(w))
+    name.is_empty() || (name.len() == 1 && name[0].len() < 3) || name.iter().all(|w| crate::words::is_function_word(w))
 }
 
 /// Whether a question word (as written, and in the singular) is a class name's word: "cities"
@@ -261,7 +256,7 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
     // "Is Lima a city?": a copula opens the question and "a"/"an" + the class end it ("Did Tom
     // Hanks direct a film?" asks for a path, not for a type).
-    if form.kind == crate::understanding::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
+    if form.kind == crate::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
         let copula = matches!(words.first().map(String::as_str), Some("is" | "was" | "are" | "were"));
         return copula.then_some(ClassRole::Membership);
     }
@@ -277,7 +272,7 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     // "which of" question, is what is asked for.
     if before(1) == Some("s") {
         let mut back = 2;
-        while back <= MODIFIERS + 2 && before(back).is_some_and(|w| !crate::linking::spotting::is_function_word(w)) {
+        while back <= MODIFIERS + 2 && before(back).is_some_and(|w| !crate::words::is_function_word(w)) {
             back += 1;
         }
         if back > 2 && before(back) == Some("of") && matches!(before(back + 1), Some("which" | "what")) {
@@ -288,8 +283,7 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     // *Swiss non-profit* organizations", "which U.S. states"): up to three words that are no
     // function words stand between.
     let mut back = 1;
-    while back <= MODIFIERS
-        && before(back).is_some_and(|w| !ASKING.contains(&w) && !crate::linking::spotting::is_function_word(w))
+    while back <= MODIFIERS && before(back).is_some_and(|w| !ASKING.contains(&w) && !crate::words::is_function_word(w))
     {
         back += 1;
     }
@@ -297,7 +291,7 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     // for nothing.
     let relative = |back: usize| {
         matches!(before(back), Some("which" | "what"))
-            && before(back + 1).is_some_and(|w| !crate::linking::spotting::is_function_word(w) && !ASKING.contains(&w))
+            && before(back + 1).is_some_and(|w| !crate::words::is_function_word(w) && !ASKING.contains(&w))
     };
     for back in [1, back] {
         if let Some(word) = before(back) {
@@ -313,7 +307,7 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
             }
             // "Give me *some* organizations", "what are *some* players": asks for some of them.
             if word == "some"
-                && form.kind != crate::understanding::qir::QuestionKind::Boolean
+                && form.kind != crate::qir::QuestionKind::Boolean
                 && before(back + 1).is_some_and(|w| matches!(w, "me" | "are") || LISTING.contains(&w))
             {
                 return Some(ClassRole::Answer);
@@ -321,41 +315,6 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
         }
     }
     None
-}
-
-/// The singular of an English noun, by the regular rules and the few irregular plurals that name
-/// kinds of things often ("people", "children").
-pub fn singular(word: &str) -> String {
-    const IRREGULAR: &[(&str, &str)] = &[
-        ("people", "person"),
-        ("persons", "person"),
-        ("men", "man"),
-        ("women", "woman"),
-        ("children", "child"),
-        ("mice", "mouse"),
-        ("geese", "goose"),
-        ("teeth", "tooth"),
-        ("feet", "foot"),
-        ("series", "series"),
-        ("species", "species"),
-    ];
-    if let Some((_, s)) = IRREGULAR.iter().find(|(p, _)| *p == word) {
-        return (*s).to_owned();
-    }
-    let n = word.len();
-    if n > 4 && word.ends_with("ies") {
-        format!("{}y", &word[..n - 3])
-    } else if n > 4
-        && ["ches", "shes", "sses", "xes", "zzes"]
-            .iter()
-            .any(|e| word.ends_with(e))
-    {
-        word[..n - 2].to_owned()
-    } else if n > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e)) {
-        word[..n - 1].to_owned()
-    } else {
-        word.to_owned()
-    }
 }
 
 /// Whether `mention` is written as the owner of the asked class: its possessive stands right
@@ -371,16 +330,6 @@ pub fn owns_class(question: &str, mention: &str, class: &ClassMention) -> bool {
     owned.extend(class.mention.split(' ').map(str::to_owned));
     words.windows(owned.len()).any(|w| w == owned.as_slice())
 }
-
-/// The only words that may stand beside a class (and a superlative) in a question about the
-/// class alone ("how many countries are there in the graph", "list all the cities", "who is the
-/// oldest writer"). Pronouns, other prepositions and any other word mean something else must be
-/// found ("which actors are in it", "which albums are by the who").
-const ABOUT_THE_CLASS: &[&str] = &[
-    "how", "many", "much", "what", "which", "who", "is", "are", "was", "were", "the", "a", "an", "all", "every",
-    "list", "name", "give", "show", "tell", "me", "us", "there", "exist", "exists", "total", "in", "graph", "known",
-    "of", "number", "second", "third", "fourth", "fifth",
-];
 
 /// A word that may stand beside a class in a question about the class alone.
 pub fn is_form_word(word: &str) -> bool {
@@ -415,7 +364,7 @@ pub fn about_the_class_alone(question: &str, class: &ClassMention, form: &Questi
 /// the class's own is an entity to be found: "the largest city in Bavaria").
 pub fn ordered_by_words(question: &str, class: &ClassMention, form: &QuestionForm) -> bool {
     let class_words: Vec<&str> = class.mention.split(' ').collect();
-    let words = crate::understanding::form::words(question);
+    let words = crate::words::words(question);
     // A word right before the class that is neither a form word nor the superlative modifies it
     // ("which *shell* package", "which *Indian* company"): a constraint not found in the graph.
     let modified = words
@@ -437,7 +386,7 @@ pub fn ordered_by_words(question: &str, class: &ClassMention, form: &QuestionFor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::understanding::qir::QuestionKind;
+    use crate::qir::QuestionKind;
 
     fn class(iri: &str, label: &str, instances: u64) -> ClassProfile {
         ClassProfile {

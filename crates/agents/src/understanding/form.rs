@@ -7,73 +7,14 @@
 //! Also the question's words as the path ranking reads them: normalised tokens with their
 //! position and whether a possessive `'s` follows ("X's spouse's nationality").
 
-use crate::understanding::qir::{Order, QuestionKind};
+use crate::context::AgentContext;
+use crate::qir::{Order, QuestionKind};
+use crate::words::{
+    CARDINALS, COPULAS, EXISTENTIAL, LINKING, MONTHS, SUPERLATIVE_ORDINALS, VALUE_OPENERS, WH_WORDS, Word,
+    YES_NO_OPENERS, words,
+};
 use chatty_kg_graph::text::normalize_tokens;
 use serde::{Deserialize, Serialize};
-
-/// One normalised word of the question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
-    /// Lower-case ASCII (`normalize_tokens`).
-    pub text: String,
-    /// Written with a capital letter (and not the question's first word).
-    pub capitalized: bool,
-    /// A possessive `'s` follows it.
-    pub possessive: bool,
-}
-
-/// Whether the word at byte `at` of `question` opens a sentence after the first: the text before
-/// it ends with "?" or "!", or with "." after a lower-case word of two letters or more (not an
-/// initial, "J. R. R. Tolkien", nor a title, "Dr."). Such a word has its capital whatever it is,
-/// like the question's first ("… versions? *Newest* first please.").
-pub(crate) fn starts_a_sentence(question: &str, at: usize) -> bool {
-    let before = question[..at].trim_end();
-    if before.ends_with(['?', '!']) {
-        return true;
-    }
-    let Some(body) = before.strip_suffix('.') else {
-        return false;
-    };
-    let last = body.rsplit(char::is_whitespace).next().unwrap_or_default();
-    last.chars().count() >= 2 && last.chars().all(char::is_alphabetic) && last.chars().all(char::is_lowercase)
-}
-
-/// The question as words.
-pub fn words(question: &str) -> Vec<Word> {
-    let mut out: Vec<Word> = Vec::new();
-    for raw in question.split_whitespace() {
-        // `raw` is a slice of `question`: its offset is where it starts.
-        let initial = starts_a_sentence(question, raw.as_ptr() as usize - question.as_ptr() as usize);
-        let raw = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
-        let (body, possessive) = match raw
-            .strip_suffix("'s")
-            .or_else(|| raw.strip_suffix("\u{2019}s"))
-            .or_else(|| raw.strip_suffix("s'"))
-        {
-            Some(body) if raw.ends_with("s'") => (format!("{body}s"), true),
-            Some(body) => (body.to_owned(), true),
-            None => (raw.to_owned(), false),
-        };
-        if body.is_empty() {
-            // A detached "'s" ("X 's couple").
-            if possessive && let Some(last) = out.last_mut() {
-                last.possessive = true;
-            }
-            continue;
-        }
-        let capitalized = !out.is_empty() && !initial && body.chars().next().is_some_and(char::is_uppercase);
-        let tokens = normalize_tokens(&body);
-        let n = tokens.len();
-        for (i, text) in tokens.into_iter().enumerate() {
-            out.push(Word {
-                text,
-                capitalized,
-                possessive: possessive && i + 1 == n,
-            });
-        }
-    }
-    out
-}
 
 /// The question's content words that none of `said` holds (its mentions, the class it names),
 /// numbers aside: what is left to name an attribute ("which hamradio package has the biggest
@@ -82,14 +23,9 @@ pub fn words_left(question: &str, said: &[&str]) -> Vec<String> {
     let said: Vec<String> = said.iter().flat_map(|s| normalize_tokens(s)).collect();
     normalize_tokens(question)
         .into_iter()
-        .filter(|w| !crate::linking::spotting::is_function_word(w) && !said.contains(w) && number(w).is_none())
+        .filter(|w| !crate::words::is_function_word(w) && !said.contains(w) && number(w).is_none())
         .collect()
 }
-
-/// Forms of "to be" that make a question say what something *was* at a time.
-const COPULAS: &[&str] = &["is", "are", "was", "were", "been", "be"];
-/// Words after a copula that make it no state: "were *there*" asks whether something happened.
-const EXISTENTIAL: &[&str] = &["there"];
 
 /// Whether the question says what something was (a state that lasts: "which version *was
 /// current* in 2020", "who *was* the mayor in 2010", "which clubs *was* X a member of") rather
@@ -174,11 +110,6 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
-/// Cardinal numbers written as words, for "the *three* largest".
-const CARDINALS: &[&str] = &[
-    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "fifteen", "twenty",
-];
-
 /// How many answers a superlative at `text[i]` asks for: a cardinal number ("three", "3") just
 /// before it ("the *three* largest", "Glaser's *three* biggest") or after "the" or "top" a few
 /// words before it ("the *three* characters … with the highest values"); 0 (all, in order)
@@ -258,22 +189,6 @@ pub struct ValueConstraint {
     pub date: Option<String>,
 }
 
-/// English month names, for the days a question writes.
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 /// The day written at `tokens[at..]`, as `YYYY-MM-DD`, with the number of tokens it takes: an ISO
 /// date ("2021-01-01"), a day and a month ("1 January 2021", "January 1 2021", "January 1st
 /// 2021"), or a year's first or last day ("the start / beginning / end of 2024").
@@ -345,12 +260,6 @@ const PLAIN_COMPARATIVES: &[(&str, Comparison)] = &[
     ("greater", Comparison::Greater),
     ("less", Comparison::Less),
     ("fewer", Comparison::Less),
-];
-
-/// Words that sit between the attribute and the value and name nothing themselves.
-const LINKING: &[&str] = &[
-    "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "with", "of", "a", "an", "the", "that",
-    "which", "who", "than", "and", "do", "does", "did",
 ];
 
 /// A number as written ("1950", "2.5", "1,000"), not a part of a name ("Apollo 14" is read by
@@ -426,7 +335,7 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
         let after = t(last + 1);
         let noun_after = !after.is_empty()
             && !LINKING.contains(&after)
-            && !crate::linking::spotting::is_function_word(after)
+            && !crate::words::is_function_word(after)
             && number(after).is_none();
         let year = date.is_some() || (is_year_value(t(at)) && (year_only || !noun_after));
         if year_only && !year {
@@ -451,7 +360,7 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
             if LINKING.contains(&w) {
                 continue;
             }
-            if !crate::linking::spotting::is_function_word(w) && number(w).is_none() {
+            if !crate::words::is_function_word(w) && number(w).is_none() {
                 attribute_words.push(w.to_owned());
             }
             break;
@@ -477,9 +386,8 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
 /// number after a capitalised word is part of a name ("Apollo 14", "Unicode 6.0"), and one
 /// followed by a capitalised word starts one.
 fn named_value(written: &[&str], tokens: &[String]) -> Option<ValueConstraint> {
-    let content = |w: &str| {
-        !w.is_empty() && !LINKING.contains(&w) && !crate::linking::spotting::is_function_word(w) && number(w).is_none()
-    };
+    let content =
+        |w: &str| !w.is_empty() && !LINKING.contains(&w) && !crate::words::is_function_word(w) && number(w).is_none();
     let capitalised = |i: usize| {
         written
             .get(i)
@@ -510,18 +418,6 @@ fn named_value(written: &[&str], tokens: &[String]) -> Option<ValueConstraint> {
     None
 }
 
-/// Ordinals before a superlative ("the second highest"), as the rows skipped.
-const ORDINALS: &[(&str, usize)] = &[
-    ("second", 1),
-    ("third", 2),
-    ("fourth", 3),
-    ("fifth", 4),
-    ("2nd", 1),
-    ("3rd", 2),
-    ("4th", 3),
-    ("5th", 4),
-];
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FormSource {
@@ -530,12 +426,6 @@ pub enum FormSource {
     /// Nothing in the words decided; the QIR's type was kept.
     Qir,
 }
-
-/// Auxiliary verbs that open a yes/no question.
-const YES_NO_OPENERS: &[&str] = &[
-    "is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would",
-    "should", "shall", "may", "might", "isn", "aren", "wasn", "weren", "doesn", "didn", "hasn", "haven",
-];
 
 /// Superlatives and the order they ask for. "most"/"least" take their attribute from the next word.
 const SUPERLATIVES: &[(&str, Order)] = &[
@@ -612,7 +502,7 @@ impl QuestionForm {
             take = superlative_take(&text, i);
             if let Some((_, skip)) = i
                 .checked_sub(1)
-                .and_then(|p| ORDINALS.iter().find(|(w, _)| *w == text[p]))
+                .and_then(|p| SUPERLATIVE_ORDINALS.iter().find(|(w, _)| *w == text[p]))
             {
                 offset = *skip;
             }
@@ -702,7 +592,7 @@ impl QuestionForm {
         };
         let named = [
             vec![first.clone(), (*next).to_owned()],
-            vec![first.clone(), crate::understanding::classes::singular(next)],
+            vec![first.clone(), crate::words::singular(next)],
         ];
         if relation_labels
             .into_iter()
@@ -727,19 +617,29 @@ fn superlative_at(text: &[&str]) -> Option<(usize, Order)> {
     })
 }
 
-/// The words other than "when" that ask for the answer themselves: question words and the
-/// imperatives that ask for things.
-const WH_WORDS: &[&str] = &[
-    "what", "which", "who", "whom", "whose", "where", "how", "list", "name", "give", "show",
-];
-
 /// A question word or an imperative opens it: it asks for values, not for yes or no.
 fn is_wh_question(text: &[&str]) -> bool {
-    const WH: &[&str] = &[
-        "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "list", "name", "give", "tell", "show",
-        "find",
-    ];
-    text.iter().take(4).any(|w| WH.contains(w))
+    text.iter().take(4).any(|w| VALUE_OPENERS.contains(w))
+}
+
+/// The question's form ([`QuestionForm::detect`]), a superlative that names one of the
+/// graph's relations read as that relation ([`QuestionForm::without_named_superlative`]).
+pub(crate) async fn form_of(ctx: &AgentContext, question: &str, model_kind: Option<QuestionKind>) -> QuestionForm {
+    let form = QuestionForm::detect(question, model_kind);
+    if form.order.is_none() {
+        return form;
+    }
+    match ctx.kg.profile().await {
+        Ok(profile) => form.without_named_superlative(
+            question,
+            profile
+                .predicates
+                .iter()
+                .filter(|p| !profile.conventions.is_schema_predicate(&p.iri))
+                .map(|p| p.label.as_str()),
+        ),
+        Err(_) => form,
+    }
 }
 
 #[cfg(test)]
