@@ -15,14 +15,14 @@
 # categories and their labels). A file already in DIR is not fetched again, and a cut download
 # resumes (curl -C -). Virtuoso's bulk loader reads the .ttl.bz2 files as they are.
 # Needs curl, virtuoso-opensource (virtuoso-t, isql-vt) and a built chatty-kg (CHATTY_KG_BIN, else
-# scripts/build.sh). Disk, memory and hours: README, "QALD-9 and LC-QuAD on DBpedia".
+# scripts/build.sh). Disk, memory and hours: docs/evaluation.md, "QALD-9 and LC-QuAD on DBpedia".
 # Load time, estimated (no release could be fetched here): the eight files hold ~150 M triples.
 # The private Virtuoso loaded the scale benchmark's 10 M triples with its free-text index in
 # 5.5 minutes (30 K triples/s, 4 GB of buffers; reports/scale): about 1.5 hours for 150 M at
 # that rate, more as the database outgrows its buffers. `chatty-kg load` into the embedded
 # store ran at 82 K triples/s on the same 10 M, at least half an hour for 150 M, but the
-# embedded store is not meant for a whole DBpedia (README, "How big a graph the embedded store
-# is for").
+# embedded store is not meant for a whole DBpedia (docs/operations.md, "How big a graph the
+# embedded store is for").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cmd=${1:?usage: dbpedia.sh fetch|serve|eval|stop|all ...}

@@ -114,7 +114,7 @@ enum Command {
         llm: ask::LlmArgs,
     },
     /// Serve the knowledge graph to an MCP client (an assistant, an IDE agent) over stdin/stdout:
-    /// tools `ask`, `entities`, `sparql`, `describe`, `list_kgs` (see the README's "MCP").
+    /// tools `ask`, `entities`, `sparql`, `describe`, `list_kgs` (see docs/server.md, "MCP").
     Mcp {
         #[command(flatten)]
         target: Target,
@@ -122,7 +122,7 @@ enum Command {
         llm: ask::LlmArgs,
     },
     /// Serve the web chat page, the WebSocket chat and the REST API over every configured
-    /// knowledge graph (see the README's "Server" section). Stops gracefully on SIGTERM/SIGINT.
+    /// knowledge graph (see docs/server.md). Stops gracefully on SIGTERM/SIGINT.
     Serve {
         /// Address to listen on (default: server.bind, 127.0.0.1:8765). Port 0 picks a free one.
         #[arg(long)]

@@ -3,7 +3,7 @@
 //! (`2016-10/core-i18n/en/…`); the script downloads them, bulk-loads them into a private Virtuoso
 //! and runs `chatty-kg eval --endpoint` on a QALD-JSON file whose answers are in them. A second
 //! fetch finds the files there and downloads nothing. What this cannot run here is the real
-//! release (no internet): its size and times are estimates in the README.
+//! release (no internet): its size and times are estimates in docs/evaluation.md.
 //!
 //! Needs virtuoso-t, bzip2 and the models; skips without them unless `CHATTY_KG_REQUIRE_VIRTUOSO=1`.
 

@@ -1,4 +1,4 @@
-//! The WebSocket message schema (documented in the README) and the stage events built from the
+//! The WebSocket message schema (documented in docs/server.md) and the stage events built from the
 //! agents' state as each one finishes. Frames are JSON text with a `type` tag.
 
 use crate::error::ServerError;

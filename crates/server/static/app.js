@@ -1,4 +1,4 @@
-// The chat page: one WebSocket to /ws (protocol in the README). The session id is kept in
+// The chat page: one WebSocket to /ws (protocol in docs/server.md). The session id is kept in
 // localStorage so a reload (or a server restart) resumes the same dialogue. Everything the
 // server sends is put on the page with textContent, never as HTML.
 "use strict";
