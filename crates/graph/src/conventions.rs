@@ -16,8 +16,9 @@
 //! so an RDFS graph gets the queries it always got and a Wikibase the same shapes over its own
 //! predicates.
 
+use crate::counted::PredicateProfile;
 use crate::load_counts::LoadCounts;
-use crate::profile::PredicateProfile;
+use crate::query::ranked;
 use crate::query::{ReadQuery, named_node, triple, var};
 use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
 use serde::{Deserialize, Serialize};
@@ -27,11 +28,11 @@ use spargebra::algebra::{
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern, Variable};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+pub use crate::vocabulary::{OWL_EQUIVALENT_PROPERTY, RDF_TYPE};
+
 pub const RDFS_SUBCLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
 pub const SKOS_BROADER: &str = "http://www.w3.org/2004/02/skos/core#broader";
 pub const SCHEMA_DESCRIPTION: &str = "http://schema.org/description";
-pub const OWL_EQUIVALENT_PROPERTY: &str = "http://www.w3.org/2002/07/owl#equivalentProperty";
 /// The Wikibase ontology, the same on Wikidata and every other Wikibase.
 pub const WIKIBASE: &str = "http://wikiba.se/ontology#";
 pub const WIKIBASE_DIRECT_CLAIM: &str = "http://wikiba.se/ontology#directClaim";
@@ -650,7 +651,7 @@ pub fn hierarchy_query(candidate: &str, typing: &str) -> Result<ReadQuery, Graph
 /// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s <typing> ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT n`
 /// for one predicate: what `rdf:type` types things as.
 fn objects_query(predicate: &str, limit: usize) -> Result<ReadQuery, GraphError> {
-    crate::profile::class_counts_query(
+    class_counts_query(
         limit,
         TypeVocabulary {
             type_predicates: &[predicate.to_owned()],
@@ -693,7 +694,7 @@ pub fn languages_query(label: &str, limit: usize) -> Result<ReadQuery, GraphErro
 /// The `n` keys with the highest counts, as a grouped query ordered by count would give them.
 fn most_counted(counts: &BTreeMap<String, u64>, n: usize) -> Vec<String> {
     let mut ranked: Vec<(&String, &u64)> = counts.iter().collect();
-    crate::profile::most_first(&mut ranked, |(key, count)| (**count, key.as_str()));
+    crate::counted::most_first(&mut ranked, |(key, count)| (**count, key.as_str()));
     ranked.into_iter().take(n).map(|(k, _)| k.clone()).collect()
 }
 
@@ -1109,6 +1110,18 @@ async fn hierarchy_of(kg: &(impl KnowledgeGraph + ?Sized), candidate: &str, typi
     let (sampled, classes) = (number(row.first()), number(row.get(1)));
     (sampled > 0 && classes * 5 >= sampled * 4)
         .then(|| format!("{classes} of {sampled} of its subjects sampled are classes (objects of {typing})"))
+}
+
+/// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s rdf:type ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT limit`
+/// (the graph's typing predicates for `rdf:type`).
+pub fn class_counts_query(limit: usize, types: TypeVocabulary<'_>) -> Result<ReadQuery, GraphError> {
+    let (s, c, n) = (var("s"), var("c"), var("n"));
+    let grouped = GraphPattern::Group {
+        inner: Box::new(types.typed(s, c.clone())?),
+        variables: vec![c.clone()],
+        aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
+    };
+    ranked(grouped, vec![c, n.clone()], n, limit)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod conventions;
+mod counted;
 mod error;
 mod facts;
 mod label_index;
@@ -29,6 +30,7 @@ mod query;
 mod settings;
 mod sparql_endpoint;
 pub mod text;
+mod vocabulary;
 mod worker;
 
 pub use crate::conventions::{Conventions, PropertyEntity, PropertyRole, RDFS_TYPES, TypeVocabulary};

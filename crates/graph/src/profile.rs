@@ -6,12 +6,16 @@
 //!
 //! The queries are spargebra algebra, like every query the graph layer builds.
 
+pub use crate::conventions::class_counts_query;
 use crate::conventions::{Conventions, TypeVocabulary};
+use crate::counted::most_first;
+pub use crate::counted::{ClassProfile, PredicateProfile};
 use crate::load_counts::LoadCounts;
+use crate::query::ranked;
 use crate::query::{ReadQuery, triple, var};
 use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
 use serde::{Deserialize, Serialize};
-use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern};
 use std::collections::BTreeMap;
 
 /// Predicates and classes kept, the most used first.
@@ -36,26 +40,6 @@ pub struct SchemaProfile {
     /// profile saved before conventions were read.
     #[serde(default)]
     pub conventions: Conventions,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PredicateProfile {
-    pub iri: String,
-    /// Its label in the graph, else one made from its IRI.
-    pub label: String,
-    pub triples: u64,
-    /// Triples whose object is an IRI (the rest are literals or blank nodes).
-    pub iri_objects: u64,
-    /// Literal objects by datatype IRI (language-tagged strings under rdf:langString).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub datatypes: BTreeMap<String, u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClassProfile {
-    pub iri: String,
-    pub label: String,
-    pub instances: u64,
 }
 
 fn count(term: Option<&Option<Term>>) -> u64 {
@@ -126,18 +110,6 @@ pub fn datatypes_query(limit: usize) -> Result<ReadQuery, GraphError> {
     ranked(grouped, vec![p, dt, n.clone()], n, limit)
 }
 
-/// `SELECT ?c (COUNT(*) AS ?n) WHERE { ?s rdf:type ?c } GROUP BY ?c ORDER BY DESC(?n) LIMIT limit`
-/// (the graph's typing predicates for `rdf:type`).
-pub fn class_counts_query(limit: usize, types: TypeVocabulary<'_>) -> Result<ReadQuery, GraphError> {
-    let (s, c, n) = (var("s"), var("c"), var("n"));
-    let grouped = GraphPattern::Group {
-        inner: Box::new(types.typed(s, c.clone())?),
-        variables: vec![c.clone()],
-        aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
-    };
-    ranked(grouped, vec![c, n.clone()], n, limit)
-}
-
 /// `SELECT ?sub ?c WHERE { ?sub rdfs:subClassOf ?c } LIMIT limit` (`None` when the graph has no
 /// subclass predicate).
 pub fn subclasses_query(limit: usize, subclass_predicates: &[String]) -> Result<Option<ReadQuery>, GraphError> {
@@ -198,15 +170,6 @@ fn add_superclasses(classes: &mut Vec<ClassProfile>, pairs: &[(String, String)])
     most_first(classes, |c| (c.instances, &c.iri));
 }
 
-/// The highest counts first, ties in the order of their IRIs: the same order whichever way the
-/// counts came (queries, whose ties come in the engine's order, or a load's counts).
-pub(crate) fn most_first<T>(items: &mut [T], key: impl Fn(&T) -> (u64, &str)) {
-    items.sort_by(|a, b| {
-        let (a, b) = (key(a), key(b));
-        b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1))
-    });
-}
-
 /// The predicates as [`predicates_query`] and [`datatypes_query`] would find them: the most used
 /// first, one more than [`PROFILE_LIMIT`] kept (so that truncation shows).
 fn counted_predicates(counts: &LoadCounts) -> Vec<PredicateProfile> {
@@ -244,25 +207,6 @@ fn counted_classes(counts: &LoadCounts, types: TypeVocabulary<'_>) -> Option<Vec
     most_first(&mut classes, |c| (c.instances, &c.iri));
     classes.truncate(PROFILE_LIMIT + 1);
     Some(classes)
-}
-
-fn ranked(
-    grouped: GraphPattern,
-    variables: Vec<spargebra::term::Variable>,
-    by: spargebra::term::Variable,
-    limit: usize,
-) -> Result<ReadQuery, GraphError> {
-    ReadQuery::select(GraphPattern::Slice {
-        inner: Box::new(GraphPattern::Project {
-            inner: Box::new(GraphPattern::OrderBy {
-                inner: Box::new(grouped),
-                expression: vec![OrderExpression::Desc(Expression::Variable(by))],
-            }),
-            variables,
-        }),
-        start: 0,
-        length: Some(limit),
-    })
 }
 
 /// Computes the profile of `kg` with the queries above and its labels. With the `counts` a load

@@ -29,6 +29,26 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 use std::fmt;
 
+/// `grouped` projected on `variables`, the highest `by` first, `limit` rows at most.
+pub(crate) fn ranked(
+    grouped: GraphPattern,
+    variables: Vec<spargebra::term::Variable>,
+    by: spargebra::term::Variable,
+    limit: usize,
+) -> Result<ReadQuery, GraphError> {
+    ReadQuery::select(GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(GraphPattern::OrderBy {
+                inner: Box::new(grouped),
+                expression: vec![OrderExpression::Desc(Expression::Variable(by))],
+            }),
+            variables,
+        }),
+        start: 0,
+        length: Some(limit),
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod arbitrary;
 pub(crate) mod bounded;
@@ -888,12 +908,12 @@ pub fn property_names_query(
         expr: Expression::In(Box::new(Expression::Variable(link.clone())), named(links)?),
         inner: Box::new(bgp(vec![triple(e.clone(), link, p.clone())])),
     };
-    if links.iter().any(|x| x == crate::conventions::OWL_EQUIVALENT_PROPERTY) {
+    if links.iter().any(|x| x == crate::vocabulary::OWL_EQUIVALENT_PROPERTY) {
         linked = GraphPattern::Union {
             left: Box::new(linked),
             right: Box::new(bgp(vec![triple(
                 p.clone(),
-                named_node(crate::conventions::OWL_EQUIVALENT_PROPERTY)?,
+                named_node(crate::vocabulary::OWL_EQUIVALENT_PROPERTY)?,
                 e.clone(),
             )])),
         };
@@ -955,7 +975,7 @@ pub fn classes_query(
     })
 }
 
-const RDF_TYPE: &str = crate::conventions::RDF_TYPE;
+const RDF_TYPE: &str = crate::vocabulary::RDF_TYPE;
 
 /// `{ subject rdf:type <class> } UNION { subject rdf:type ?instance_type . ?instance_type
 /// rdfs:subClassOf+ <class> }`: `subject` is an instance of the class or of one of its subclasses
