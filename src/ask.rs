@@ -309,6 +309,19 @@ pub fn render(e: &Explanation) -> String {
             search.elapsed_ms,
             search.cut.as_deref().map(|c| format!(" ({c})")).unwrap_or_default()
         );
+        if !search.class_queries.is_empty() {
+            let slowest = search.class_queries.iter().map(|q| q.elapsed_ms).fold(0.0, f64::max);
+            let _ = writeln!(
+                s,
+                "  class queries: {}, slowest {:.0} ms{}",
+                search.class_queries.len(),
+                slowest,
+                match search.timed_out() {
+                    0 => String::new(),
+                    n => format!(", {n} timed out"),
+                }
+            );
+        }
     }
     let chosen = e.path_choice.map(|c| c.index);
     for (i, path) in e.paths.iter().enumerate().take(5) {

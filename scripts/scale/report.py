@@ -29,6 +29,10 @@ def row(size_dir):
             queries.append((q.get("elapsed_ms") or 0.0, answer["question"], q.get("sparql", "")))
             if "timeout" in (q.get("error") or "").lower() or "timed out" in (q.get("error") or "").lower():
                 timeouts += 1
+        # The path search's class queries (what ordered its paths), each with its time.
+        for q in ((answer.get("explanation") or {}).get("path_search") or {}).get("class_queries") or []:
+            queries.append((q.get("elapsed_ms") or 0.0, answer["question"], q.get("sparql", "")))
+            timeouts += 1 if q.get("timed_out") else 0
     queries.sort(reverse=True)
     return {
         "triples": int(loaded["triples"]),

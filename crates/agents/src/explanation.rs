@@ -194,9 +194,14 @@ impl Explanation {
         }
     }
 
-    /// SPARQL queries run for this question: the path search's and the answer's.
+    /// SPARQL queries run for this question: the path search's (its neighbourhoods and its
+    /// class queries) and the answer's.
     pub fn sparql_queries(&self) -> usize {
-        self.sparql.len() + self.path_search.as_ref().map_or(0, |s| s.queries)
+        self.sparql.len()
+            + self
+                .path_search
+                .as_ref()
+                .map_or(0, |s| s.queries + s.class_queries.len())
     }
 
     /// The chosen relation path, as text.

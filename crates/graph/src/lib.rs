@@ -42,8 +42,9 @@ pub use crate::load_counts::{LoadCounts, PredicateCounts};
 pub use crate::oxigraph::EmbeddedStore;
 pub use crate::query::{
     MAX_DEPTH, MAX_NESTING, ReadQuery, direct_instances_query, entity_search_query, instance_of, instances_query,
-    labelled_neighbours_query, named_node, neighbourhood_query, neighbourhood_sample_query, predicates_around_query,
-    predicates_between_query, subclasses_of_query, subjects_query, triple, value_subjects_query, var,
+    labelled_neighbours_query, listed_instance_of, named_node, neighbourhood_query, neighbourhood_sample_query,
+    predicates_around_query, predicates_between_query, subclasses_of_query, subjects_query, triple,
+    value_subjects_query, var,
 };
 use crate::query::{classes_query, degrees_query, labels_query};
 pub use crate::settings::{

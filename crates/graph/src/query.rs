@@ -1004,6 +1004,32 @@ pub fn instance_of(
     })
 }
 
+/// [`instance_of`] where the class's subclasses are known (`subclasses`: every class under it,
+/// as [`subclasses_of_query`] lists them): `{ subject rdf:type ?instance_type FILTER(?instance_type
+/// IN (<class>, <sub1>, …)) }`, or the one triple `subject rdf:type <class>` where it has none.
+/// The same instances, without a subclass path walked per subject: an existence check of a few
+/// thousand vertices walked it for each (300 µs a vertex on a 10 M-triple store).
+pub fn listed_instance_of(
+    subject: impl Into<TermPattern>,
+    class: &str,
+    subclasses: &[String],
+    types: crate::TypeVocabulary<'_>,
+) -> Result<GraphPattern, GraphError> {
+    let subject = subject.into();
+    if subclasses.is_empty() {
+        return types.typed(subject, named_node(class)?);
+    }
+    let via = var("instance_type");
+    let kinds = std::iter::once(class)
+        .chain(subclasses.iter().map(String::as_str))
+        .map(|iri| named_node(iri).map(Expression::NamedNode))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(GraphPattern::Filter {
+        expr: Expression::In(Box::new(Expression::Variable(via.clone())), kinds),
+        inner: Box::new(types.typed(subject, via)?),
+    })
+}
+
 /// `SELECT DISTINCT ?s WHERE { ?s is an instance of <class> } LIMIT n` ([`instance_of`]): some instances
 /// of a class.
 pub fn instances_query(class: &str, limit: usize, types: crate::TypeVocabulary<'_>) -> Result<ReadQuery, GraphError> {
@@ -1210,6 +1236,67 @@ mod tests {
 
     const EVIL: &str = "http://e/evil";
 
+    /// The rows `query` gives on `store`.
+    fn solutions(store: &oxigraph::store::Store, query: &ReadQuery) -> Vec<oxigraph::sparql::QuerySolution> {
+        let oxigraph::sparql::QueryResults::Solutions(rows) = oxigraph::sparql::SparqlEvaluator::new()
+            .parse_query(&query.to_string())
+            .unwrap()
+            .on_store(store)
+            .execute()
+            .unwrap()
+        else {
+            panic!("not solutions")
+        };
+        rows.map(Result::unwrap).collect()
+    }
+
+    #[test]
+    fn listed_subclasses_find_the_instances_the_subclass_path_finds() {
+        use oxigraph::model::{GraphName, NamedNode as Node, Quad};
+        let store = oxigraph::store::Store::new().unwrap();
+        let node = |n: &str| Node::new_unchecked(format!("http://e/{n}"));
+        let rdf_type = Node::new_unchecked(crate::vocabulary::RDF_TYPE);
+        let sub = Node::new_unchecked("http://www.w3.org/2000/01/rdf-schema#subClassOf");
+        // City > Capital > Old capital; River is no city.
+        for (s, p, o) in [
+            ("Capital", &sub, "City"),
+            ("OldCapital", &sub, "Capital"),
+            ("lima", &rdf_type, "Capital"),
+            ("kyoto", &rdf_type, "OldCapital"),
+            ("cusco", &rdf_type, "City"),
+            ("amazon", &rdf_type, "River"),
+        ] {
+            store
+                .insert(&Quad::new(node(s), p.clone(), node(o), GraphName::DefaultGraph))
+                .unwrap();
+        }
+        let rows = |query: &ReadQuery| -> Vec<String> {
+            let mut found: Vec<String> = solutions(&store, query)
+                .iter()
+                .map(|r| r.get("s").unwrap().to_string())
+                .collect();
+            found.sort();
+            found
+        };
+        let s = var("s");
+        let instances = |pattern: GraphPattern| {
+            ReadQuery::select(GraphPattern::Project {
+                inner: Box::new(pattern),
+                variables: vec![s.clone()],
+            })
+            .unwrap()
+        };
+        let walked = rows(&instances(instance_of(s.clone(), "http://e/City", crate::RDFS_TYPES).unwrap()));
+        assert_eq!(walked, ["<http://e/cusco>", "<http://e/kyoto>", "<http://e/lima>"]);
+        let subclasses = ["http://e/Capital".to_owned(), "http://e/OldCapital".to_owned()];
+        let listed = instances(listed_instance_of(s.clone(), "http://e/City", &subclasses, crate::RDFS_TYPES).unwrap());
+        assert!(listed.to_string().contains(" IN "), "{listed}");
+        assert_eq!(rows(&listed), walked);
+        // A class with no subclass: the one typing triple.
+        let river = instances(listed_instance_of(s.clone(), "http://e/River", &[], crate::RDFS_TYPES).unwrap());
+        assert_eq!(rows(&river), ["<http://e/amazon>"]);
+    }
+
     #[test]
     fn degrees_count_both_directions_and_nest_shallowly() {
         use oxigraph::model::{GraphName, NamedNode as Node, Quad};
@@ -1221,20 +1308,9 @@ mod tests {
                 .unwrap();
         }
         let query = degrees_query(&["http://e/a", "http://e/b", "http://e/c"]).unwrap();
-        let oxigraph::sparql::QueryResults::Solutions(rows) = oxigraph::sparql::SparqlEvaluator::new()
-            .parse_query(&query.to_string())
-            .unwrap()
-            .on_store(&store)
-            .execute()
-            .unwrap()
-        else {
-            panic!("not solutions")
-        };
-        let mut found: Vec<(String, String)> = rows
-            .map(|row| {
-                let row = row.unwrap();
-                (row.get("s").unwrap().to_string(), row.get("n").unwrap().to_string())
-            })
+        let mut found: Vec<(String, String)> = solutions(&store, &query)
+            .iter()
+            .map(|row| (row.get("s").unwrap().to_string(), row.get("n").unwrap().to_string()))
             .collect();
         found.sort();
         let count = |n: u32| format!("\"{n}\"^^<http://www.w3.org/2001/XMLSchema#integer>");

@@ -508,6 +508,19 @@ function details(e) {
     for (const p of e.paths.slice(0, 5)) list.append(el("li", "", p.text + " — " + p.score.toFixed(2)));
     box.append(list);
     if (e.path_search && e.path_search.cut) box.append(el("p", "note", e.path_search.cut));
+    const counted = (e.path_search && e.path_search.class_queries) || [];
+    if (counted.length) {
+      const slowest = Math.max(...counted.map((q) => q.elapsed_ms));
+      const late = counted.filter((q) => q.timed_out).length;
+      const details = el("details", "class-queries");
+      details.append(el("summary", "", counted.length + " class " + (counted.length === 1 ? "query" : "queries") +
+        " ordered the paths (slowest " + slowest.toFixed(0) + " ms" + (late ? ", " + late + " timed out" : "") + ")"));
+      for (const q of counted) {
+        details.append(el("pre", "sparql", q.sparql));
+        details.append(el("p", "note", q.rows + " rows, " + q.elapsed_ms.toFixed(1) + " ms" + (q.timed_out ? ", timed out" : "")));
+      }
+      box.append(details);
+    }
   }
   if (e.example) {
     const x = e.example;

@@ -16,9 +16,9 @@
 //! or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
-use crate::candidates::paths::{Anchor, EndKind, RelationPath, SearchBudget, SearchReport};
+use crate::candidates::paths::{Anchor, ClassQuery, EndKind, RelationPath, SearchBudget, SearchReport};
 use crate::candidates::queries::PredicateChoice;
-use crate::candidates::queries::{COUNT_VARIABLE, PREDICATE_VARIABLE};
+use crate::candidates::queries::{COUNT_VARIABLE, ClassCheck, PREDICATE_VARIABLE};
 use crate::candidates::ranking::{PathRanker, ScoredPath, UNJUSTIFIED_HOP};
 use crate::candidates::search::search;
 use crate::context::AgentContext;
@@ -237,6 +237,8 @@ impl Agent for PathSearchAgent {
                 .any(|s| s.path.anchor == i && !s.unsaid && (!joined || s.path.end == EndKind::Entity))
         };
         let mut spent = found.report.queries;
+        // Every try's class queries, shown whichever try answers.
+        let mut class_queries = found.report.class_queries.clone();
         let mut tries = 0;
         'anchors: for i in 0..anchors.len() {
             if fits_from(&found.ranked, i) {
@@ -260,6 +262,7 @@ impl Agent for PathSearchAgent {
                 let tried_labels: Vec<String> = tried.iter().map(|a| a.label.clone()).collect();
                 let again = find_paths(ctx, &tried, &tried_labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
+                class_queries.extend(again.report.class_queries.iter().cloned());
                 if fits_from(&again.ranked, i) && (!is_rival(&anchors[i], &tried[i]) || says_words(&again.ranked, i)) {
                     take_homonym(&mut state.entities[e], &tried[i]);
                     anchors = tried;
@@ -290,6 +293,7 @@ impl Agent for PathSearchAgent {
                 let tried_labels = [tried[0].label.clone()];
                 let again = find_paths(ctx, &tried, &tried_labels, &mut ranker, &left, &form, class.as_ref()).await?;
                 spent += again.report.queries;
+                class_queries.extend(again.report.class_queries.iter().cloned());
                 let rival = is_rival(anchor, &tried[0]);
                 let margin = if rival { BETTER_RIVAL } else { BETTER_HOMONYM };
                 // The class the question asks for is a kind of answer the graph shows: a
@@ -315,6 +319,7 @@ impl Agent for PathSearchAgent {
             }
         }
         found.report.queries = found.report.queries.max(spent);
+        found.report.class_queries = class_queries;
         let Found {
             mut ranked,
             pool,
@@ -586,7 +591,7 @@ async fn find_paths(
     let mut class_applied = false;
     ranker.confirm_class(false);
     if let Some(c) = class.filter(|c| c.role == ClassRole::Answer)
-        && let Some(found) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report.cut).await?
+        && let Some(found) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report).await?
     {
         // Paths that reach instances of the class go first (before the cut to `query_num`, so
         // that a relation the words do not rank still counts), and the words that name the
@@ -809,7 +814,7 @@ async fn class_reach(
     anchors: &[Anchor],
     class: &str,
     kind: QuestionKind,
-    cut: &mut Option<String>,
+    report: &mut SearchReport,
 ) -> Result<Option<ClassReach>, AgentError> {
     // A count whose best path is a number the anchor itself stores ("how many people live in
     // X" is its population, though "people" names a class): the class does not apply. A value
@@ -824,6 +829,12 @@ async fn class_reach(
     }
     let profile = ctx.kg.profile_or_default().await;
     let types = profile.conventions.types();
+    let subclasses = listed_subclasses(ctx, class, report).await?;
+    let check = ClassCheck {
+        iri: class,
+        subclasses: subclasses.as_deref(),
+        types,
+    };
     // One hop: every relation from each anchor that reaches the class, counted in one grouped
     // query per anchor and direction. Longer paths: the best few, one bounded query each.
     // Per one-hop relation: instances of the class reached, and values typed as something else.
@@ -832,11 +843,11 @@ async fn class_reach(
     'anchors: for (i, anchor) in anchors.iter().enumerate() {
         for forward in [true, false] {
             for others in [false, true] {
-                if cut.is_some() {
+                if report.cut.is_some() {
                     break 'anchors;
                 }
-                let query = crate::candidates::queries::class_neighbours(&anchor.iri, class, forward, others, types)?;
-                let Some(chatty_kg_graph::QueryResults::Solutions(s)) = unless_slow(ctx, &query, cut).await? else {
+                let query = crate::candidates::queries::class_neighbours(&anchor.iri, check, forward, others)?;
+                let Some(chatty_kg_graph::QueryResults::Solutions(s)) = unless_slow(ctx, &query, report).await? else {
                     continue;
                 };
                 let at = |name: &str| s.variables.iter().position(|v| v == name);
@@ -880,15 +891,15 @@ async fn class_reach(
         .take(CLASS_CHECKS)
         .collect();
     for i in checked {
-        if cut.is_some() {
+        if report.cut.is_some() {
             break;
         }
         let path = &ranked[i].path;
         let Some(anchor) = anchors.get(path.anchor) else {
             continue;
         };
-        let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(class), CLASS_REACH_CAP, types)?;
-        reach[i] = count_unless_slow(ctx, &query, cut).await?;
+        let query = crate::candidates::queries::class_reach(&anchor.iri, path, Some(check), CLASS_REACH_CAP)?;
+        reach[i] = count_unless_slow(ctx, &query, report).await?;
         // The path's values are values of its last hop's relations (its predicate and the twins
         // merged into it): where none of them anywhere holds of another kind of thing (a fact
         // about the graph, asked once), neither does the path, and walking the path again to
@@ -898,14 +909,14 @@ async fn class_reach(
         {
             let mut outside = false;
             for predicate in last.predicates() {
-                if relation_holds_outside(ctx, predicate, last.forward, class, cut).await? != Some(false) {
+                if relation_holds_outside(ctx, predicate, last.forward, check, report).await? != Some(false) {
                     outside = true;
                     break;
                 }
             }
             if outside {
-                let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, class, types)?;
-                mixed[i] = any_row_unless_slow(ctx, &query, cut).await?;
+                let query = crate::candidates::queries::class_outsiders(&anchor.iri, path, check)?;
+                mixed[i] = any_row_unless_slow(ctx, &query, report).await?;
             }
         }
     }
@@ -922,7 +933,7 @@ async fn class_reach(
     let mut seen: HashMap<(&str, bool), bool> = HashMap::new();
     let mut counted = 0;
     for i in 0..ranked.len() {
-        if reach[i] == 0 || mixed[i] || cut.is_some() {
+        if reach[i] == 0 || mixed[i] || report.cut.is_some() {
             continue;
         }
         let (Some(last), Some(anchor)) = (ranked[i].path.hops.last(), anchors.get(ranked[i].path.anchor)) else {
@@ -932,7 +943,7 @@ async fn class_reach(
         let others = match seen.get(&key) {
             Some(&others) => others,
             None if seen.len() < CLASS_CHECKS => {
-                let others = relation_holds_outside(ctx, &last.predicate, last.forward, class, cut)
+                let others = relation_holds_outside(ctx, &last.predicate, last.forward, check, report)
                     .await?
                     .unwrap_or(false);
                 seen.insert(key, others);
@@ -942,9 +953,8 @@ async fn class_reach(
         };
         if others && reach[i] < CLASS_REACH_CAP as u64 && counted < CLASS_CHECKS {
             counted += 1;
-            let query =
-                crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP, types)?;
-            let values = count_unless_slow(ctx, &query, cut).await?;
+            let query = crate::candidates::queries::class_reach(&anchor.iri, &ranked[i].path, None, CLASS_REACH_CAP)?;
+            let values = count_unless_slow(ctx, &query, report).await?;
             elsewhere[i] = values > 2 * reach[i];
         }
     }
@@ -968,9 +978,9 @@ struct ClassReach {
 async fn count_unless_slow(
     ctx: &AgentContext,
     query: &chatty_kg_graph::ReadQuery,
-    cut: &mut Option<String>,
+    report: &mut SearchReport,
 ) -> Result<u64, AgentError> {
-    Ok(unless_slow(ctx, query, cut)
+    Ok(unless_slow(ctx, query, report)
         .await?
         .and_then(|r| crate::candidates::queries::count_of(&r))
         .unwrap_or(0))
@@ -980,10 +990,10 @@ async fn count_unless_slow(
 async fn any_row_unless_slow(
     ctx: &AgentContext,
     query: &chatty_kg_graph::ReadQuery,
-    cut: &mut Option<String>,
+    report: &mut SearchReport,
 ) -> Result<bool, AgentError> {
     Ok(matches!(
-        unless_slow(ctx, query, cut).await?,
+        unless_slow(ctx, query, report).await?,
         Some(chatty_kg_graph::QueryResults::Solutions(s)) if !s.rows.is_empty()
     ))
 }
@@ -996,38 +1006,101 @@ async fn relation_holds_outside(
     ctx: &AgentContext,
     predicate: &str,
     forward: bool,
-    class: &str,
-    cut: &mut Option<String>,
+    class: ClassCheck<'_>,
+    report: &mut SearchReport,
 ) -> Result<Option<bool>, AgentError> {
-    let profile = ctx.kg.profile_or_default().await;
-    let query = crate::candidates::queries::relation_outsiders(predicate, forward, class, profile.conventions.types())?;
-    Ok(cut_if_slow(ctx.kg.query_fact(&query).await, cut)?
+    let query = crate::candidates::queries::relation_outsiders(predicate, forward, class)?;
+    let started = std::time::Instant::now();
+    let outcome = ctx.kg.query_fact(&query).await;
+    Ok(recorded(&query, outcome, started, report)?
         .map(|results| matches!(results, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty())))
+}
+
+/// Classes under a class listed for its checks at most: past it (or when their query is cut)
+/// the store walks the subclass path per vertex.
+const LISTED_SUBCLASSES: usize = 200;
+
+/// Every class under `class` (`rdfs:subClassOf+`, the graph's own subclass predicates; none
+/// where it has no such predicate), or `None` when there are more than [`LISTED_SUBCLASSES`] or
+/// the query was cut: with them listed, a class check looks up each vertex's types instead of
+/// walking the subclass path from each ([`ClassCheck`]). A fact about the graph, which the
+/// backend remembers.
+async fn listed_subclasses(
+    ctx: &AgentContext,
+    class: &str,
+    report: &mut SearchReport,
+) -> Result<Option<Vec<String>>, AgentError> {
+    let profile = ctx.kg.profile_or_default().await;
+    let Some(query) = chatty_kg_graph::subclasses_of_query(class, LISTED_SUBCLASSES + 1, profile.conventions.types())?
+    else {
+        return Ok(Some(Vec::new()));
+    };
+    let started = std::time::Instant::now();
+    let outcome = ctx.kg.query_fact(&query).await;
+    let Some(chatty_kg_graph::QueryResults::Solutions(s)) = recorded(&query, outcome, started, report)? else {
+        return Ok(None);
+    };
+    let listed: Vec<String> = s
+        .column("sub")
+        .filter_map(|t| match t {
+            Term::NamedNode(n) => Some(n.as_str().to_owned()),
+            _ => None,
+        })
+        .collect();
+    Ok((s.rows.len() <= LISTED_SUBCLASSES && listed.len() == s.rows.len()).then_some(listed))
 }
 
 /// A class query's results, or `None` when it ran out of the store's query time: a slow count
 /// leaves the order to the words (and says so in the search's `cut`), it does not fail the
-/// question.
+/// question. Every class query is kept in the search's report with its time.
 async fn unless_slow(
     ctx: &AgentContext,
     query: &chatty_kg_graph::ReadQuery,
-    cut: &mut Option<String>,
+    report: &mut SearchReport,
 ) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
-    cut_if_slow(ctx.kg.query(query).await, cut)
+    let started = std::time::Instant::now();
+    let outcome = ctx.kg.query(query).await;
+    recorded(query, outcome, started, report)
 }
 
-/// [`unless_slow`] of a query's outcome.
-fn cut_if_slow(
+/// [`unless_slow`] of a query's outcome, kept in `report` ([`SearchReport::class_queries`]); a
+/// timed-out query is logged at debug level with its text.
+fn recorded(
+    query: &chatty_kg_graph::ReadQuery,
     outcome: Result<chatty_kg_graph::QueryResults, chatty_kg_graph::GraphError>,
-    cut: &mut Option<String>,
+    started: std::time::Instant,
+    report: &mut SearchReport,
 ) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+    let sparql = query.to_string();
     match outcome {
-        Ok(results) => Ok(Some(results)),
+        Ok(results) => {
+            let rows = match &results {
+                chatty_kg_graph::QueryResults::Solutions(s) => s.rows.len(),
+                chatty_kg_graph::QueryResults::Boolean(_) => 1,
+            };
+            report.class_queries.push(ClassQuery {
+                sparql,
+                elapsed_ms,
+                rows,
+                timed_out: false,
+            });
+            Ok(Some(results))
+        }
         Err(
             e @ (chatty_kg_graph::GraphError::Timeout { .. } | chatty_kg_graph::GraphError::EndpointTimeout { .. }),
         ) => {
             tracing::warn!(error = %e, "a class query was too slow; the words order the paths");
-            cut.get_or_insert_with(|| format!("a query counting the asked class's instances was cut ({e})"));
+            tracing::debug!(query = %sparql, elapsed_ms, "the class query that timed out");
+            report
+                .cut
+                .get_or_insert_with(|| format!("a query counting the asked class's instances was cut ({e})"));
+            report.class_queries.push(ClassQuery {
+                sparql,
+                elapsed_ms,
+                rows: 0,
+                timed_out: true,
+            });
             Ok(None)
         }
         Err(e) => Err(e.into()),

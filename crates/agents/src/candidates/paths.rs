@@ -110,6 +110,29 @@ pub struct SearchReport {
     /// Why the search stopped before `max_hops`, when the budget cut it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cut: Option<String>,
+    /// The class queries that ordered the paths found (how many instances of the asked class
+    /// each reaches, whether its values are of other kinds), in the order they ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_queries: Vec<ClassQuery>,
+}
+
+impl SearchReport {
+    /// Of [`Self::class_queries`], how many ran out of the store's query time.
+    pub fn timed_out(&self) -> usize {
+        self.class_queries.iter().filter(|q| q.timed_out).count()
+    }
+}
+
+/// One class query of the path search, as the explanation shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassQuery {
+    pub sparql: String,
+    pub elapsed_ms: f64,
+    /// Result rows (0 when it timed out).
+    pub rows: usize,
+    /// It ran out of the store's query time: the words ordered the paths instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
 }
 
 pub(crate) fn iri_of(term: &Term) -> Option<&str> {

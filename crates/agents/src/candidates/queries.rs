@@ -12,7 +12,9 @@ use crate::candidates::values::{Attribute, constrain};
 use crate::linking::typed::membership_query;
 use crate::qir::Order;
 use crate::understanding::form::ValueConstraint;
-use chatty_kg_graph::{GraphError, NamedNode, ReadQuery, TypeVocabulary, instance_of, named_node, triple, var};
+use chatty_kg_graph::{
+    GraphError, NamedNode, ReadQuery, TypeVocabulary, instance_of, listed_instance_of, named_node, triple, var,
+};
 use serde::{Deserialize, Serialize};
 use spargebra::Query;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression};
@@ -700,9 +702,8 @@ impl SetRewrite<'_> {
 pub fn class_reach(
     anchor: &str,
     path: &RelationPath,
-    class: Option<&str>,
+    class: Option<ClassCheck<'_>>,
     cap: usize,
-    types: TypeVocabulary<'_>,
 ) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
@@ -715,7 +716,7 @@ pub fn class_reach(
     }
     let reached = differing(
         match class {
-            Some(class) => member_of(bgp, &answer, class, types)?,
+            Some(class) => member_of(bgp, &answer, class)?,
             None => bgp,
         },
         &distinct,
@@ -757,10 +758,9 @@ pub const PREDICATE_VARIABLE: &str = "predicate";
 /// there are any, the class selects among the relation's values.
 pub fn class_neighbours(
     anchor: &str,
-    class: &str,
+    class: ClassCheck<'_>,
     forward: bool,
     others: bool,
-    types: TypeVocabulary<'_>,
 ) -> Result<ReadQuery, GraphError> {
     let (answer, predicate) = (var(ANSWER_VARIABLE), var(PREDICATE_VARIABLE));
     let anchor = named_node(anchor)?;
@@ -770,9 +770,9 @@ pub fn class_neighbours(
         triple(answer.clone(), predicate.clone(), anchor)
     };
     let reached = if others {
-        outside_class(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class, types)?
+        outside_class(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
     } else {
-        member_of(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class, types)?
+        member_of(GraphPattern::Bgp { patterns: vec![edge] }, &answer, class)?
     };
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
@@ -791,36 +791,44 @@ pub fn class_neighbours(
     })
 }
 
+/// A class as the path search's queries check it: the vertices the graph types as it or, with
+/// `subclasses` listed (every class under it, [`chatty_kg_graph::subclasses_of_query`]), as one of
+/// those; unlisted (too many, or their query was cut), the store walks the subclass path from
+/// each vertex's types ([`instance_of`]). The same instances either way.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassCheck<'a> {
+    pub iri: &'a str,
+    pub subclasses: Option<&'a [String]>,
+    /// How the graph types things (`rdf:type`, a Wikibase's "instance of").
+    pub types: TypeVocabulary<'a>,
+}
+
+impl ClassCheck<'_> {
+    /// `subject` is an instance of the class.
+    fn instance(&self, subject: &Variable) -> Result<GraphPattern, GraphError> {
+        match self.subclasses {
+            Some(subclasses) => listed_instance_of(subject.clone(), self.iri, subclasses, self.types),
+            None => instance_of(subject.clone(), self.iri, self.types),
+        }
+    }
+}
+
 /// `inner` where `?answer` is an instance of `class`, as a filter on what `inner` binds
 /// (`FILTER EXISTS`), never a join with every instance of the class: a class of 34 000
 /// members joined with a path's few answers is a cross product on an engine that evaluates the
 /// two sides apart.
-fn member_of(
-    inner: GraphPattern,
-    answer: &Variable,
-    class: &str,
-    types: TypeVocabulary<'_>,
-) -> Result<GraphPattern, GraphError> {
+fn member_of(inner: GraphPattern, answer: &Variable, class: ClassCheck<'_>) -> Result<GraphPattern, GraphError> {
     Ok(GraphPattern::Filter {
-        expr: Expression::Exists(Box::new(instance_of(answer.clone(), class, types)?)),
+        expr: Expression::Exists(Box::new(class.instance(answer)?)),
         inner: Box::new(inner),
     })
 }
 
 /// `inner` joined with `?answer rdf:type ?t`, where `?answer` is no instance of `class`.
-fn outside_class(
-    inner: GraphPattern,
-    answer: &Variable,
-    class: &str,
-    types: TypeVocabulary<'_>,
-) -> Result<GraphPattern, GraphError> {
-    let typed = types.typed(answer.clone(), var("other_type"))?;
+fn outside_class(inner: GraphPattern, answer: &Variable, class: ClassCheck<'_>) -> Result<GraphPattern, GraphError> {
+    let typed = class.types.typed(answer.clone(), var("other_type"))?;
     Ok(GraphPattern::Filter {
-        expr: Expression::Not(Box::new(Expression::Exists(Box::new(instance_of(
-            answer.clone(),
-            class,
-            types,
-        )?)))),
+        expr: Expression::Not(Box::new(Expression::Exists(Box::new(class.instance(answer)?)))),
         inner: Box::new(join(inner, typed)),
     })
 }
@@ -828,18 +836,13 @@ fn outside_class(
 /// `SELECT ?answer WHERE { anchor path ?answer . ?answer rdf:type ?t . FILTER NOT EXISTS {
 /// ?answer is an instance of <class> } } LIMIT 1`: whether the path reaches something the graph
 /// types as another kind of thing ([`ClassFilter::strict`]).
-pub fn class_outsiders(
-    anchor: &str,
-    path: &RelationPath,
-    class: &str,
-    types: TypeVocabulary<'_>,
-) -> Result<ReadQuery, GraphError> {
+pub fn class_outsiders(anchor: &str, path: &RelationPath, class: ClassCheck<'_>) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let chain = chain(anchor, &path.hops, "x", answer.clone().into())?;
     let reached = differing(chain.pattern(), &chain.distinct);
     ReadQuery::select(GraphPattern::Slice {
         inner: Box::new(GraphPattern::Project {
-            inner: Box::new(outside_class(reached, &answer, class, types)?),
+            inner: Box::new(outside_class(reached, &answer, class)?),
             variables: vec![answer],
         }),
         start: 0,
@@ -853,12 +856,7 @@ pub fn class_outsiders(
 /// something the graph types as another kind than the class. Where it does ("born in": actors,
 /// swimmers, horses), the class selects among the relation's values, and a value of no class
 /// at all is not one the graph says is of it ([`ClassFilter::strict`]).
-pub fn relation_outsiders(
-    predicate: &str,
-    forward: bool,
-    class: &str,
-    types: TypeVocabulary<'_>,
-) -> Result<ReadQuery, GraphError> {
+pub fn relation_outsiders(predicate: &str, forward: bool, class: ClassCheck<'_>) -> Result<ReadQuery, GraphError> {
     let answer = var(ANSWER_VARIABLE);
     let other = var("other_end");
     let edge = if forward {
@@ -872,7 +870,6 @@ pub fn relation_outsiders(
                 GraphPattern::Bgp { patterns: vec![edge] },
                 &answer,
                 class,
-                types,
             )?),
             variables: vec![answer],
         }),
@@ -1103,9 +1100,12 @@ mod tests {
         let text = class_reach(
             "http://e/Hero",
             &around,
-            Some("http://e/City"),
+            Some(ClassCheck {
+                iri: "http://e/City",
+                subclasses: None,
+                types: chatty_kg_graph::RDFS_TYPES,
+            }),
             10,
-            chatty_kg_graph::RDFS_TYPES,
         )
         .unwrap()
         .to_string();
@@ -1113,9 +1113,12 @@ mod tests {
         let text = class_reach(
             "http://e/Hero",
             &path(&[("neighbour", false)]),
-            Some("http://e/City"),
+            Some(ClassCheck {
+                iri: "http://e/City",
+                subclasses: None,
+                types: chatty_kg_graph::RDFS_TYPES,
+            }),
             10,
-            chatty_kg_graph::RDFS_TYPES,
         )
         .unwrap()
         .to_string();
