@@ -998,8 +998,9 @@ async fn any_row_unless_slow(
     ))
 }
 
-/// Whether `predicate` (towards its objects when `forward`), anywhere in the graph, holds of
-/// something the graph types outside `class` ([`relation_outsiders`](crate::candidates::queries::relation_outsiders)):
+/// Whether `predicate` (towards its objects when `forward`), among its first values in the
+/// graph ([`RELATION_SAMPLE`](crate::candidates::queries::RELATION_SAMPLE)), holds of something
+/// the graph types outside `class` ([`relation_outsiders`](crate::candidates::queries::relation_outsiders)):
 /// a fact about the graph, not the question, which the backend remembers (`query_fact`). `None`
 /// when it ran out of time ([`unless_slow`]).
 async fn relation_holds_outside(
