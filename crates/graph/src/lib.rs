@@ -91,6 +91,15 @@ impl Solutions {
             .filter_map(move |row| index.and_then(|i| row.get(i)).and_then(Option::as_ref))
     }
 
+    /// The IRIs one variable is bound to, in row order (literals, blank nodes and unbound
+    /// values skipped).
+    pub fn iris(&self, variable: &str) -> impl Iterator<Item = &str> {
+        self.column(variable).filter_map(|t| match t {
+            Term::NamedNode(n) => Some(n.as_str()),
+            _ => None,
+        })
+    }
+
     /// Rows whose first two values are an IRI and a literal (`?entity ?label`, `?entity ?count`).
     pub fn iri_literal_pairs(&self) -> impl Iterator<Item = (&str, &Literal)> {
         self.rows

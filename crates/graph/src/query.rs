@@ -1286,7 +1286,9 @@ mod tests {
             })
             .unwrap()
         };
-        let walked = rows(&instances(instance_of(s.clone(), "http://e/City", crate::RDFS_TYPES).unwrap()));
+        let walked = rows(&instances(
+            instance_of(s.clone(), "http://e/City", crate::RDFS_TYPES).unwrap(),
+        ));
         assert_eq!(walked, ["<http://e/cusco>", "<http://e/kyoto>", "<http://e/lima>"]);
         let subclasses = ["http://e/Capital".to_owned(), "http://e/OldCapital".to_owned()];
         let listed = instances(listed_instance_of(s.clone(), "http://e/City", &subclasses, crate::RDFS_TYPES).unwrap());

@@ -86,13 +86,7 @@ pub async fn suggestions(kg: &dyn KnowledgeGraph, count: usize) -> Result<Vec<Su
         let QueryResults::Solutions(solutions) = results else {
             continue;
         };
-        let subjects: Vec<&str> = solutions
-            .column("s")
-            .filter_map(|t| match t {
-                Term::NamedNode(n) => Some(n.as_str()),
-                _ => None,
-            })
-            .collect();
+        let subjects: Vec<&str> = solutions.iris("s").collect();
         let labels = kg.graph_labels(&subjects).await?;
         let Some((subject, label)) = subjects
             .iter()

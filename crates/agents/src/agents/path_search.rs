@@ -1011,9 +1011,8 @@ async fn relation_holds_outside(
     report: &mut SearchReport,
 ) -> Result<Option<bool>, AgentError> {
     let query = crate::candidates::queries::relation_outsiders(predicate, forward, class)?;
-    let started = std::time::Instant::now();
-    let outcome = ctx.kg.query_fact(&query).await;
-    Ok(recorded(&query, outcome, started, report)?
+    Ok(recorded(&query, ctx.kg.query_fact(&query), report)
+        .await?
         .map(|results| matches!(results, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty())))
 }
 
@@ -1036,18 +1035,11 @@ async fn listed_subclasses(
     else {
         return Ok(Some(Vec::new()));
     };
-    let started = std::time::Instant::now();
-    let outcome = ctx.kg.query_fact(&query).await;
-    let Some(chatty_kg_graph::QueryResults::Solutions(s)) = recorded(&query, outcome, started, report)? else {
+    let Some(chatty_kg_graph::QueryResults::Solutions(s)) = recorded(&query, ctx.kg.query_fact(&query), report).await?
+    else {
         return Ok(None);
     };
-    let listed: Vec<String> = s
-        .column("sub")
-        .filter_map(|t| match t {
-            Term::NamedNode(n) => Some(n.as_str().to_owned()),
-            _ => None,
-        })
-        .collect();
+    let listed: Vec<String> = s.iris("sub").map(str::to_owned).collect();
     Ok((s.rows.len() <= LISTED_SUBCLASSES && listed.len() == s.rows.len()).then_some(listed))
 }
 
@@ -1059,19 +1051,19 @@ async fn unless_slow(
     query: &chatty_kg_graph::ReadQuery,
     report: &mut SearchReport,
 ) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
-    let started = std::time::Instant::now();
-    let outcome = ctx.kg.query(query).await;
-    recorded(query, outcome, started, report)
+    recorded(query, ctx.kg.query(query), report).await
 }
 
-/// [`unless_slow`] of a query's outcome, kept in `report` ([`SearchReport::class_queries`]); a
-/// timed-out query is logged at debug level with its text.
-fn recorded(
+/// [`unless_slow`] of `running` (`query` asked of the store, or of the facts it remembers),
+/// timed and kept in `report` ([`SearchReport::class_queries`]); a timed-out query is logged at
+/// debug level with its text.
+async fn recorded(
     query: &chatty_kg_graph::ReadQuery,
-    outcome: Result<chatty_kg_graph::QueryResults, chatty_kg_graph::GraphError>,
-    started: std::time::Instant,
+    running: impl std::future::Future<Output = Result<chatty_kg_graph::QueryResults, chatty_kg_graph::GraphError>>,
     report: &mut SearchReport,
 ) -> Result<Option<chatty_kg_graph::QueryResults>, AgentError> {
+    let started = std::time::Instant::now();
+    let outcome = running.await;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     let sparql = query.to_string();
     match outcome {

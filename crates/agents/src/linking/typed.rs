@@ -10,7 +10,7 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::words::singular;
 use chatty_kg_graph::text::normalize_tokens;
-use chatty_kg_graph::{GraphError, ReadQuery, Term, TypeVocabulary, named_node, var};
+use chatty_kg_graph::{GraphError, ReadQuery, TypeVocabulary, named_node, var};
 use spargebra::algebra::{Expression, GraphPattern};
 
 /// Classes named after a mention, and other vertices of its label, checked for membership at most.
@@ -234,13 +234,7 @@ pub(crate) async fn instances_of(ctx: &AgentContext, class: &str, limit: usize) 
     let types = profile.conventions.types();
     let column = |results: chatty_kg_graph::QueryResults, variable: &str| -> Vec<String> {
         match results {
-            chatty_kg_graph::QueryResults::Solutions(s) => s
-                .column(variable)
-                .filter_map(|t| match t {
-                    Term::NamedNode(n) => Some(n.as_str().to_owned()),
-                    _ => None,
-                })
-                .collect(),
+            chatty_kg_graph::QueryResults::Solutions(s) => s.iris(variable).map(str::to_owned).collect(),
             chatty_kg_graph::QueryResults::Boolean(_) => Vec::new(),
         }
     };
