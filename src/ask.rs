@@ -233,6 +233,13 @@ pub fn render(e: &Explanation) -> String {
         };
         let _ = writeln!(s, "  {operation}");
     }
+    if !e.excluded.is_empty() {
+        let _ = writeln!(
+            s,
+            "  \"else\": left out what the previous turn named: {}",
+            e.excluded.join(", ")
+        );
+    }
     if let Some(qir) = &e.qir {
         let triples: Vec<String> = qir
             .triples

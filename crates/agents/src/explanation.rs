@@ -25,6 +25,9 @@ pub struct Explanation {
     pub text: String,
     pub outcome: Outcome,
     pub answers: Vec<AnswerValue>,
+    /// "What *else* …": the vertices the previous turn named, left out of the answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<String>,
     /// List, boolean or count; absent when the question stopped before a QIR.
     pub answer_kind: Option<QuestionKind>,
     /// The graph returned more rows than allowed; answers are cut.
@@ -172,6 +175,7 @@ impl Explanation {
             resolution: state.resolution.clone(),
             clarified: state.clarified.clone(),
             answer_set: state.answer_set.clone(),
+            excluded: state.excluded.clone(),
             language: state.language.clone(),
             qir: state.qir.clone(),
             entities: state.entities.clone(),

@@ -318,6 +318,8 @@ pub struct AgentState {
     /// Time spent waiting for the graph in the query-planning stage.
     pub execution_time: Duration,
     pub answer: Option<Answer>,
+    /// "What *else* …": the vertices the previous turn named, left out of the answers.
+    pub excluded: Vec<String>,
     pub outcome: Option<Outcome>,
     /// What the user is told (the chat agent writes it last).
     pub reply: Option<String>,
@@ -354,6 +356,7 @@ impl AgentState {
             modifier_links: Vec::new(),
             execution_time: Duration::ZERO,
             answer: None,
+            excluded: Vec::new(),
             outcome: None,
             reply: None,
             timings: Vec::new(),

@@ -441,3 +441,84 @@ async fn a_written_name_the_graph_lacks_and_then_it_are_said_so_without_a_model_
     assert!(answers[1].text.contains("\"it\""), "{}", answers[1].text);
     assert!(scripted.requests().is_empty());
 }
+
+/// "Which one of them premiered first?" of plays, which have no date of their own: ordered by
+/// the date of what each relates to (its premiere), through the one relation, over the members.
+#[tokio::test]
+async fn a_set_is_ordered_by_an_attribute_of_what_its_members_relate_to() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Which plays did Henrik Ibsen write?", "Which one of them premiered first?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(sorted(&answers[0]), ["A Doll's House", "Ghosts", "Peer Gynt"]);
+    assert_eq!(answers[1].display_answers(), ["Peer Gynt"]);
+    let used = answers[1].sparql.iter().find(|q| q.used).unwrap();
+    assert!(
+        used.sparql.contains("VALUES") && used.sparql.contains("prop/premiere") && used.sparql.contains("prop/date"),
+        "{}",
+        used.sparql
+    );
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+/// "What else did he write?": the play the previous turn named is left out, and said to be.
+#[tokio::test]
+async fn else_leaves_out_what_the_previous_turn_named() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Who wrote Ghosts?", "What else did he write?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["Henrik Ibsen"]);
+    assert_eq!(sorted(&answers[1]), ["A Doll's House", "Peer Gynt", "Terje Vigen"]);
+    assert_eq!(answers[1].excluded, ["http://example.org/dialogue/Ghosts"]);
+    // Without "else" the same relation answers all three.
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Who wrote Ghosts?", "What did he write?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(sorted(&answers[1]), ["A Doll's House", "Ghosts", "Peer Gynt", "Terje Vigen"]);
+    assert!(answers[1].excluded.is_empty());
+}
+
+/// No word names the relation ("displays" is no word of "location"), but the question names the
+/// kind of its answer: the one relation of The Scream that reaches a museum answers.
+#[tokio::test]
+async fn the_one_relation_to_the_class_asked_for_answers_when_no_word_names_one() {
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &["Which museum displays The Scream?"]).await else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["National Museum"]);
+    assert!(answers[0].paths[0].reaches_class);
+    assert_eq!(answers[0].paths[0].text, "The Scream → location");
+}
+
+/// "Which of them are plays?", "How many of them are poems?": the class's instances among the
+/// earlier answer's members (a VALUES block), counted for "how many".
+#[tokio::test]
+async fn a_set_restricted_to_a_class() {
+    let written = "What did Henrik Ibsen write?";
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[written, "Which of them are plays?"]).await else {
+        return;
+    };
+    assert_eq!(sorted(&answers[0]), ["A Doll's House", "Ghosts", "Peer Gynt", "Terje Vigen"]);
+    assert_eq!(sorted(&answers[1]), ["A Doll's House", "Ghosts", "Peer Gynt"]);
+    let used = answers[1].sparql.iter().find(|q| q.used).unwrap();
+    assert!(used.sparql.contains("VALUES") && used.sparql.contains("class/Play"), "{}", used.sparql);
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &[written, "How many of them are poems?"]).await else {
+        return;
+    };
+    assert_eq!(answers[1].display_answers(), ["1"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}

@@ -912,6 +912,7 @@ mod size_tests {
             text: String::new(),
             outcome: chatty_kg_agents::Outcome::Answered,
             answers: Vec::new(),
+            excluded: Vec::new(),
             answer_kind: None,
             truncated: false,
             resolved_question: "q".into(),

@@ -468,6 +468,9 @@ function details(e) {
     }
     section(panel, "What it refers to").append(list);
   }
+  if (e.excluded && e.excluded.length) {
+    section(panel, "Left out").append(el("p", "", "\u201celse\u201d: what the previous turn named, " + e.excluded.join(", ")));
+  }
   if (e.clarified) {
     section(panel, "Your choice").append(el("p", "", "\u201c" + e.clarified.mention + "\u201d \u2192 option " +
       (e.clarified.option + 1) + ", " + e.clarified.iri));

@@ -568,6 +568,22 @@ async fn find_paths(
     for (s, own) in ranked.iter_mut().zip(own_relation) {
         s.unsaid = judged && s.support < p.min_relation_score && (attached(s) || own);
     }
+    // The one-hop relations to vertices no word names, kept aside for a question that names
+    // the kind of its answer ([`only_relation_to_class`]).
+    let answer_class = class.filter(|c| c.role == ClassRole::Answer && form.kind != QuestionKind::Boolean);
+    let unnamed: Vec<ScoredPath> = match answer_class {
+        Some(_) if judged => ranked
+            .iter()
+            .filter(|s| {
+                s.support < p.min_relation_score
+                    && !s.unsaid
+                    && s.path.hops.len() == 1
+                    && s.path.end == EndKind::Entity
+            })
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    };
     ranked.retain(|s| {
         (!judged || s.support >= p.min_relation_score || s.unsaid)
             && !(form.expects == Expectation::Temporal && form.order.is_none() && s.path.end != EndKind::Temporal)
@@ -587,6 +603,11 @@ async fn find_paths(
         // "Which airports does X serve": a plural asks for several; between paths the words
         // cannot tell apart ("hub airport", "target airport"), the one that reaches several.
         prefer_several(&mut ranked, PLURAL_TIE);
+    }
+    if ranked.is_empty()
+        && let Some(c) = answer_class
+    {
+        ranked = only_relation_to_class(ctx, unnamed, anchors, &c.iri, form.kind, &mut report).await?;
     }
     let mut class_applied = false;
     ranker.confirm_class(false);
@@ -963,6 +984,34 @@ async fn class_reach(
         mixed,
         elsewhere,
     }))
+}
+
+/// No relation the words name, but the question names the kind of its answer ("which Unicode
+/// version added the euro sign?": no relation of the euro sign is labelled "added"): where one
+/// relation alone leads from an anchor to instances of that class, and only to them, the graph
+/// has said what the question asks. Several such relations (a film's director and writer, both
+/// people) leave it unsaid: no path, rather than a guess.
+async fn only_relation_to_class(
+    ctx: &AgentContext,
+    mut unnamed: Vec<ScoredPath>,
+    anchors: &[Anchor],
+    class: &str,
+    kind: QuestionKind,
+    report: &mut SearchReport,
+) -> Result<Vec<ScoredPath>, AgentError> {
+    unnamed.truncate(ctx.params.query_num.max(1));
+    let Some(found) = class_reach(ctx, &unnamed, anchors, class, kind, report).await? else {
+        return Ok(Vec::new());
+    };
+    let reaching: Vec<usize> = (0..unnamed.len())
+        .filter(|&i| found.reach[i] > 0 && !found.mixed[i])
+        .collect();
+    let [only] = reaching.as_slice() else {
+        return Ok(Vec::new());
+    };
+    let mut scored = unnamed.swap_remove(*only);
+    scored.reaches_class = true;
+    Ok(vec![scored])
 }
 
 /// What [`class_reach`] found, per ranked path: instances of the class reached, whether the

@@ -96,8 +96,16 @@ impl Agent for QirAgent {
         // No entity, but a class and nothing else to look up: the question is about the class
         // ("how many countries are there"), or about its instances' attribute that the other
         // words name ("which character has the highest numeric value").
+        // Over an earlier answer ("which of them are marks?"), the words referring to it name
+        // nothing to look up.
+        let mut about = question.clone();
+        if state.answer_set.as_ref().is_some_and(AnswerSet::restricts) {
+            for reference in &state.references {
+                about = about.replacen(&reference.text, " ", 1);
+            }
+        }
         if let Some(class) = &state.class
-            && (about_the_class_alone(&question, class, &form) || ordered_by_words(&question, class, &form))
+            && (about_the_class_alone(&about, class, &form) || ordered_by_words(&question, class, &form))
         {
             state.qir = Some(class_qir(class, form.kind));
             return Ok(BUILT);

@@ -29,7 +29,7 @@ use crate::candidates::queries::{
 };
 use crate::candidates::values::{
     Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, predicate_labels, rank_attributes,
-    resemblance,
+    resemblance, words_said,
 };
 use crate::context::AgentContext;
 use crate::error::AgentError;
@@ -530,6 +530,7 @@ impl Agent for QueryPlanningAgent {
             answer.values = vec![value];
             answer.truncated = false;
         }
+        leave_out_named(state, &mut answer);
         state.answer = Some(answer);
         Ok(state.stop(Outcome::Answered))
     }
@@ -847,6 +848,12 @@ async fn about_the_class(
             },
         },
     };
+    // "Which of them are marks?": the class's instances among an earlier answer's members.
+    let candidate = if holder.is_none() && kind != QuestionKind::Boolean {
+        over_answer_set(state, candidate)?
+    } else {
+        candidate
+    };
     let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::Class).await;
     executed.used = result
         .as_ref()
@@ -967,9 +974,37 @@ fn listed(ctx: &AgentContext, candidate: &CandidateQuery, results: QueryResults)
 
 /// The question ends with `answer`, its values labelled.
 async fn answered(ctx: &AgentContext, state: &mut AgentState, mut answer: Answer) -> Result<&'static str, AgentError> {
+    leave_out_named(state, &mut answer);
     label_values(ctx, &mut answer, state.language.as_deref()).await?;
     state.answer = Some(answer);
     Ok(state.stop(Outcome::Answered))
+}
+
+/// "What *else* does he maintain?", "what else is built from it?": a follow-up asking for
+/// things besides those the previous turn named (the package the maintainer was found from)
+/// leaves them out of its answers, where others remain.
+fn leave_out_named(state: &mut AgentState, answer: &mut Answer) {
+    if state.mode != crate::state::Mode::MultiTurn
+        || answer.kind != QuestionKind::List
+        || !normalize_tokens(&state.question).iter().any(|w| w == "else")
+    {
+        return;
+    }
+    let Some(previous) = state.history.last() else {
+        return;
+    };
+    let named: Vec<&str> = previous.entities.iter().map(|e| e.iri.as_str()).collect();
+    let named_here = |v: &crate::answer::AnswerValue| v.kind == ValueKind::Iri && named.contains(&v.value.as_str());
+    if answer.values.iter().all(named_here) {
+        return;
+    }
+    state.excluded = answer
+        .values
+        .iter()
+        .filter(|v| named_here(v))
+        .map(|v| v.value.clone())
+        .collect();
+    answer.values.retain(|v| !named_here(v));
 }
 
 /// A question that names nothing but the earlier answer it restricts and an order ("which one
@@ -985,10 +1020,18 @@ async fn about_the_set(
         return Ok(state.stop(Outcome::NoQuery));
     };
     let members: Vec<&str> = set.members.iter().filter(|m| m.iri).map(|m| m.value.as_str()).collect();
-    let Some((attribute, numeric, reading)) = attribute_like(ctx, form, &words_left_over(state), &members).await?
-    else {
-        // Nothing of the members to order them by.
-        return Ok(state.stop(Outcome::NoQuery));
+    let left = words_left_over(state);
+    // The members' own numbers and dates; with none, those of what they relate to.
+    let (via, attribute, numeric, reading) = match attribute_like(ctx, form, &left, &members).await? {
+        Some((attribute, numeric, reading)) => (None, attribute, numeric, reading),
+        None => match text_attribute_named(ctx, form, &left, &members).await? {
+            Some((attribute, reading)) => (None, attribute, false, reading),
+            None => match attribute_through(ctx, form, &left, &members).await? {
+                Some((via, attribute, numeric, reading)) => (Some(via), attribute, numeric, reading),
+                // Nothing of the members to order them by.
+                None => return Ok(state.stop(Outcome::NoQuery)),
+            },
+        },
     };
     let shape = Shape::Superlative {
         attribute: Some(attribute),
@@ -997,11 +1040,15 @@ async fn about_the_set(
         offset: form.offset,
         take: form.take,
     };
+    let query = match &via {
+        Some(via) => crate::candidates::queries::by_attribute_through(via, &shape)?,
+        None => crate::candidates::queries::by_attribute(&shape)?,
+    };
     let candidate = over_answer_set(
         state,
         CandidateQuery {
             attribute: Some(reading),
-            ..crate::candidates::queries::by_attribute(&shape)?
+            ..query
         },
     )?;
     let (mut executed, result) = execute(ctx, state, &candidate, QueryReason::AnswerSet).await;
@@ -1102,6 +1149,7 @@ async fn by_value(
     let parts: Vec<(&CandidateQuery, QueryResults)> = answered.iter().map(|(c, r, _)| (c, r.clone())).collect();
     let mut answer = aggregate(kind, ANSWER_VARIABLE, &parts, ctx.params.provenance_per_answer);
     answer.kind = kind;
+    leave_out_named(state, &mut answer);
     label_values(ctx, &mut answer, state.language.as_deref()).await?;
     state.answer = Some(answer);
     Ok(state.stop(Outcome::Answered))
@@ -1172,10 +1220,12 @@ async fn attribute_like(
     let labels = predicate_labels(ctx, &predicates).await?;
     let similarity = resemblance(ctx, &form.superlative_words, left, &labels).await?;
     let values = |i: usize| kinds[predicates[i]].0 + kinds[predicates[i]].1;
+    let said = |i: usize| words_said(&labels[i], &similarity[i].1);
     let Some(best) = (0..predicates.len()).max_by(|&a, &b| {
         similarity[a]
             .0
             .total_cmp(&similarity[b].0)
+            .then(said(a).cmp(&said(b)))
             .then(values(a).cmp(&values(b)))
             .then(b.cmp(&a))
     }) else {
@@ -1195,6 +1245,144 @@ async fn attribute_like(
     };
     let reading = attribute.reading(AttributeOf::Superlative, predicates.len());
     Ok(Some((attribute.hop, numbers >= dates, reading)))
+}
+
+/// For members with no number or date of their own: their text-valued attribute whose name the
+/// question writes in full ("the highest *code point*", stored as "U+20B8"), ordered as the graph
+/// orders text (SPARQL's `ORDER BY` on strings); the one more of whose words it writes first.
+async fn text_attribute_named(
+    ctx: &AgentContext,
+    form: &QuestionForm,
+    left: &[String],
+    members: &[&str],
+) -> Result<Option<(Hop, AttributeReading)>, AgentError> {
+    let edges = ctx
+        .kg
+        .neighbourhood(members, chatty_kg_graph::Direction::Outgoing, ctx.params.path_edge_limit)
+        .await?;
+    let mut predicates: Vec<&str> = Vec::new();
+    for edge in &edges.edges {
+        if let Term::Literal(l) = &edge.neighbour
+            && crate::candidates::paths::literal_kind(l.datatype().as_str(), l.value()) == EndKind::Text
+            && !predicates.contains(&edge.predicate.as_str())
+        {
+            predicates.push(edge.predicate.as_str());
+        }
+    }
+    if predicates.is_empty() {
+        return Ok(None);
+    }
+    let labels = predicate_labels(ctx, &predicates).await?;
+    let words: Vec<String> = form.superlative_words.iter().chain(left).cloned().collect();
+    let written = words.join(" ");
+    let named = |i: usize| {
+        let said = words_said(&labels[i], &written);
+        (said > 0 && said == normalize_tokens(&labels[i]).len()).then_some(said)
+    };
+    let Some(best) = (0..predicates.len())
+        .filter(|&i| named(i).is_some())
+        .max_by(|&a, &b| named(a).cmp(&named(b)).then(b.cmp(&a)))
+    else {
+        return Ok(None);
+    };
+    let attribute = Attribute {
+        hop: Hop {
+            predicate: predicates[best].to_owned(),
+            label: labels[best].clone(),
+            forward: true,
+            also: Vec::new(),
+        },
+        temporal: false,
+        similarity: 1.0,
+        words: written,
+    };
+    let reading = attribute.reading(AttributeOf::Superlative, predicates.len());
+    Ok(Some((attribute.hop, reading)))
+}
+
+/// Relations from the members an ordering looks through when they have no number or date of
+/// their own.
+const THROUGH_RELATIONS: usize = 8;
+/// Vertices of each such relation whose attributes are read.
+const THROUGH_SAMPLE: usize = 50;
+
+/// For members with no number or date of their own ("which one of those was added most
+/// recently", of characters): the number- or date-valued predicate of the vertices they relate
+/// to, through the relation whose name and the attribute's together are most like the words
+/// ("introduced in" · "release year"), and whether its values are numbers. At most
+/// [`THROUGH_RELATIONS`] relations, [`THROUGH_SAMPLE`] vertices of each.
+async fn attribute_through(
+    ctx: &AgentContext,
+    form: &QuestionForm,
+    left: &[String],
+    members: &[&str],
+) -> Result<Option<(Hop, Hop, bool, AttributeReading)>, AgentError> {
+    let edges = ctx
+        .kg
+        .neighbourhood(members, chatty_kg_graph::Direction::Outgoing, ctx.params.path_edge_limit)
+        .await?;
+    let profile = ctx.kg.profile_or_default().await;
+    let typing = profile.conventions.types();
+    // relation → the vertices it reaches (the types a vertex has are no thing it relates to)
+    let mut reached: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for edge in &edges.edges {
+        if let Term::NamedNode(n) = &edge.neighbour
+            && !typing.is_type_predicate(&edge.predicate)
+        {
+            let vertices = reached.entry(edge.predicate.as_str()).or_default();
+            if vertices.len() < THROUGH_SAMPLE && !vertices.contains(&n.as_str()) {
+                vertices.push(n.as_str());
+            }
+        }
+    }
+    // (relation, attribute, number values, date values)
+    let mut options: Vec<(&str, String, u64, u64)> = Vec::new();
+    for (via, vertices) in reached.iter().take(THROUGH_RELATIONS) {
+        for (attribute, (numbers, dates)) in attributes_of(ctx, vertices).await? {
+            options.push((via, attribute, numbers, dates));
+        }
+    }
+    if options.is_empty() {
+        return Ok(None);
+    }
+    let vias: Vec<&str> = options.iter().map(|o| o.0).collect();
+    let attributes: Vec<&str> = options.iter().map(|o| o.1.as_str()).collect();
+    let via_labels = predicate_labels(ctx, &vias).await?;
+    let attribute_labels = predicate_labels(ctx, &attributes).await?;
+    let labels: Vec<String> = via_labels
+        .iter()
+        .zip(&attribute_labels)
+        .map(|(v, a)| format!("{v} {a}"))
+        .collect();
+    let similarity = resemblance(ctx, &form.superlative_words, left, &labels).await?;
+    let values = |i: usize| options[i].2 + options[i].3;
+    let Some(best) = (0..options.len()).max_by(|&a, &b| {
+        similarity[a]
+            .0
+            .total_cmp(&similarity[b].0)
+            .then(words_said(&labels[a], &similarity[a].1).cmp(&words_said(&labels[b], &similarity[b].1)))
+            .then(values(a).cmp(&values(b)))
+            .then(b.cmp(&a))
+    }) else {
+        return Ok(None);
+    };
+    let (_, _, numbers, dates) = options[best];
+    let hop = |predicate: &str, label: &str| Hop {
+        predicate: predicate.to_owned(),
+        label: label.to_owned(),
+        forward: true,
+        also: Vec::new(),
+    };
+    let via = hop(vias[best], &via_labels[best]);
+    let attribute = Attribute {
+        hop: hop(attributes[best], &attribute_labels[best]),
+        temporal: numbers < dates,
+        similarity: similarity[best].0,
+        words: similarity[best].1.clone(),
+    };
+    let mut reading = attribute.reading(AttributeOf::Superlative, options.len());
+    reading.label = labels[best].clone();
+    Ok(Some((via, attribute.hop, numbers >= dates, reading)))
 }
 
 /// The one anchor of two linked by a guess ([`LinkMethod::MostConnected`]) where the other was
@@ -1414,7 +1602,13 @@ async fn superlative(
         .collect();
     let similarity = resemblance(ctx, &form.superlative_words, &words_left_over(state), &labels).await?;
     let best = (0..extensions.len())
-        .max_by(|&a, &b| similarity[a].0.total_cmp(&similarity[b].0).then(b.cmp(&a)))
+        .max_by(|&a, &b| {
+            similarity[a]
+                .0
+                .total_cmp(&similarity[b].0)
+                .then(words_said(&labels[a], &similarity[a].1).cmp(&words_said(&labels[b], &similarity[b].1)))
+                .then(b.cmp(&a))
+        })
         .unwrap_or(0);
     let attribute: Option<Hop> = extensions[best].hops.last().cloned();
     let reading = attribute.as_ref().map(|hop| {

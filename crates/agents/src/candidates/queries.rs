@@ -323,6 +323,33 @@ pub fn by_attribute(shape: &Shape) -> Result<CandidateQuery, GraphError> {
     shaped(core, shape, Vec::new(), vec![hop.predicate.clone()], vec![attribute])
 }
 
+/// [`by_attribute`] through one relation: `?answer <via> ?through . ?through <attribute> ?key`,
+/// for members with no attribute of their own the words fit ("which one of those was added
+/// most recently": the release year of the version that introduced each).
+pub fn by_attribute_through(via: &Hop, shape: &Shape) -> Result<CandidateQuery, GraphError> {
+    let Shape::Superlative {
+        attribute: Some(hop), ..
+    } = shape
+    else {
+        return Err(GraphError::Evaluation {
+            message: "an order by an attribute needs the attribute".into(),
+        });
+    };
+    let through = var("through");
+    let first = triple(var(ANSWER_VARIABLE), named_node(&via.predicate)?, through.clone());
+    let second = triple(through.clone(), named_node(&hop.predicate)?, var(KEY_VARIABLE));
+    let core = GraphPattern::Bgp {
+        patterns: vec![first.clone(), second.clone()],
+    };
+    shaped(
+        core,
+        shape,
+        vec![through],
+        vec![via.predicate.clone(), hop.predicate.clone()],
+        vec![first, second],
+    )
+}
+
 /// The class a query's answers are held to ("which *cities* …"), and how strictly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClassFilter<'a> {
@@ -555,7 +582,7 @@ pub fn over_set(candidate: CandidateQuery, scope: SetScope<'_>) -> Result<Candid
         other => other,
     };
     Ok(CandidateQuery {
-        attribute: None,
+        attribute: candidate.attribute,
         query: ReadQuery::new(query)?,
         predicates: candidate.predicates,
         patterns: candidate.patterns.into_iter().map(|p| rewrite.triple(p)).collect(),

@@ -111,6 +111,20 @@ pub(crate) async fn resemblance(
     Ok(out)
 }
 
+/// How many of `label`'s words (in the singular) are among `words`: between labels the words
+/// resemble alike ("installed size" and "download size" both share "size" with "largest by
+/// installed size"), the one more of whose words the question says.
+pub(crate) fn words_said(label: &str, words: &str) -> usize {
+    let said: std::collections::HashSet<String> = chatty_kg_graph::text::normalize_tokens(words)
+        .iter()
+        .map(|w| crate::words::singular(w))
+        .collect();
+    chatty_kg_graph::text::normalize_tokens(label)
+        .iter()
+        .filter(|w| said.contains(&crate::words::singular(w)))
+        .count()
+}
+
 /// Predicate → (number values, date values) seen.
 pub(crate) type Kinds = BTreeMap<String, (u64, u64)>;
 
@@ -222,6 +236,7 @@ pub(crate) async fn rank_attributes(
     ranked.sort_by(|a, b| {
         b.similarity
             .total_cmp(&a.similarity)
+            .then(words_said(&b.hop.label, &b.words).cmp(&words_said(&a.hop.label, &a.words)))
             .then(b.temporal.cmp(&a.temporal))
             .then(a.hop.predicate.cmp(&b.hop.predicate))
     });
@@ -319,4 +334,18 @@ pub fn inside_mentions(constraint: &ValueConstraint, mentions: &[String]) -> boo
     mentions
         .iter()
         .any(|m| chatty_kg_graph::text::normalize_tokens(m).iter().any(|w| w == value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words_said;
+
+    #[test]
+    fn the_label_more_of_whose_words_the_question_says() {
+        let words = "largest three section installed size first";
+        assert_eq!(words_said("installed size", words), 2);
+        assert_eq!(words_said("download size", words), 1);
+        assert_eq!(words_said("code points", "highest code point"), 2);
+        assert_eq!(words_said("release year", "oldest"), 0);
+    }
 }

@@ -260,6 +260,11 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
         let copula = matches!(words.first().map(String::as_str), Some("is" | "was" | "are" | "were"));
         return copula.then_some(ClassRole::Membership);
     }
+    // "Which of them are *marks*?", "how many of those are *marks*": after a copula that follows
+    // the words referring to an earlier answer, the class its members must be of.
+    if matches!(before(1), Some("is" | "are" | "was" | "were")) && matches!(before(2), Some("them" | "those" | "these")) {
+        return Some(ClassRole::Answer);
+    }
     // "the most populous country": the superlative's words stand right before the class.
     let superlative = &form.superlative_words;
     if !superlative.is_empty()
