@@ -448,7 +448,10 @@ async fn a_written_name_the_graph_lacks_and_then_it_are_said_so_without_a_model_
 async fn a_set_is_ordered_by_an_attribute_of_what_its_members_relate_to() {
     let Some((answers, _)) = converse(
         ScriptedChatModel::new(),
-        &["Which plays did Henrik Ibsen write?", "Which one of them premiered first?"],
+        &[
+            "Which plays did Henrik Ibsen write?",
+            "Which one of them premiered first?",
+        ],
     )
     .await
     else {
@@ -480,15 +483,14 @@ async fn else_leaves_out_what_the_previous_turn_named() {
     assert_eq!(sorted(&answers[1]), ["A Doll's House", "Peer Gynt", "Terje Vigen"]);
     assert_eq!(answers[1].excluded, ["http://example.org/dialogue/Ghosts"]);
     // Without "else" the same relation answers all three.
-    let Some((answers, _)) = converse(
-        ScriptedChatModel::new(),
-        &["Who wrote Ghosts?", "What did he write?"],
-    )
-    .await
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &["Who wrote Ghosts?", "What did he write?"]).await
     else {
         return;
     };
-    assert_eq!(sorted(&answers[1]), ["A Doll's House", "Ghosts", "Peer Gynt", "Terje Vigen"]);
+    assert_eq!(
+        sorted(&answers[1]),
+        ["A Doll's House", "Ghosts", "Peer Gynt", "Terje Vigen"]
+    );
     assert!(answers[1].excluded.is_empty());
 }
 
@@ -512,10 +514,17 @@ async fn a_set_restricted_to_a_class() {
     let Some((answers, _)) = converse(ScriptedChatModel::new(), &[written, "Which of them are plays?"]).await else {
         return;
     };
-    assert_eq!(sorted(&answers[0]), ["A Doll's House", "Ghosts", "Peer Gynt", "Terje Vigen"]);
+    assert_eq!(
+        sorted(&answers[0]),
+        ["A Doll's House", "Ghosts", "Peer Gynt", "Terje Vigen"]
+    );
     assert_eq!(sorted(&answers[1]), ["A Doll's House", "Ghosts", "Peer Gynt"]);
     let used = answers[1].sparql.iter().find(|q| q.used).unwrap();
-    assert!(used.sparql.contains("VALUES") && used.sparql.contains("class/Play"), "{}", used.sparql);
+    assert!(
+        used.sparql.contains("VALUES") && used.sparql.contains("class/Play"),
+        "{}",
+        used.sparql
+    );
     let Some((answers, _)) = converse(ScriptedChatModel::new(), &[written, "How many of them are poems?"]).await else {
         return;
     };

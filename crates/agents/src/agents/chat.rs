@@ -207,8 +207,9 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
             quoted_alternatives(expressions)
         ),
         Some(Outcome::NoQuery) => format!(
-            "I found {} in the knowledge graph, but none of its relations fits the question.",
-            linked()
+            "I found {} in the knowledge graph, but none of its relations fits the question.{}",
+            linked(),
+            relations_to_ask(state)
         ),
         Some(Outcome::Clarify { clarification }) => clarification.text(),
         Some(Outcome::NoAnswer) | None => {
@@ -223,6 +224,52 @@ async fn reply(state: &AgentState, ctx: &AgentContext) -> String {
     match (&state.outcome, guessed_referent(state)) {
         (Some(Outcome::NoQuery | Outcome::NoAnswer), Some(guess)) => format!("{reply} {guess}"),
         _ => reply,
+    }
+}
+
+/// Relations shown to someone whose words no relation fitted.
+const SHOWN_RELATIONS: usize = 6;
+
+/// What the graph does hold about the one vertex a question found but could not answer, as
+/// questions could name it: " You could ask about its release year, or what is introduced in
+/// Unicode 15.0." (its one-hop relations the search found, the most used first as it found them).
+fn relations_to_ask(state: &AgentState) -> String {
+    let [anchor] = state.anchors.as_slice() else {
+        return String::new();
+    };
+    let mut said: Vec<String> = Vec::new();
+    for path in state.path_pool.iter().filter(|p| p.anchor == 0) {
+        let [hop] = path.hops.as_slice() else {
+            continue;
+        };
+        // A name that starts or ends in a preposition: "what it is introduced in", "what it is in
+        // block", backwards "what is introduced in X"; else "its glyph", "what has X as maintainer".
+        let preposition = |w: &str| {
+            crate::words::RELATION_PREPOSITIONS.contains(&w) || crate::words::ELLIPSIS_PREPOSITIONS.contains(&w)
+        };
+        let words: Vec<&str> = hop.label.split(' ').collect();
+        let prepositional =
+            words.first().is_some_and(|w| preposition(w)) || words.last().is_some_and(|w| preposition(w));
+        let phrase = if hop.forward && prepositional {
+            format!("what it is {}", hop.label)
+        } else if hop.forward {
+            format!("its {}", hop.label)
+        } else if prepositional {
+            format!("what is {} {}", hop.label, anchor.label)
+        } else {
+            format!("what has {} as {}", anchor.label, hop.label)
+        };
+        if !said.contains(&phrase) {
+            said.push(phrase);
+        }
+        if said.len() == SHOWN_RELATIONS {
+            break;
+        }
+    }
+    match said.as_slice() {
+        [] => String::new(),
+        [one] => format!(" You could ask about {one}."),
+        [rest @ .., last] => format!(" You could ask about {}, or {last}.", rest.join(", ")),
     }
 }
 
@@ -395,5 +442,43 @@ mod tests {
             &["false".into()],
             QuestionKind::Boolean
         ));
+    }
+
+    #[test]
+    fn a_vertex_no_relation_fitted_is_told_with_what_it_holds() {
+        use crate::candidates::paths::{Anchor, EndKind, Hop, RelationPath};
+        let hop = |label: &str, forward: bool| Hop {
+            predicate: format!("http://example.org/{label}"),
+            label: label.into(),
+            forward,
+            also: Vec::new(),
+        };
+        let path = |hops: Vec<Hop>| RelationPath {
+            anchor: 0,
+            hops,
+            end: EndKind::Entity,
+            reached: 1,
+            endpoints: Vec::new(),
+        };
+        let mut state = AgentState::new("what did Unicode 15.0 add?", Mode::SingleTurn, Vec::new());
+        assert_eq!(relations_to_ask(&state), "", "no anchor: nothing to name");
+        state.anchors = vec![Anchor {
+            mention: "Unicode 15.0".into(),
+            iri: "http://example.org/v15".into(),
+            label: "Unicode 15.0".into(),
+            modifies_class: false,
+        }];
+        state.path_pool = vec![
+            path(vec![hop("introduced in", false)]),
+            path(vec![hop("release year", true)]),
+            path(vec![hop("introduced in", false), hop("in block", true)]),
+            path(vec![hop("maintainer", false)]),
+            path(vec![hop("in block", true)]),
+        ];
+        assert_eq!(
+            relations_to_ask(&state),
+            " You could ask about what is introduced in Unicode 15.0, its release year, what has Unicode 15.0 \
+             as maintainer, or what it is in block."
+        );
     }
 }

@@ -354,6 +354,9 @@ impl Agent for PathSearchAgent {
                 state.anchors = anchors;
                 return Ok(BY_EXAMPLE);
             }
+            // The reply names what the graph holds of the anchor instead.
+            state.anchors = anchors;
+            state.path_pool = pool;
             return Ok(state.stop(Outcome::NoQuery));
         }
         // Two anchors of a list or count question: their paths' joins decide, tried best pair
@@ -544,6 +547,9 @@ async fn find_paths(
     // An anchor that modifies the asked-for noun ("which *Runic* characters were added in …")
     // relates to the answers as the graph says, in one hop: its one-hop paths stay for the join.
     let judged = ranker.has_units();
+    if form.order.is_some() && form.kind == QuestionKind::List {
+        said_by_the_attribute(&mut ranked);
+    }
 
     // So does one found among the asked class's values for a word that modifies it.
     let attached = |s: &ScoredPath| {
@@ -575,10 +581,7 @@ async fn find_paths(
         Some(_) if judged => ranked
             .iter()
             .filter(|s| {
-                s.support < p.min_relation_score
-                    && !s.unsaid
-                    && s.path.hops.len() == 1
-                    && s.path.end == EndKind::Entity
+                s.support < p.min_relation_score && !s.unsaid && s.path.hops.len() == 1 && s.path.end == EndKind::Entity
             })
             .cloned()
             .collect(),
@@ -634,6 +637,39 @@ async fn find_paths(
         report,
         class_applied,
     })
+}
+
+/// A superlative ("Thorsten Glaser's three biggest packages by installed size"): a path that ends
+/// at numbers or dates by a last hop the words name (maintained by (of) → installed size) says
+/// what is ordered and by what; the path before that hop leads to the things ordered, and is as
+/// well said as the whole (the planner orders it by that hop again).
+fn said_by_the_attribute(ranked: &mut [ScoredPath]) {
+    let mut raised: Vec<(usize, f32, f32, f32)> = Vec::new();
+    for s in ranked.iter() {
+        let [before @ .., _] = s.path.hops.as_slice() else {
+            continue;
+        };
+        if before.is_empty() || !matches!(s.path.end, EndKind::Number | EndKind::Temporal) {
+            continue;
+        }
+        if let Some(i) = ranked
+            .iter()
+            .position(|p| p.path.anchor == s.path.anchor && p.path.end == EndKind::Entity && p.path.hops == before)
+            && ranked[i].score < s.score
+        {
+            raised.push((i, s.score, s.support, s.coverage));
+        }
+    }
+    if raised.is_empty() {
+        return;
+    }
+    for (i, score, support, coverage) in raised {
+        let prefix = &mut ranked[i];
+        prefix.score = prefix.score.max(score);
+        prefix.support = prefix.support.max(support);
+        prefix.coverage = prefix.coverage.max(coverage);
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
 }
 
 /// Paths that read the same (two predicates of one label at some hop: DBpedia's `dbo:location`
@@ -1215,5 +1251,40 @@ fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl 
     for (mut scored, n) in paths {
         scored.reaches_class = n > 0;
         ranked.push(scored);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scored(hops: &[(&str, bool)], end: &str, score: f32, support: f32) -> ScoredPath {
+        let hops: Vec<serde_json::Value> = hops
+            .iter()
+            .map(|(p, forward)| json!({"predicate": p, "label": p, "forward": forward}))
+            .collect();
+        serde_json::from_value(json!({
+            "path": {"anchor": 0, "hops": hops, "end": end, "reached": 3},
+            "text": "", "score": score, "support": support, "coverage": support,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_superlatives_attribute_path_says_the_path_before_its_last_hop() {
+        let mut ranked = vec![
+            scored(&[("maintainer", false), ("dependsOn", true)], "entity", 0.03, 0.31),
+            scored(&[("maintainer", false), ("installedSize", true)], "number", 0.82, 0.9),
+            scored(&[("maintainer", false)], "entity", -0.1, 0.2),
+            scored(&[("section", true), ("label", true)], "text", 0.5, 0.5),
+        ];
+        said_by_the_attribute(&mut ranked);
+        // The packages the maintainer maintains, as well said as their installed size.
+        assert_eq!(ranked[0].path.hops.len(), 2);
+        assert_eq!(ranked[1].path.hops.len(), 1);
+        assert_eq!((ranked[1].score, ranked[1].support), (0.82, 0.9));
+        // A path to text orders nothing, and one already scored higher is left as it is.
+        assert_eq!(ranked[2].score, 0.5);
+        assert_eq!(ranked[3].score, 0.03);
     }
 }

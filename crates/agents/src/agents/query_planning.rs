@@ -1258,7 +1258,11 @@ async fn text_attribute_named(
 ) -> Result<Option<(Hop, AttributeReading)>, AgentError> {
     let edges = ctx
         .kg
-        .neighbourhood(members, chatty_kg_graph::Direction::Outgoing, ctx.params.path_edge_limit)
+        .neighbourhood(
+            members,
+            chatty_kg_graph::Direction::Outgoing,
+            ctx.params.path_edge_limit,
+        )
         .await?;
     let mut predicates: Vec<&str> = Vec::new();
     for edge in &edges.edges {
@@ -1319,7 +1323,11 @@ async fn attribute_through(
 ) -> Result<Option<(Hop, Hop, bool, AttributeReading)>, AgentError> {
     let edges = ctx
         .kg
-        .neighbourhood(members, chatty_kg_graph::Direction::Outgoing, ctx.params.path_edge_limit)
+        .neighbourhood(
+            members,
+            chatty_kg_graph::Direction::Outgoing,
+            ctx.params.path_edge_limit,
+        )
         .await?;
     let profile = ctx.kg.profile_or_default().await;
     let typing = profile.conventions.types();

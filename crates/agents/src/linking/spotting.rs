@@ -648,6 +648,12 @@ pub(crate) fn qir_of(question: &str, entities: Vec<String>, kind: QuestionKind) 
     let words: Vec<&str> = question
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        // A mention's possessive ("Thorsten *Glaser's* packages") is the mention's word.
+        .map(|w| {
+            w.strip_suffix("'s")
+                .or_else(|| w.strip_suffix("\u{2019}s"))
+                .unwrap_or(w)
+        })
         .filter(|w| !w.is_empty())
         .collect();
     let mentions: Vec<String> = entities.iter().map(|m| normalize_tokens(m).join(" ")).collect();
@@ -1007,5 +1013,21 @@ mod tests {
             .map(|s| s.mention)
             .collect();
         assert_eq!(chosen, ["Tom Hanks", "required"], "beside a name, still no common word");
+    }
+
+    #[test]
+    fn a_mentions_possessive_is_no_word_of_the_relation() {
+        let qir = qir_of(
+            "What are Thorsten Glaser's three biggest packages?",
+            vec!["Thorsten Glaser".into()],
+            QuestionKind::List,
+        );
+        assert_eq!(qir.triples[0].relation, "three biggest packages");
+        let qir = qir_of(
+            "Who is Rob\u{2019}s maintainer?",
+            vec!["Rob".into()],
+            QuestionKind::List,
+        );
+        assert_eq!(qir.triples[0].relation, "maintainer");
     }
 }

@@ -262,7 +262,8 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     }
     // "Which of them are *marks*?", "how many of those are *marks*": after a copula that follows
     // the words referring to an earlier answer, the class its members must be of.
-    if matches!(before(1), Some("is" | "are" | "was" | "were")) && matches!(before(2), Some("them" | "those" | "these")) {
+    if matches!(before(1), Some("is" | "are" | "was" | "were")) && matches!(before(2), Some("them" | "those" | "these"))
+    {
         return Some(ClassRole::Answer);
     }
     // "the most populous country": the superlative's words stand right before the class.
