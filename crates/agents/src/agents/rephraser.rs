@@ -823,7 +823,19 @@ fn replace_mention(question: &str, mention: &str, new: &str) -> Option<String> {
         .match_indices(&wanted)
         .map(|(at, _)| at)
         .find(|&at| question.is_char_boundary(at) && question.is_char_boundary(at + wanted.len()) && boundary(at))?;
-    Some(format!("{}{}{}", &question[..at], new, &question[at + wanted.len()..]))
+    let (before, after) = (&question[..at], &question[at + wanted.len()..]);
+    // The words around the mention say again what the new one may say itself ("the emacs
+    // source package" with "the vim source"): each once.
+    let mut words: Vec<&str> = new.split_whitespace().collect();
+    let last_before = before.split_whitespace().next_back();
+    let first_after = after.split_whitespace().next();
+    if words.len() > 1 && last_before.is_some_and(|w| w.eq_ignore_ascii_case(words[0])) {
+        words.remove(0);
+    }
+    if words.len() > 1 && first_after.is_some_and(|w| w.eq_ignore_ascii_case(words[words.len() - 1])) {
+        words.pop();
+    }
+    Some(format!("{before}{}{after}", words.join(" ")))
 }
 
 /// "How many are there?", "How many of them?": nothing but the reference and question words.
@@ -957,6 +969,16 @@ mod tests {
         );
         assert_eq!(replace_mention("Who is Swedenborg?", "sweden", "Norway"), None);
         assert_eq!(replace_mention("Who directed Alien?", "Aliens", "Big"), None);
+        // The words around the mention are not said twice.
+        assert_eq!(
+            replace_mention(
+                "Which packages come out of the emacs source package?",
+                "emacs",
+                "the vim source"
+            )
+            .as_deref(),
+            Some("Which packages come out of the vim source package?")
+        );
     }
 
     #[test]
