@@ -237,7 +237,11 @@ pub fn render(e: &Explanation) -> String {
         let _ = writeln!(
             s,
             "  \"else\": left out what the previous turn named: {}",
-            e.excluded.join(", ")
+            e.excluded
+                .iter()
+                .map(|m| m.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     if let Some(qir) = &e.qir {

@@ -93,9 +93,11 @@ try {
   await second.locator(".answer .text").waitFor({ timeout: 30000 });
   const films = await second.locator(".answer .text").textContent();
   assert.match(films, /Cast Away/);
+  assert.doesNotMatch(films, /Forrest Gump/);
   await second.locator("summary").click();
   assert.match(await second.locator("details").textContent(), /What else did Robert Zemeckis direct\?/);
   assert.match(await second.locator(".referents").textContent(), /“he” → Robert Zemeckis \(the one that fits\)/);
+  assert.match(await second.locator("details").textContent(), /“else”: what the previous turn named, Forrest Gump/);
   await second.locator(".rate.down").click();
   await second.locator("form.correction input").fill("Cast Away; Back to the Future");
   await second.locator("form.correction button").click();

@@ -27,7 +27,7 @@ pub struct Explanation {
     pub answers: Vec<AnswerValue>,
     /// "What *else* …": the vertices the previous turn named, left out of the answers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub excluded: Vec<String>,
+    pub excluded: Vec<crate::answer::Member>,
     /// List, boolean or count; absent when the question stopped before a QIR.
     pub answer_kind: Option<QuestionKind>,
     /// The graph returned more rows than allowed; answers are cut.

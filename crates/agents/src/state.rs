@@ -319,7 +319,7 @@ pub struct AgentState {
     pub execution_time: Duration,
     pub answer: Option<Answer>,
     /// "What *else* …": the vertices the previous turn named, left out of the answers.
-    pub excluded: Vec<String>,
+    pub excluded: Vec<Member>,
     pub outcome: Option<Outcome>,
     /// What the user is told (the chat agent writes it last).
     pub reply: Option<String>,

@@ -481,7 +481,12 @@ async fn else_leaves_out_what_the_previous_turn_named() {
     };
     assert_eq!(answers[0].display_answers(), ["Henrik Ibsen"]);
     assert_eq!(sorted(&answers[1]), ["A Doll's House", "Peer Gynt", "Terje Vigen"]);
-    assert_eq!(answers[1].excluded, ["http://example.org/dialogue/Ghosts"]);
+    let excluded: Vec<(&str, &str)> = answers[1]
+        .excluded
+        .iter()
+        .map(|m| (m.value.as_str(), m.label.as_str()))
+        .collect();
+    assert_eq!(excluded, [("http://example.org/dialogue/Ghosts", "Ghosts")]);
     // Without "else" the same relation answers all three.
     let Some((answers, _)) = converse(ScriptedChatModel::new(), &["Who wrote Ghosts?", "What did he write?"]).await
     else {
@@ -530,4 +535,22 @@ async fn a_set_restricted_to_a_class() {
     };
     assert_eq!(answers[1].display_answers(), ["1"]);
     assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+/// "… that premiered after 1880": plays have no date of their own; the value holds the date of
+/// what each relates to (its premiere), and the explanation names both relations.
+#[tokio::test]
+async fn a_value_is_held_through_the_relation_to_what_has_it() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Which plays did Henrik Ibsen write that premiered after 1880?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["Ghosts"]);
+    let used = answers[0].sparql.iter().find(|q| q.used).unwrap();
+    let attribute = used.attribute.as_ref().unwrap();
+    assert_eq!(attribute.label, "premiere → date", "{}", used.sparql);
 }

@@ -469,7 +469,7 @@ function details(e) {
     section(panel, "What it refers to").append(list);
   }
   if (e.excluded && e.excluded.length) {
-    section(panel, "Left out").append(el("p", "", "\u201celse\u201d: what the previous turn named, " + e.excluded.join(", ")));
+    section(panel, "Left out").append(el("p", "", "\u201celse\u201d: what the previous turn named, " + e.excluded.map((m) => m.label).join(", ")));
   }
   if (e.clarified) {
     section(panel, "Your choice").append(el("p", "", "\u201c" + e.clarified.mention + "\u201d \u2192 option " +

@@ -28,8 +28,8 @@ use crate::candidates::queries::{
     membership, over_class, over_set, over_values, select, select_in, select_with, witness,
 };
 use crate::candidates::values::{
-    Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, predicate_labels, rank_attributes,
-    resemblance, words_said,
+    Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, attributes_through, predicate_labels,
+    rank_attributes, rank_attributes_through, resemblance, words_said,
 };
 use crate::context::AgentContext;
 use crate::error::AgentError;
@@ -233,11 +233,14 @@ impl Agent for QueryPlanningAgent {
                 let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
                 let kinds = attributes_of(ctx, &sample).await?;
                 let compared = kinds.len();
-                rank_attributes(ctx, constraint, &words_left_over(state), &kinds, true)
-                    .await?
-                    .into_iter()
-                    .map(|a| (a, compared))
-                    .collect()
+                let left = words_left_over(state);
+                let mut ranked = rank_attributes(ctx, constraint, &left, &kinds, true).await?;
+                // Answers with no such value of their own ("characters … in versions released
+                // after 2018"): that of what they relate to, rather than leave the value unheld.
+                if ranked.is_empty() {
+                    ranked = rank_attributes_through(ctx, constraint, &left, &sample).await?;
+                }
+                ranked.into_iter().map(|a| (a, compared)).collect()
             }
             _ => Vec::new(),
         };
@@ -993,16 +996,26 @@ fn leave_out_named(state: &mut AgentState, answer: &mut Answer) {
     let Some(previous) = state.history.last() else {
         return;
     };
-    let named: Vec<&str> = previous.entities.iter().map(|e| e.iri.as_str()).collect();
-    let named_here = |v: &crate::answer::AnswerValue| v.kind == ValueKind::Iri && named.contains(&v.value.as_str());
+    let named_here =
+        |v: &crate::answer::AnswerValue| v.kind == ValueKind::Iri && previous.entities.iter().any(|e| e.iri == v.value);
     if answer.values.iter().all(named_here) {
         return;
     }
-    state.excluded = answer
-        .values
+    state.excluded = previous
+        .entities
         .iter()
-        .filter(|v| named_here(v))
-        .map(|v| v.value.clone())
+        .filter(|e| {
+            answer
+                .values
+                .iter()
+                .any(|v| v.kind == ValueKind::Iri && v.value == e.iri)
+        })
+        .map(|e| crate::answer::Member {
+            value: e.iri.clone(),
+            label: e.label.clone(),
+            iri: true,
+            datatype: None,
+        })
         .collect();
     answer.values.retain(|v| !named_here(v));
 }
@@ -1239,6 +1252,7 @@ async fn attribute_like(
             forward: true,
             also: Vec::new(),
         },
+        via: None,
         temporal: numbers < dates,
         similarity: similarity[best].0,
         words: similarity[best].1.clone(),
@@ -1296,6 +1310,7 @@ async fn text_attribute_named(
             forward: true,
             also: Vec::new(),
         },
+        via: None,
         temporal: false,
         similarity: 1.0,
         words: written,
@@ -1304,66 +1319,24 @@ async fn text_attribute_named(
     Ok(Some((attribute.hop, reading)))
 }
 
-/// Relations from the members an ordering looks through when they have no number or date of
-/// their own.
-const THROUGH_RELATIONS: usize = 8;
-/// Vertices of each such relation whose attributes are read.
-const THROUGH_SAMPLE: usize = 50;
-
 /// For members with no number or date of their own ("which one of those was added most
 /// recently", of characters): the number- or date-valued predicate of the vertices they relate
 /// to, through the relation whose name and the attribute's together are most like the words
-/// ("introduced in" · "release year"), and whether its values are numbers. At most
-/// [`THROUGH_RELATIONS`] relations, [`THROUGH_SAMPLE`] vertices of each.
+/// ("introduced in" · "release year"), and whether its values are numbers
+/// ([`crate::candidates::values::attributes_through`]).
 async fn attribute_through(
     ctx: &AgentContext,
     form: &QuestionForm,
     left: &[String],
     members: &[&str],
 ) -> Result<Option<(Hop, Hop, bool, AttributeReading)>, AgentError> {
-    let edges = ctx
-        .kg
-        .neighbourhood(
-            members,
-            chatty_kg_graph::Direction::Outgoing,
-            ctx.params.path_edge_limit,
-        )
-        .await?;
-    let profile = ctx.kg.profile_or_default().await;
-    let typing = profile.conventions.types();
-    // relation → the vertices it reaches (the types a vertex has are no thing it relates to)
-    let mut reached: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
-    for edge in &edges.edges {
-        if let Term::NamedNode(n) = &edge.neighbour
-            && !typing.is_type_predicate(&edge.predicate)
-        {
-            let vertices = reached.entry(edge.predicate.as_str()).or_default();
-            if vertices.len() < THROUGH_SAMPLE && !vertices.contains(&n.as_str()) {
-                vertices.push(n.as_str());
-            }
-        }
-    }
-    // (relation, attribute, number values, date values)
-    let mut options: Vec<(&str, String, u64, u64)> = Vec::new();
-    for (via, vertices) in reached.iter().take(THROUGH_RELATIONS) {
-        for (attribute, (numbers, dates)) in attributes_of(ctx, vertices).await? {
-            options.push((via, attribute, numbers, dates));
-        }
-    }
+    let options = attributes_through(ctx, members).await?;
     if options.is_empty() {
         return Ok(None);
     }
-    let vias: Vec<&str> = options.iter().map(|o| o.0).collect();
-    let attributes: Vec<&str> = options.iter().map(|o| o.1.as_str()).collect();
-    let via_labels = predicate_labels(ctx, &vias).await?;
-    let attribute_labels = predicate_labels(ctx, &attributes).await?;
-    let labels: Vec<String> = via_labels
-        .iter()
-        .zip(&attribute_labels)
-        .map(|(v, a)| format!("{v} {a}"))
-        .collect();
+    let labels: Vec<String> = options.iter().map(|t| t.label()).collect();
     let similarity = resemblance(ctx, &form.superlative_words, left, &labels).await?;
-    let values = |i: usize| options[i].2 + options[i].3;
+    let values = |i: usize| options[i].numbers + options[i].dates;
     let Some(best) = (0..options.len()).max_by(|&a, &b| {
         similarity[a]
             .0
@@ -1374,23 +1347,21 @@ async fn attribute_through(
     }) else {
         return Ok(None);
     };
-    let (_, _, numbers, dates) = options[best];
-    let hop = |predicate: &str, label: &str| Hop {
-        predicate: predicate.to_owned(),
-        label: label.to_owned(),
-        forward: true,
-        also: Vec::new(),
-    };
-    let via = hop(vias[best], &via_labels[best]);
+    let best_option = &options[best];
     let attribute = Attribute {
-        hop: hop(attributes[best], &attribute_labels[best]),
-        temporal: numbers < dates,
+        hop: best_option.attribute.clone(),
+        via: Some(best_option.via.clone()),
+        temporal: best_option.numbers < best_option.dates,
         similarity: similarity[best].0,
         words: similarity[best].1.clone(),
     };
-    let mut reading = attribute.reading(AttributeOf::Superlative, options.len());
-    reading.label = labels[best].clone();
-    Ok(Some((via, attribute.hop, numbers >= dates, reading)))
+    let reading = attribute.reading(AttributeOf::Superlative, options.len());
+    Ok(Some((
+        best_option.via.clone(),
+        attribute.hop,
+        best_option.numbers >= best_option.dates,
+        reading,
+    )))
 }
 
 /// The one anchor of two linked by a guess ([`LinkMethod::MostConnected`]) where the other was
@@ -1551,6 +1522,7 @@ async fn superlative(
         };
         let reading = Attribute {
             hop: last.clone(),
+            via: None,
             temporal: path.end == EndKind::Temporal,
             similarity: 1.0,
             words: form.superlative_words.join(" "),
@@ -1622,6 +1594,7 @@ async fn superlative(
     let reading = attribute.as_ref().map(|hop| {
         Attribute {
             hop: hop.clone(),
+            via: None,
             temporal: extensions[best].end == EndKind::Temporal,
             similarity: similarity[best].0,
             words: similarity[best].1.clone(),

@@ -248,9 +248,10 @@ pub fn select_with(
         core = of_class(core, &answer, class)?;
     }
     if let Some((attribute, constraint)) = constraint {
-        let (filtered, edge) = constrain(core, &answer, attribute, constraint)?;
+        let (filtered, edges) = constrain(core, &answer, attribute, constraint)?;
         core = filtered;
-        patterns.push(edge);
+        patterns.extend(edges);
+        predicates.extend(attribute.via.iter().map(|h| h.predicate.clone()));
         predicates.push(attribute.hop.predicate.clone());
     }
     let bgp = differing(core, &distinct);
@@ -271,14 +272,10 @@ pub fn over_values(
         Some(class) => instance_of(answer.clone(), class, types)?,
         None => GraphPattern::Bgp { patterns: Vec::new() },
     };
-    let (filtered, edge) = constrain(core, &answer, attribute, constraint)?;
-    shaped(
-        filtered,
-        shape,
-        Vec::new(),
-        vec![attribute.hop.predicate.clone()],
-        vec![edge],
-    )
+    let (filtered, edges) = constrain(core, &answer, attribute, constraint)?;
+    let mut predicates: Vec<String> = attribute.via.iter().map(|h| h.predicate.clone()).collect();
+    predicates.push(attribute.hop.predicate.clone());
+    shaped(filtered, shape, Vec::new(), predicates, edges)
 }
 
 /// A SELECT over the instances of `class` alone, as `?answer`: "how many countries are there",

@@ -233,6 +233,7 @@ pub async fn qualified_by(
                     forward: true,
                     also: Vec::new(),
                 },
+                via: None,
                 temporal: true,
                 similarity: 0.0,
                 // Taken as a period's end, not by its words.
@@ -497,8 +498,9 @@ pub fn select_qualified(
     }
     let core = match qualified {
         Qualified::At(attribute) => {
-            let (filtered, edge) = constrain(core, &st, attribute, constraint)?;
-            patterns.push(edge);
+            let (filtered, edges) = constrain(core, &st, attribute, constraint)?;
+            patterns.extend(edges);
+            predicates.extend(attribute.via.iter().map(|h| h.predicate.clone()));
             predicates.push(attribute.hop.predicate.clone());
             filtered
         }
@@ -641,6 +643,7 @@ mod tests {
                 forward: true,
                 also: Vec::new(),
             },
+            via: None,
             temporal: true,
             similarity: 0.5,
             words: String::new(),

@@ -28,6 +28,8 @@ const MIN_SIMILARITY: f32 = 0.3;
 const STEM_EVIDENCE: f32 = 0.9;
 /// The variable the constrained attribute's value binds.
 pub const VALUE_VARIABLE: &str = "value";
+/// The variable of the vertex an attribute is read through ([`Attribute::via`]).
+pub const THROUGH_VARIABLE: &str = "value_of";
 
 const XSD_DOUBLE: &str = "http://www.w3.org/2001/XMLSchema#double";
 const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
@@ -36,6 +38,10 @@ const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attribute {
     pub hop: Hop,
+    /// The relation through which the answers reach the vertices that have it ("introduced
+    /// in" for a character's version's release year); `None`: the answers have it themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Hop>,
     /// Its values are dates or years (else numbers).
     pub temporal: bool,
     /// How much its label resembles the constraint's words.
@@ -50,7 +56,10 @@ impl Attribute {
         AttributeReading {
             of,
             predicate: self.hop.predicate.clone(),
-            label: self.hop.label.clone(),
+            label: match &self.via {
+                Some(via) => format!("{} → {}", via.label, self.hop.label),
+                None => self.hop.label.clone(),
+            },
             words: self.words.clone(),
             similarity: self.similarity,
             compared,
@@ -227,6 +236,7 @@ pub(crate) async fn rank_attributes(
                 forward: true,
                 also: Vec::new(),
             },
+            via: None,
             temporal: *temporal,
             similarity: s.min(STEM_EVIDENCE),
             words: words.clone(),
@@ -243,6 +253,125 @@ pub(crate) async fn rank_attributes(
     if ranked.first().is_some_and(|a| a.similarity < MIN_SIMILARITY) {
         return Ok(Vec::new());
     }
+    ranked.truncate(ATTRIBUTES_TRIED);
+    Ok(ranked)
+}
+
+/// Relations from a set of vertices looked through for an attribute they lack themselves.
+pub(crate) const THROUGH_RELATIONS: usize = 8;
+/// Vertices of each such relation whose attributes are read.
+pub(crate) const THROUGH_SAMPLE: usize = 50;
+
+/// One relation from a set of vertices, and a number- or date-valued predicate of the vertices
+/// it reaches, with the values of each kind seen.
+pub(crate) struct Through {
+    pub via: Hop,
+    pub attribute: Hop,
+    pub numbers: u64,
+    pub dates: u64,
+}
+
+impl Through {
+    /// Both names, as the words are compared with them: "introduced in release year".
+    pub(crate) fn label(&self) -> String {
+        format!("{} {}", self.via.label, self.attribute.label)
+    }
+}
+
+/// The number- and date-valued predicates of what `vertices` relate to, through each of their
+/// relations to vertices (their types aside): at most [`THROUGH_RELATIONS`] relations and
+/// [`THROUGH_SAMPLE`] vertices of each, one grouped query per relation.
+pub(crate) async fn attributes_through(ctx: &AgentContext, vertices: &[&str]) -> Result<Vec<Through>, AgentError> {
+    if vertices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let edges = ctx
+        .kg
+        .neighbourhood(vertices, Direction::Outgoing, ctx.params.path_edge_limit)
+        .await?;
+    let profile = ctx.kg.profile_or_default().await;
+    let typing = profile.conventions.types();
+    let mut reached: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for edge in &edges.edges {
+        if let Term::NamedNode(n) = &edge.neighbour
+            && !typing.is_type_predicate(&edge.predicate)
+        {
+            let reached = reached.entry(edge.predicate.as_str()).or_default();
+            if reached.len() < THROUGH_SAMPLE && !reached.contains(&n.as_str()) {
+                reached.push(n.as_str());
+            }
+        }
+    }
+    let mut found: Vec<(&str, String, u64, u64)> = Vec::new();
+    for (via, reached) in reached.iter().take(THROUGH_RELATIONS) {
+        for (attribute, (numbers, dates)) in attributes_of(ctx, reached).await? {
+            found.push((via, attribute, numbers, dates));
+        }
+    }
+    let vias: Vec<&str> = found.iter().map(|f| f.0).collect();
+    let attributes: Vec<&str> = found.iter().map(|f| f.1.as_str()).collect();
+    let via_labels = predicate_labels(ctx, &vias).await?;
+    let attribute_labels = predicate_labels(ctx, &attributes).await?;
+    let hop = |predicate: &str, label: String| Hop {
+        predicate: predicate.to_owned(),
+        label,
+        forward: true,
+        also: Vec::new(),
+    };
+    Ok(found
+        .iter()
+        .zip(via_labels.into_iter().zip(attribute_labels))
+        .map(
+            |((via, attribute, numbers, dates), (via_label, attribute_label))| Through {
+                via: hop(via, via_label),
+                attribute: hop(attribute, attribute_label),
+                numbers: *numbers,
+                dates: *dates,
+            },
+        )
+        .collect())
+}
+
+/// For answers with no attribute of their own like a value's words ("characters … in versions
+/// *released after 2018*"): those of what they relate to ([`attributes_through`]), the relation's
+/// and the attribute's names together compared with the words, as [`rank_attributes`] does, at
+/// least [`MIN_SIMILARITY`] like them.
+pub(crate) async fn rank_attributes_through(
+    ctx: &AgentContext,
+    constraint: &ValueConstraint,
+    left: &[String],
+    vertices: &[&str],
+) -> Result<Vec<Attribute>, AgentError> {
+    let options: Vec<Through> = attributes_through(ctx, vertices)
+        .await?
+        .into_iter()
+        .filter(|t| constraint.year || t.dates <= t.numbers)
+        .collect();
+    if options.is_empty() {
+        return Ok(Vec::new());
+    }
+    let labels: Vec<String> = options.iter().map(Through::label).collect();
+    let similarity = resemblance(ctx, &constraint.attribute_words, left, &labels).await?;
+    let mut ranked: Vec<Attribute> = options
+        .into_iter()
+        .zip(similarity)
+        .filter(|(_, (s, _))| *s >= MIN_SIMILARITY)
+        .map(|(t, (s, words))| Attribute {
+            temporal: t.dates > t.numbers,
+            hop: t.attribute,
+            via: Some(t.via),
+            similarity: s.min(STEM_EVIDENCE),
+            words,
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        let label = |a: &Attribute| a.reading(AttributeOf::Value, 0).label;
+        b.similarity
+            .total_cmp(&a.similarity)
+            .then(words_said(&label(b), &b.words).cmp(&words_said(&label(a), &a.words)))
+            .then(b.temporal.cmp(&a.temporal))
+            .then(a.hop.predicate.cmp(&b.hop.predicate))
+    });
     ranked.truncate(ATTRIBUTES_TRIED);
     Ok(ranked)
 }
@@ -278,17 +407,30 @@ pub fn constrain(
     subject: &Variable,
     attribute: &Attribute,
     constraint: &ValueConstraint,
-) -> Result<(GraphPattern, spargebra::term::TriplePattern), GraphError> {
+) -> Result<(GraphPattern, Vec<spargebra::term::TriplePattern>), GraphError> {
     let value = chatty_kg_graph::var(VALUE_VARIABLE);
-    let edge = chatty_kg_graph::triple(
-        subject.clone(),
+    let mut edges = Vec::new();
+    let holder = match &attribute.via {
+        Some(via) => {
+            let through = chatty_kg_graph::var(THROUGH_VARIABLE);
+            edges.push(chatty_kg_graph::triple(
+                subject.clone(),
+                chatty_kg_graph::named_node(&via.predicate)?,
+                through.clone(),
+            ));
+            through
+        }
+        None => subject.clone(),
+    };
+    edges.push(chatty_kg_graph::triple(
+        holder,
         chatty_kg_graph::named_node(&attribute.hop.predicate)?,
         value.clone(),
-    );
+    ));
     let joined = GraphPattern::Join {
         left: Box::new(inner),
         right: Box::new(GraphPattern::Bgp {
-            patterns: vec![edge.clone()],
+            patterns: edges.clone(),
         }),
     };
     // A date is compared by its day where the question writes one, else by its year; any other
@@ -323,7 +465,7 @@ pub fn constrain(
             expr,
             inner: Box::new(joined),
         },
-        edge,
+        edges,
     ))
 }
 
