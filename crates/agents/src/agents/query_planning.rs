@@ -1053,10 +1053,7 @@ async fn about_the_set(
         offset: form.offset,
         take: form.take,
     };
-    let query = match &via {
-        Some(via) => crate::candidates::queries::by_attribute_through(via, &shape)?,
-        None => crate::candidates::queries::by_attribute(&shape)?,
-    };
+    let query = crate::candidates::queries::by_attribute(via.as_ref(), &shape)?;
     let candidate = over_answer_set(
         state,
         CandidateQuery {
@@ -1246,12 +1243,7 @@ async fn attribute_like(
     };
     let (numbers, dates) = kinds[predicates[best]];
     let attribute = Attribute {
-        hop: Hop {
-            predicate: predicates[best].to_owned(),
-            label: labels[best].clone(),
-            forward: true,
-            also: Vec::new(),
-        },
+        hop: Hop::forward(predicates[best], labels[best].clone()),
         via: None,
         temporal: numbers < dates,
         similarity: similarity[best].0,
@@ -1304,12 +1296,7 @@ async fn text_attribute_named(
         return Ok(None);
     };
     let attribute = Attribute {
-        hop: Hop {
-            predicate: predicates[best].to_owned(),
-            label: labels[best].clone(),
-            forward: true,
-            also: Vec::new(),
-        },
+        hop: Hop::forward(predicates[best], labels[best].clone()),
         via: None,
         temporal: false,
         similarity: 1.0,

@@ -34,6 +34,16 @@ pub struct Hop {
 }
 
 impl Hop {
+    /// A hop along `predicate` the way it points, of no twins.
+    pub fn forward(predicate: &str, label: String) -> Self {
+        Self {
+            predicate: predicate.to_owned(),
+            label,
+            forward: true,
+            also: Vec::new(),
+        }
+    }
+
     /// The hop's predicate, then its [`Hop::also`] ones.
     pub fn predicates(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.predicate.as_str()).chain(self.also.iter().map(String::as_str))

@@ -303,8 +303,11 @@ pub fn over_class(class: &str, shape: &Shape, types: TypeVocabulary<'_>) -> Resu
 }
 
 /// A SELECT over whatever has `shape`'s attribute, as `?answer`, ordered by it: the vertices it
-/// runs over are joined in by the caller (an earlier answer's members, [`over_set`]).
-pub fn by_attribute(shape: &Shape) -> Result<CandidateQuery, GraphError> {
+/// runs over are joined in by the caller (an earlier answer's members, [`over_set`]). Through
+/// `via`, the attribute of what each relates to: `?answer <via> ?through . ?through <attribute>
+/// ?key` ("which one of those was added most recently": the release year of the version that
+/// introduced each).
+pub fn by_attribute(via: Option<&Hop>, shape: &Shape) -> Result<CandidateQuery, GraphError> {
     let Shape::Superlative {
         attribute: Some(hop), ..
     } = shape
@@ -313,38 +316,27 @@ pub fn by_attribute(shape: &Shape) -> Result<CandidateQuery, GraphError> {
             message: "an order by an attribute needs the attribute".into(),
         });
     };
-    let attribute = triple(var(ANSWER_VARIABLE), named_node(&hop.predicate)?, var(KEY_VARIABLE));
+    let (mut patterns, mut predicates, mut intermediates) = (Vec::new(), Vec::new(), Vec::new());
+    let holder = match via {
+        Some(via) => {
+            let through = var("through");
+            patterns.push(triple(
+                var(ANSWER_VARIABLE),
+                named_node(&via.predicate)?,
+                through.clone(),
+            ));
+            predicates.push(via.predicate.clone());
+            intermediates.push(through.clone());
+            through
+        }
+        None => var(ANSWER_VARIABLE),
+    };
+    patterns.push(triple(holder, named_node(&hop.predicate)?, var(KEY_VARIABLE)));
+    predicates.push(hop.predicate.clone());
     let core = GraphPattern::Bgp {
-        patterns: vec![attribute.clone()],
+        patterns: patterns.clone(),
     };
-    shaped(core, shape, Vec::new(), vec![hop.predicate.clone()], vec![attribute])
-}
-
-/// [`by_attribute`] through one relation: `?answer <via> ?through . ?through <attribute> ?key`,
-/// for members with no attribute of their own the words fit ("which one of those was added
-/// most recently": the release year of the version that introduced each).
-pub fn by_attribute_through(via: &Hop, shape: &Shape) -> Result<CandidateQuery, GraphError> {
-    let Shape::Superlative {
-        attribute: Some(hop), ..
-    } = shape
-    else {
-        return Err(GraphError::Evaluation {
-            message: "an order by an attribute needs the attribute".into(),
-        });
-    };
-    let through = var("through");
-    let first = triple(var(ANSWER_VARIABLE), named_node(&via.predicate)?, through.clone());
-    let second = triple(through.clone(), named_node(&hop.predicate)?, var(KEY_VARIABLE));
-    let core = GraphPattern::Bgp {
-        patterns: vec![first.clone(), second.clone()],
-    };
-    shaped(
-        core,
-        shape,
-        vec![through],
-        vec![via.predicate.clone(), hop.predicate.clone()],
-        vec![first, second],
-    )
+    shaped(core, shape, intermediates, predicates, patterns)
 }
 
 /// The class a query's answers are held to ("which *cities* …"), and how strictly.

@@ -312,19 +312,13 @@ pub(crate) async fn attributes_through(ctx: &AgentContext, vertices: &[&str]) ->
     let attributes: Vec<&str> = found.iter().map(|f| f.1.as_str()).collect();
     let via_labels = predicate_labels(ctx, &vias).await?;
     let attribute_labels = predicate_labels(ctx, &attributes).await?;
-    let hop = |predicate: &str, label: String| Hop {
-        predicate: predicate.to_owned(),
-        label,
-        forward: true,
-        also: Vec::new(),
-    };
     Ok(found
         .iter()
         .zip(via_labels.into_iter().zip(attribute_labels))
         .map(
             |((via, attribute, numbers, dates), (via_label, attribute_label))| Through {
-                via: hop(via, via_label),
-                attribute: hop(attribute, attribute_label),
+                via: Hop::forward(via, via_label),
+                attribute: Hop::forward(attribute, attribute_label),
                 numbers: *numbers,
                 dates: *dates,
             },
