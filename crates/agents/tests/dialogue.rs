@@ -554,3 +554,14 @@ async fn a_value_is_held_through_the_relation_to_what_has_it() {
     let attribute = used.attribute.as_ref().unwrap();
     assert_eq!(attribute.label, "premiere → date", "{}", used.sparql);
 }
+
+/// "When did Ghosts open?": no relation is named like "open" and none ends at a date, but one
+/// relation leads to a vertex that has a date of its own (the premiere): that is when.
+#[tokio::test]
+async fn when_is_the_one_relation_to_a_vertex_with_a_date() {
+    let Some((answers, _)) = converse(ScriptedChatModel::new(), &["When did Ghosts open?"]).await else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["premiere of Ghosts"], "{:?}", answers[0].outcome);
+    assert_eq!(answers[0].paths[0].text, "Ghosts → premiere");
+}

@@ -575,17 +575,24 @@ async fn find_paths(
         s.unsaid = judged && s.support < p.min_relation_score && (attached(s) || own);
     }
     // The one-hop relations to vertices no word names, kept aside for a question that names
-    // the kind of its answer ([`only_relation_to_class`]).
+    // the kind of its answer ([`only_relation_to_class`]) or asks "when" ([`only_relation_to_a_time`]).
     let answer_class = class.filter(|c| c.role == ClassRole::Answer && form.kind != QuestionKind::Boolean);
+    let asks_when = form.expects == Expectation::Temporal && form.order.is_none() && form.kind == QuestionKind::List;
     let unnamed: Vec<ScoredPath> = match answer_class {
-        Some(_) if judged => ranked
+        _ if !judged => Vec::new(),
+        Some(_) => ranked
             .iter()
             .filter(|s| {
                 s.support < p.min_relation_score && !s.unsaid && s.path.hops.len() == 1 && s.path.end == EndKind::Entity
             })
             .cloned()
             .collect(),
-        _ => Vec::new(),
+        None if asks_when => ranked
+            .iter()
+            .filter(|s| !s.unsaid && s.path.hops.len() == 1 && s.path.end == EndKind::Entity)
+            .cloned()
+            .collect(),
+        None => Vec::new(),
     };
     ranked.retain(|s| {
         (!judged || s.support >= p.min_relation_score || s.unsaid)
@@ -607,10 +614,12 @@ async fn find_paths(
         // cannot tell apart ("hub airport", "target airport"), the one that reaches several.
         prefer_several(&mut ranked, PLURAL_TIE);
     }
-    if ranked.is_empty()
-        && let Some(c) = answer_class
-    {
-        ranked = only_relation_to_class(ctx, unnamed, anchors, &c.iri, form.kind, &mut report).await?;
+    if ranked.is_empty() {
+        ranked = match answer_class {
+            Some(c) => only_relation_to_class(ctx, unnamed, anchors, &c.iri, form.kind, &mut report).await?,
+            None if asks_when => only_relation_to_a_time(ctx, unnamed).await?,
+            None => Vec::new(),
+        };
     }
     let mut class_applied = false;
     ranker.confirm_class(false);
@@ -1048,6 +1057,28 @@ async fn only_relation_to_class(
     let mut scored = unnamed.swap_remove(*only);
     scored.reaches_class = true;
     Ok(vec![scored])
+}
+
+/// "When was it added?" where no relation's name fits the words and no path ends at a date: a
+/// vertex that has a date of its own is a point in time (a version, an event), and where one
+/// relation alone leads from the anchor to such vertices (a character's "introduced in" to its
+/// Unicode version, which has a release year), the graph has said when. Several such relations
+/// leave it unsaid. The best [`CLASS_CHECKS`] relations are looked at, one query each.
+async fn only_relation_to_a_time(ctx: &AgentContext, unnamed: Vec<ScoredPath>) -> Result<Vec<ScoredPath>, AgentError> {
+    let mut timed = Vec::new();
+    for scored in unnamed.into_iter().take(CLASS_CHECKS) {
+        let ends: Vec<&str> = scored
+            .path
+            .endpoints
+            .iter()
+            .filter_map(crate::candidates::paths::iri_of)
+            .collect();
+        let kinds = crate::candidates::values::attributes_of(ctx, &ends).await?;
+        if kinds.values().any(|(_, dates)| *dates > 0) {
+            timed.push(scored);
+        }
+    }
+    Ok(if timed.len() == 1 { timed } else { Vec::new() })
 }
 
 /// What [`class_reach`] found, per ranked path: instances of the class reached, whether the
