@@ -562,6 +562,11 @@ async fn when_is_the_one_relation_to_a_vertex_with_a_date() {
     let Some((answers, _)) = converse(ScriptedChatModel::new(), &["When did Ghosts open?"]).await else {
         return;
     };
-    assert_eq!(answers[0].display_answers(), ["premiere of Ghosts"], "{:?}", answers[0].outcome);
+    assert_eq!(
+        answers[0].display_answers(),
+        ["premiere of Ghosts"],
+        "{:?}",
+        answers[0].outcome
+    );
     assert_eq!(answers[0].paths[0].text, "Ghosts → premiere");
 }

@@ -65,7 +65,7 @@ pub fn spot_class(question: &str, form: &QuestionForm, classes: &[ClassProfile])
             if !(0..name.len()).all(|k| names_word(&words[start + k], &singulars[start + k], &name[k])) {
                 continue;
             }
-            let Some(role) = role_at(&words, start, form) else {
+            let Some(role) = role_at(&words, start, form).or_else(|| of_a_set(&words, start, name.len())) else {
                 continue;
             };
             let rank = (name.len(), class.instances);
@@ -252,6 +252,17 @@ fn names_word(word: &str, singular: &str, name: &str) -> bool {
 }
 
 /// The role of a class named at `start`, judged from the words before it.
+/// "Which of them are *marks*?", "how many of those are *poems*": the class named after a
+/// copula that follows the words referring to an earlier answer, and ending the clause (not
+/// "them are *architecture*-independent"), is the class its members must be of.
+fn of_a_set(words: &[String], start: usize, len: usize) -> Option<ClassRole> {
+    let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
+    let copula = matches!(before(1), Some("is" | "are" | "was" | "were"));
+    let set = matches!(before(2), Some("them" | "those" | "these"));
+    let ends = words.get(start + len).is_none_or(|w| crate::words::is_function_word(w));
+    (copula && set && ends).then_some(ClassRole::Answer)
+}
+
 fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassRole> {
     let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
     // "Is Lima a city?": a copula opens the question and "a"/"an" + the class end it ("Did Tom
@@ -259,12 +270,6 @@ fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassR
     if form.kind == crate::qir::QuestionKind::Boolean && matches!(before(1), Some("a" | "an")) {
         let copula = matches!(words.first().map(String::as_str), Some("is" | "was" | "are" | "were"));
         return copula.then_some(ClassRole::Membership);
-    }
-    // "Which of them are *marks*?", "how many of those are *marks*": after a copula that follows
-    // the words referring to an earlier answer, the class its members must be of.
-    if matches!(before(1), Some("is" | "are" | "was" | "were")) && matches!(before(2), Some("them" | "those" | "these"))
-    {
-        return Some(ClassRole::Answer);
     }
     // "the most populous country": the superlative's words stand right before the class.
     let superlative = &form.superlative_words;
@@ -412,6 +417,16 @@ mod tests {
         ];
         let form = QuestionForm::detect(question, Some(QuestionKind::List));
         spot_class(question, &form, &classes).map(|c| (c.iri, c.role))
+    }
+
+    #[test]
+    fn the_class_an_earlier_answers_members_must_be_of() {
+        let city = Some(("http://e/City".to_owned(), ClassRole::Answer));
+        assert_eq!(spot("Which of them are cities?"), city);
+        assert_eq!(spot("How many of those are cities in the north?"), city);
+        // A class word inside a compound is no class: "them are city-owned".
+        assert_eq!(spot("Are any of them city-owned?"), None);
+        assert_eq!(spot("Which of them are city-owned?"), None);
     }
 
     #[test]
