@@ -93,9 +93,6 @@ impl Agent for QirAgent {
             state.modifier_links = vec![link];
             return Ok(BUILT);
         }
-        // No entity, but a class and nothing else to look up: the question is about the class
-        // ("how many countries are there"), or about its instances' attribute that the other
-        // words name ("which character has the highest numeric value").
         // Over an earlier answer ("which of them are marks?"), the words referring to it name
         // nothing to look up.
         let mut about = question.clone();
@@ -104,6 +101,9 @@ impl Agent for QirAgent {
                 about = about.replacen(&reference.text, " ", 1);
             }
         }
+        // No entity, but a class and nothing else to look up: the question is about the class
+        // ("how many countries are there"), or about its instances' attribute that the other
+        // words name ("which character has the highest numeric value").
         if let Some(class) = &state.class
             && (about_the_class_alone(&about, class, &form) || ordered_by_words(&question, class, &form))
         {

@@ -251,7 +251,6 @@ fn names_word(word: &str, singular: &str, name: &str) -> bool {
         || (name.len() >= 8 && chatty_kg_graph::text::within_one_edit(singular, name))
 }
 
-/// The role of a class named at `start`, judged from the words before it.
 /// "Which of them are *marks*?", "how many of those are *poems*": the class named after a
 /// copula that follows the words referring to an earlier answer, and ending the clause (not
 /// "them are *architecture*-independent"), is the class its members must be of.
@@ -263,6 +262,7 @@ fn of_a_set(words: &[String], start: usize, len: usize) -> Option<ClassRole> {
     (copula && set && ends).then_some(ClassRole::Answer)
 }
 
+/// The role of a class named at `start`, judged from the words before it.
 fn role_at(words: &[String], start: usize, form: &QuestionForm) -> Option<ClassRole> {
     let before = |back: usize| start.checked_sub(back).and_then(|i| words.get(i)).map(String::as_str);
     // "Is Lima a city?": a copula opens the question and "a"/"an" + the class end it ("Did Tom
