@@ -280,9 +280,13 @@ pub fn render(e: &Explanation) -> String {
             let _ = write!(order, ", skipping {}", form.offset);
         }
         if let Some(c) = &form.constraint {
+            let and = c
+                .and
+                .map(|b| format!(" and {:?} {}", b.comparison, b.value))
+                .unwrap_or_default();
             let _ = write!(
                 order,
-                ", value: {:?} {} (\"{}\", an attribute like \"{}\")",
+                ", value: {:?} {}{and} (\"{}\", an attribute like \"{}\")",
                 c.comparison,
                 c.value,
                 c.phrase,

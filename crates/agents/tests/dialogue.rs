@@ -570,3 +570,24 @@ async fn when_is_the_one_relation_to_a_vertex_with_a_date() {
     );
     assert_eq!(answers[0].paths[0].text, "Ghosts → premiere");
 }
+
+/// A value with two bounds on an ordered list: "more than 50000 but less than 500000, smallest
+/// first" holds both bounds and keeps the order (Oslo has more, Løten no population).
+#[tokio::test]
+async fn two_bounds_hold_an_ordered_list() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["Which cities in Norway have a population of more than 50000 but less than 500000? Smallest first."],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["Skien", "Bergen"]);
+    let used = answers[0].sparql.iter().find(|q| q.used).unwrap();
+    assert!(
+        used.sparql.contains("ORDER BY") && used.sparql.contains("&&"),
+        "{}",
+        used.sparql
+    );
+}

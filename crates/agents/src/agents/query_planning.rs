@@ -324,7 +324,7 @@ impl Agent for QueryPlanningAgent {
                     constraint_of(path),
                 )?,
                 QuestionKind::List => match form.order {
-                    Some(o) => superlative(ctx, &form, state, path, anchor, o, class).await?,
+                    Some(o) => superlative(ctx, &form, state, path, anchor, o, class, constraint_of(path)).await?,
                     None => select_with(
                         &[(anchor, path)],
                         &Shape::List { distinct_only: false },
@@ -1479,6 +1479,9 @@ async fn superlative(
     anchor: &str,
     order: crate::qir::Order,
     class: Option<ClassFilter<'_>>,
+    // A value the question writes as well ("worth more than 0 but less than 0.15, smallest
+    // first"): the answers ordered are those it holds.
+    constraint: Option<(&Attribute, &ValueConstraint)>,
 ) -> Result<CandidateQuery, AgentError> {
     // "Which *character* in Number Forms has the highest numeric value?": the question asks for
     // things of a class, and the path ends at their numbers. A number is no instance of any
@@ -1560,7 +1563,7 @@ async fn superlative(
         };
         return Ok(CandidateQuery {
             attribute: reading,
-            ..select_in(&[(anchor, path)], &shape, class)?
+            ..select_with(&[(anchor, path)], &shape, class, constraint)?
         });
     }
     let labels: Vec<String> = extensions
@@ -1597,7 +1600,7 @@ async fn superlative(
     };
     Ok(CandidateQuery {
         attribute: reading,
-        ..select_in(&[(anchor, path)], &shape, class)?
+        ..select_with(&[(anchor, path)], &shape, class, constraint)?
     })
 }
 

@@ -659,6 +659,7 @@ mod tests {
             attribute_words: Vec::new(),
             phrase: "in 2010".into(),
             date: None,
+            and: None,
         };
         let q = select_qualified(
             "http://www.wikidata.org/entity/Q2868",

@@ -446,14 +446,26 @@ pub fn constrain(
             Expression::Literal(Literal::from(constraint.value)),
         ),
     };
-    let (a, b) = (Box::new(measured), Box::new(bound));
-    let expr = match constraint.comparison {
-        Comparison::Equal => Expression::Equal(a, b),
-        Comparison::Greater => Expression::Greater(a, b),
-        Comparison::GreaterOrEqual => Expression::GreaterOrEqual(a, b),
-        Comparison::Less => Expression::Less(a, b),
-        Comparison::LessOrEqual => Expression::LessOrEqual(a, b),
+    let compare = |comparison: Comparison, measured: Expression, bound: Expression| {
+        let (a, b) = (Box::new(measured), Box::new(bound));
+        match comparison {
+            Comparison::Equal => Expression::Equal(a, b),
+            Comparison::Greater => Expression::Greater(a, b),
+            Comparison::GreaterOrEqual => Expression::GreaterOrEqual(a, b),
+            Comparison::Less => Expression::Less(a, b),
+            Comparison::LessOrEqual => Expression::LessOrEqual(a, b),
+        }
     };
+    let mut expr = compare(constraint.comparison, measured.clone(), bound);
+    // "more than 0 but less than 0.15": the second bound on the same value (a year as a year).
+    if let Some(and) = constraint.and {
+        let bound = if attribute.temporal {
+            Expression::Literal(Literal::from(and.value.trunc() as i64))
+        } else {
+            Expression::Literal(Literal::from(and.value))
+        };
+        expr = Expression::And(Box::new(expr), Box::new(compare(and.comparison, measured, bound)));
+    }
     Ok((
         GraphPattern::Filter {
             expr,

@@ -187,6 +187,17 @@ pub struct ValueConstraint {
     /// compares years (`value` is the day's year).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
+    /// A second bound on the same attribute, joined by "and" or "but" ("more than 0 *but less
+    /// than 0.15*", "after 1990 *and before 2000*").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub and: Option<Bound>,
+}
+
+/// One more comparison of a [`ValueConstraint`]'s attribute with a number or year.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bound {
+    pub comparison: Comparison,
+    pub value: f64,
 }
 
 /// The day written at `tokens[at..]`, as `YYYY-MM-DD`, with the number of tokens it takes: an ISO
@@ -276,6 +287,43 @@ fn is_year_value(token: &str) -> bool {
     token.len() == 4 && token.chars().all(|c| c.is_ascii_digit())
 }
 
+/// The comparison written at `tokens[i]`: (comparison, index of the value, year only, the
+/// comparison's own attribute word).
+fn comparison_at(tokens: &[String], i: usize) -> Option<(Comparison, usize, bool, Option<&'static str>)> {
+    let t = |i: usize| tokens.get(i).map(String::as_str).unwrap_or("");
+    match t(i) {
+        w if t(i + 1) == "than" => NAMED_COMPARATIVES
+            .iter()
+            .find(|(c, _)| *c == w)
+            .map(|(c, cmp)| (*cmp, i + 2, false, Some(*c)))
+            .or_else(|| {
+                PLAIN_COMPARATIVES
+                    .iter()
+                    .find(|(c, _)| *c == w)
+                    .map(|(_, cmp)| (*cmp, i + 2, false, None))
+            })
+            .or_else(|| match w {
+                "earlier" => Some((Comparison::Less, i + 2, true, None)),
+                "later" => Some((Comparison::Greater, i + 2, true, None)),
+                _ => None,
+            }),
+        "at" if t(i + 1) == "least" => Some((Comparison::GreaterOrEqual, i + 2, false, None)),
+        "at" if t(i + 1) == "most" => Some((Comparison::LessOrEqual, i + 2, false, None)),
+        "over" | "above" | "exceeding" => Some((Comparison::Greater, i + 1, false, None)),
+        "under" | "below" => Some((Comparison::Less, i + 1, false, None)),
+        "before" => Some((Comparison::Less, i + 1, true, None)),
+        "prior" if t(i + 1) == "to" => Some((Comparison::Less, i + 2, true, None)),
+        "after" => Some((Comparison::Greater, i + 1, true, None)),
+        "since" => Some((Comparison::GreaterOrEqual, i + 1, true, None)),
+        "in" | "during" => Some((Comparison::Equal, i + 1, true, None)),
+        // A day: "on 1 January 2021", "at the start of 2024".
+        "on" | "at" if written_date(tokens, i + 1).is_some() => Some((Comparison::Equal, i + 1, true, None)),
+        "exactly" | "equals" => Some((Comparison::Equal, i + 1, false, None)),
+        "equal" if t(i + 1) == "to" => Some((Comparison::Equal, i + 2, false, None)),
+        _ => None,
+    }
+}
+
 /// The question's value constraint, if it writes one (see [`ValueConstraint`]).
 pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
     let written: Vec<&str> = question
@@ -286,38 +334,7 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
     let tokens: Vec<String> = written.iter().map(|w| w.to_lowercase()).collect();
     let t = |i: usize| tokens.get(i).map(String::as_str).unwrap_or("");
     for i in 0..tokens.len() {
-        // (comparison, index of the value, year only, the comparison's own attribute word)
-        let found: Option<(Comparison, usize, bool, Option<&str>)> = match t(i) {
-            w if t(i + 1) == "than" => NAMED_COMPARATIVES
-                .iter()
-                .find(|(c, _)| *c == w)
-                .map(|(c, cmp)| (*cmp, i + 2, false, Some(*c)))
-                .or_else(|| {
-                    PLAIN_COMPARATIVES
-                        .iter()
-                        .find(|(c, _)| *c == w)
-                        .map(|(_, cmp)| (*cmp, i + 2, false, None))
-                })
-                .or_else(|| match w {
-                    "earlier" => Some((Comparison::Less, i + 2, true, None)),
-                    "later" => Some((Comparison::Greater, i + 2, true, None)),
-                    _ => None,
-                }),
-            "at" if t(i + 1) == "least" => Some((Comparison::GreaterOrEqual, i + 2, false, None)),
-            "at" if t(i + 1) == "most" => Some((Comparison::LessOrEqual, i + 2, false, None)),
-            "over" | "above" | "exceeding" => Some((Comparison::Greater, i + 1, false, None)),
-            "under" | "below" => Some((Comparison::Less, i + 1, false, None)),
-            "before" => Some((Comparison::Less, i + 1, true, None)),
-            "prior" if t(i + 1) == "to" => Some((Comparison::Less, i + 2, true, None)),
-            "after" => Some((Comparison::Greater, i + 1, true, None)),
-            "since" => Some((Comparison::GreaterOrEqual, i + 1, true, None)),
-            "in" | "during" => Some((Comparison::Equal, i + 1, true, None)),
-            // A day: "on 1 January 2021", "at the start of 2024".
-            "on" | "at" if written_date(&tokens, i + 1).is_some() => Some((Comparison::Equal, i + 1, true, None)),
-            "exactly" | "equals" => Some((Comparison::Equal, i + 1, false, None)),
-            "equal" if t(i + 1) == "to" => Some((Comparison::Equal, i + 2, false, None)),
-            _ => None,
-        };
+        let found = comparison_at(&tokens, i);
         let Some((comparison, at, year_only, own)) = found else {
             continue;
         };
@@ -368,7 +385,21 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
         if attribute_words.is_empty() {
             continue;
         }
-        let phrase = tokens[i..=last].join(" ");
+        // "more than 0 but less than 0.15": a second bound on the same attribute.
+        let mut end = last;
+        let mut and = None;
+        if date.is_none()
+            && matches!(t(last + 1), "and" | "but")
+            && let Some((second, at, _, _)) = comparison_at(&tokens, last + 2)
+            && let Some(value) = number(t(at))
+        {
+            and = Some(Bound {
+                comparison: second,
+                value,
+            });
+            end = at;
+        }
+        let phrase = tokens[i..=end].join(" ");
         return Some(ValueConstraint {
             comparison,
             value,
@@ -376,6 +407,7 @@ pub fn value_constraint(question: &str) -> Option<ValueConstraint> {
             attribute_words,
             phrase,
             date: date.map(|(day, _)| day),
+            and,
         });
     }
     named_value(&written, &tokens)
@@ -413,6 +445,7 @@ fn named_value(written: &[&str], tokens: &[String]) -> Option<ValueConstraint> {
             attribute_words,
             phrase: tokens[at - 1..=at].join(" "),
             date: None,
+            and: None,
         });
     }
     None
@@ -710,6 +743,29 @@ mod tests {
         let c = value_constraint("Which bash versions were uploaded during 2021?").unwrap();
         assert_eq!((c.value, c.date), (2021.0, None));
         assert!(value_constraint("Which films are on Netflix?").is_none());
+    }
+
+    #[test]
+    fn two_bounds_on_one_value() {
+        let c = value_constraint("Which characters are worth more than 0 but less than 0.15?").unwrap();
+        assert_eq!((c.comparison, c.value), (Comparison::Greater, 0.0));
+        assert_eq!(
+            c.and,
+            Some(Bound {
+                comparison: Comparison::Less,
+                value: 0.15
+            })
+        );
+        assert_eq!(c.attribute_words, ["worth"]);
+        assert_eq!(c.phrase, "more than 0 but less than 0.15");
+        let c = value_constraint("Which films were released after 1990 and before 2000?").unwrap();
+        assert_eq!(
+            (c.year, c.and.map(|b| (b.comparison, b.value))),
+            (true, Some((Comparison::Less, 2000.0)))
+        );
+        // "and" before no comparison is no second bound.
+        let c = value_constraint("Which caves have more than 3 entrances and a lake?").unwrap();
+        assert_eq!((c.value, c.and), (3.0, None));
     }
 
     #[test]
