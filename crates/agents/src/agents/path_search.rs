@@ -614,18 +614,30 @@ async fn find_paths(
         // cannot tell apart ("hub airport", "target airport"), the one that reaches several.
         prefer_several(&mut ranked, PLURAL_TIE);
     }
+    // The class reach of the one path found by the class, already counted.
+    let mut reached = None;
     if ranked.is_empty() {
-        ranked = match answer_class {
-            Some(c) => only_relation_to_class(ctx, unnamed, anchors, &c.iri, form.kind, &mut report).await?,
-            None if asks_when => only_relation_to_a_time(ctx, unnamed).await?,
-            None => Vec::new(),
-        };
+        match answer_class {
+            Some(c) => {
+                if let Some((only, reach)) =
+                    only_relation_to_class(ctx, unnamed, anchors, &c.iri, form.kind, &mut report).await?
+                {
+                    ranked = vec![only];
+                    reached = Some(reach);
+                }
+            }
+            None if asks_when => ranked = only_relation_to_a_time(ctx, unnamed).await?,
+            None => {}
+        }
     }
     let mut class_applied = false;
     ranker.confirm_class(false);
-    if let Some(c) = class.filter(|c| c.role == ClassRole::Answer)
-        && let Some(found) = class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report).await?
-    {
+    let found = match (class.filter(|c| c.role == ClassRole::Answer), reached) {
+        (Some(_), Some(reach)) => Some(reach),
+        (Some(c), None) => class_reach(ctx, &ranked, anchors, &c.iri, form.kind, &mut report).await?,
+        (None, _) => None,
+    };
+    if let Some(found) = found {
         // Paths that reach instances of the class go first (before the cut to `query_num`, so
         // that a relation the words do not rank still counts), and the words that name the
         // class are no relation any more; none reaching it, the class is left aside (the
@@ -1035,7 +1047,7 @@ async fn class_reach(
 /// version added the euro sign?": no relation of the euro sign is labelled "added"): where one
 /// relation alone leads from an anchor to instances of that class, and only to them, the graph
 /// has said what the question asks. Several such relations (a film's director and writer, both
-/// people) leave it unsaid: no path, rather than a guess.
+/// people) leave it unsaid: no path, rather than a guess. The path with its class reach.
 async fn only_relation_to_class(
     ctx: &AgentContext,
     mut unnamed: Vec<ScoredPath>,
@@ -1043,20 +1055,25 @@ async fn only_relation_to_class(
     class: &str,
     kind: QuestionKind,
     report: &mut SearchReport,
-) -> Result<Vec<ScoredPath>, AgentError> {
+) -> Result<Option<(ScoredPath, ClassReach)>, AgentError> {
     unnamed.truncate(ctx.params.query_num.max(1));
     let Some(found) = class_reach(ctx, &unnamed, anchors, class, kind, report).await? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let reaching: Vec<usize> = (0..unnamed.len())
         .filter(|&i| found.reach[i] > 0 && !found.mixed[i])
         .collect();
     let [only] = reaching.as_slice() else {
-        return Ok(Vec::new());
+        return Ok(None);
+    };
+    let reach = ClassReach {
+        reach: vec![found.reach[*only]],
+        mixed: vec![found.mixed[*only]],
+        elsewhere: vec![found.elsewhere[*only]],
     };
     let mut scored = unnamed.swap_remove(*only);
     scored.reaches_class = true;
-    Ok(vec![scored])
+    Ok(Some((scored, reach)))
 }
 
 /// "When was it added?" where no relation's name fits the words and no path ends at a date: a

@@ -28,8 +28,8 @@ use crate::candidates::queries::{
     membership, over_class, over_set, over_values, select, select_in, select_with, witness,
 };
 use crate::candidates::values::{
-    Attribute, AttributeOf, AttributeReading, attributes_of, attributes_of_graph, attributes_through, predicate_labels,
-    rank_attributes, rank_attributes_through, resemblance, words_said,
+    Attribute, AttributeOf, AttributeReading, Kinds, Outgoing, attributes_of, attributes_of_graph, attributes_through,
+    outgoing, predicate_labels, rank_attributes, rank_attributes_through, resemblance, words_said,
 };
 use crate::context::AgentContext;
 use crate::error::AgentError;
@@ -231,14 +231,14 @@ impl Agent for QueryPlanningAgent {
         let constrained = match (&form.constraint, ranked.get(choice.index)) {
             (Some(constraint), Some(path)) if path.end == EndKind::Entity && kind != QuestionKind::Boolean => {
                 let sample: Vec<&str> = path.endpoints.iter().filter_map(iri_of).collect();
-                let kinds = attributes_of(ctx, &sample).await?;
-                let compared = kinds.len();
+                let out = outgoing(ctx, &sample).await?;
+                let compared = out.kinds.len();
                 let left = words_left_over(state);
-                let mut ranked = rank_attributes(ctx, constraint, &left, &kinds, true).await?;
+                let mut ranked = rank_attributes(ctx, constraint, &left, &out.kinds, true).await?;
                 // Answers with no such value of their own ("characters … in versions released
                 // after 2018"): that of what they relate to, rather than leave the value unheld.
                 if ranked.is_empty() {
-                    ranked = rank_attributes_through(ctx, constraint, &left, &sample).await?;
+                    ranked = rank_attributes_through(ctx, constraint, &left, &out).await?;
                 }
                 ranked.into_iter().map(|a| (a, compared)).collect()
             }
@@ -1034,12 +1034,14 @@ async fn about_the_set(
     };
     let members: Vec<&str> = set.members.iter().filter(|m| m.iri).map(|m| m.value.as_str()).collect();
     let left = words_left_over(state);
-    // The members' own numbers and dates; with none, those of what they relate to.
-    let (via, attribute, numeric, reading) = match attribute_like(ctx, form, &left, &members).await? {
+    // The members' own numbers and dates, else a text attribute the words name, else the
+    // numbers and dates of what they relate to: their edges read once.
+    let out = outgoing(ctx, &members).await?;
+    let (via, attribute, numeric, reading) = match attribute_among(ctx, form, &left, &out.kinds).await? {
         Some((attribute, numeric, reading)) => (None, attribute, numeric, reading),
-        None => match text_attribute_named(ctx, form, &left, &members).await? {
+        None => match text_attribute_named(ctx, form, &left, &out).await? {
             Some((attribute, reading)) => (None, attribute, false, reading),
-            None => match attribute_through(ctx, form, &left, &members).await? {
+            None => match attribute_through(ctx, form, &left, &out).await? {
                 Some((via, attribute, numeric, reading)) => (Some(via), attribute, numeric, reading),
                 // Nothing of the members to order them by.
                 None => return Ok(state.stop(Outcome::NoQuery)),
@@ -1221,8 +1223,16 @@ async fn attribute_like(
     left: &[String],
     vertices: &[&str],
 ) -> Result<Option<(Hop, bool, AttributeReading)>, AgentError> {
-    // predicate → (number values, date values)
-    let kinds = attributes_of(ctx, vertices).await?;
+    attribute_among(ctx, form, left, &attributes_of(ctx, vertices).await?).await
+}
+
+/// [`attribute_like`] among the predicates of `kinds` (predicate → number values, date values).
+async fn attribute_among(
+    ctx: &AgentContext,
+    form: &QuestionForm,
+    left: &[String],
+    kinds: &Kinds,
+) -> Result<Option<(Hop, bool, AttributeReading)>, AgentError> {
     if kinds.is_empty() {
         return Ok(None);
     }
@@ -1260,25 +1270,9 @@ async fn text_attribute_named(
     ctx: &AgentContext,
     form: &QuestionForm,
     left: &[String],
-    members: &[&str],
+    out: &Outgoing,
 ) -> Result<Option<(Hop, AttributeReading)>, AgentError> {
-    let edges = ctx
-        .kg
-        .neighbourhood(
-            members,
-            chatty_kg_graph::Direction::Outgoing,
-            ctx.params.path_edge_limit,
-        )
-        .await?;
-    let mut predicates: Vec<&str> = Vec::new();
-    for edge in &edges.edges {
-        if let Term::Literal(l) = &edge.neighbour
-            && crate::candidates::paths::literal_kind(l.datatype().as_str(), l.value()) == EndKind::Text
-            && !predicates.contains(&edge.predicate.as_str())
-        {
-            predicates.push(edge.predicate.as_str());
-        }
-    }
+    let predicates: Vec<&str> = out.texts.iter().map(String::as_str).collect();
     if predicates.is_empty() {
         return Ok(None);
     }
@@ -1315,9 +1309,9 @@ async fn attribute_through(
     ctx: &AgentContext,
     form: &QuestionForm,
     left: &[String],
-    members: &[&str],
+    out: &Outgoing,
 ) -> Result<Option<(Hop, Hop, bool, AttributeReading)>, AgentError> {
-    let options = attributes_through(ctx, members).await?;
+    let options = attributes_through(ctx, out).await?;
     if options.is_empty() {
         return Ok(None);
     }

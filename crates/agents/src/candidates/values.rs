@@ -137,26 +137,51 @@ pub(crate) fn words_said(label: &str, words: &str) -> usize {
 /// Predicate → (number values, date values) seen.
 pub(crate) type Kinds = BTreeMap<String, (u64, u64)>;
 
-/// The numeric and date predicates leaving `vertices` (one grouped query).
-pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Result<Kinds, AgentError> {
-    let mut kinds = Kinds::new();
+/// What the edges leaving a set of vertices hold, read in one grouped query: their number and
+/// date values by predicate, the predicates with text values, and the vertices each relation
+/// (types aside) reaches, at most [`THROUGH_SAMPLE`] each.
+#[derive(Debug, Default)]
+pub(crate) struct Outgoing {
+    pub kinds: Kinds,
+    pub texts: Vec<String>,
+    pub reached: BTreeMap<String, Vec<String>>,
+}
+
+/// The [`Outgoing`] edges of `vertices`.
+pub(crate) async fn outgoing(ctx: &AgentContext, vertices: &[&str]) -> Result<Outgoing, AgentError> {
+    let mut out = Outgoing::default();
     if vertices.is_empty() {
-        return Ok(kinds);
+        return Ok(out);
     }
     let edges = ctx
         .kg
         .neighbourhood(vertices, Direction::Outgoing, ctx.params.path_edge_limit)
         .await?;
+    let profile = ctx.kg.profile_or_default().await;
+    let typing = profile.conventions.types();
     for edge in &edges.edges {
-        if let Term::Literal(l) = &edge.neighbour {
-            match literal_kind(l.datatype().as_str(), l.value()) {
-                EndKind::Number => kinds.entry(edge.predicate.clone()).or_default().0 += 1,
-                EndKind::Temporal => kinds.entry(edge.predicate.clone()).or_default().1 += 1,
+        match &edge.neighbour {
+            Term::Literal(l) => match literal_kind(l.datatype().as_str(), l.value()) {
+                EndKind::Number => out.kinds.entry(edge.predicate.clone()).or_default().0 += 1,
+                EndKind::Temporal => out.kinds.entry(edge.predicate.clone()).or_default().1 += 1,
+                EndKind::Text if !out.texts.contains(&edge.predicate) => out.texts.push(edge.predicate.clone()),
                 _ => {}
+            },
+            Term::NamedNode(n) if !typing.is_type_predicate(&edge.predicate) => {
+                let reached = out.reached.entry(edge.predicate.clone()).or_default();
+                if reached.len() < THROUGH_SAMPLE && !reached.iter().any(|r| r == n.as_str()) {
+                    reached.push(n.as_str().to_owned());
+                }
             }
+            _ => {}
         }
     }
-    Ok(kinds)
+    Ok(out)
+}
+
+/// The numeric and date predicates leaving `vertices` (one grouped query).
+pub(crate) async fn attributes_of(ctx: &AgentContext, vertices: &[&str]) -> Result<Kinds, AgentError> {
+    Ok(outgoing(ctx, vertices).await?.kinds)
 }
 
 /// Each predicate's label: its own in the graph, else one made from its IRI.
@@ -278,33 +303,14 @@ impl Through {
     }
 }
 
-/// The number- and date-valued predicates of what `vertices` relate to, through each of their
-/// relations to vertices (their types aside): at most [`THROUGH_RELATIONS`] relations and
-/// [`THROUGH_SAMPLE`] vertices of each, one grouped query per relation.
-pub(crate) async fn attributes_through(ctx: &AgentContext, vertices: &[&str]) -> Result<Vec<Through>, AgentError> {
-    if vertices.is_empty() {
-        return Ok(Vec::new());
-    }
-    let edges = ctx
-        .kg
-        .neighbourhood(vertices, Direction::Outgoing, ctx.params.path_edge_limit)
-        .await?;
-    let profile = ctx.kg.profile_or_default().await;
-    let typing = profile.conventions.types();
-    let mut reached: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for edge in &edges.edges {
-        if let Term::NamedNode(n) = &edge.neighbour
-            && !typing.is_type_predicate(&edge.predicate)
-        {
-            let reached = reached.entry(edge.predicate.as_str()).or_default();
-            if reached.len() < THROUGH_SAMPLE && !reached.contains(&n.as_str()) {
-                reached.push(n.as_str());
-            }
-        }
-    }
+/// The number- and date-valued predicates of what a set of vertices relates to, through each of
+/// its relations to vertices ([`Outgoing::reached`]): at most [`THROUGH_RELATIONS`] relations,
+/// one grouped query each.
+pub(crate) async fn attributes_through(ctx: &AgentContext, out: &Outgoing) -> Result<Vec<Through>, AgentError> {
     let mut found: Vec<(&str, String, u64, u64)> = Vec::new();
-    for (via, reached) in reached.iter().take(THROUGH_RELATIONS) {
-        for (attribute, (numbers, dates)) in attributes_of(ctx, reached).await? {
+    for (via, reached) in out.reached.iter().take(THROUGH_RELATIONS) {
+        let reached: Vec<&str> = reached.iter().map(String::as_str).collect();
+        for (attribute, (numbers, dates)) in attributes_of(ctx, &reached).await? {
             found.push((via, attribute, numbers, dates));
         }
     }
@@ -334,9 +340,9 @@ pub(crate) async fn rank_attributes_through(
     ctx: &AgentContext,
     constraint: &ValueConstraint,
     left: &[String],
-    vertices: &[&str],
+    out: &Outgoing,
 ) -> Result<Vec<Attribute>, AgentError> {
-    let options: Vec<Through> = attributes_through(ctx, vertices)
+    let options: Vec<Through> = attributes_through(ctx, out)
         .await?
         .into_iter()
         .filter(|t| constraint.year || t.dates <= t.numbers)
