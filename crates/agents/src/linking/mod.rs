@@ -17,6 +17,8 @@ use crate::linking::link::{EntityLink, LinkMethod};
 /// while the other is written as a name, when neither was read as words already: "In which
 /// *time zone* is Rome?", "the *video game* World of Warcraft". Where the two vertices never
 /// meet, or no word but the mentions is left, the noun's words say the relation or the kind.
+/// Where the noun is a vertex's exact label and the name only the most connected of the labels
+/// that hold it, the name is the one read as words.
 pub(crate) fn common_noun_link(entities: &[EntityLink]) -> Option<usize> {
     let linked: Vec<usize> = (0..entities.len()).filter(|&i| entities[i].iri.is_some()).collect();
     if linked.len() != 2 || entities.iter().any(|l| l.read_as_words) {
@@ -34,6 +36,15 @@ pub(crate) fn common_noun_link(entities: &[EntityLink]) -> Option<usize> {
         .filter(|&i| common(&entities[i].mention))
         .collect();
     match nouns.as_slice() {
+        // "What version of *kicad* is in *Debian*?": no label is "Debian", only a guess among
+        // the 149 labels that hold it (the most connected), where the noun is a vertex's own
+        // label: the name's words are what is read, not the noun's.
+        [i] if entities[*i].method == LinkMethod::ExactLabel
+            && let Some(&name) = linked.iter().find(|&&j| j != *i)
+            && entities[name].method == LinkMethod::MostConnected =>
+        {
+            Some(name)
+        }
         [i] if !matches!(
             entities[*i].method,
             LinkMethod::Referent | LinkMethod::Clarified | LinkMethod::Literal | LinkMethod::Modifier
@@ -64,6 +75,42 @@ mod tests {
 
     fn words(text: &str) -> Vec<String> {
         normalize_tokens(text)
+    }
+
+    fn link(mention: &str, method: LinkMethod) -> EntityLink {
+        EntityLink {
+            mention: mention.to_owned(),
+            iri: Some(format!("http://example.org/{mention}")),
+            label: Some(mention.to_owned()),
+            method,
+            candidates: 1,
+            top_candidates: Vec::new(),
+            homonyms: Vec::new(),
+            homonym_retried: false,
+            read_as_words: false,
+        }
+    }
+
+    #[test]
+    fn the_weaker_of_a_noun_and_a_name_is_read_as_words() {
+        // "In which time zone is Rome?": the common noun says the relation.
+        let zone = [
+            link("time zone", LinkMethod::ExactLabel),
+            link("Rome", LinkMethod::ExactLabel),
+        ];
+        assert_eq!(common_noun_link(&zone), Some(0));
+        // "What version of kicad is in Debian?": kicad is a label, "Debian" only part of many.
+        let kicad = [
+            link("Debian", LinkMethod::MostConnected),
+            link("kicad", LinkMethod::ExactLabel),
+        ];
+        assert_eq!(common_noun_link(&kicad), Some(0));
+        // A noun that is no label of its own stays the one read.
+        let guessed = [
+            link("Debian", LinkMethod::MostConnected),
+            link("kicad", LinkMethod::MostConnected),
+        ];
+        assert_eq!(common_noun_link(&guessed), Some(1));
     }
 
     #[test]
