@@ -114,6 +114,25 @@ async fn a_tie_is_asked_about_and_the_next_turn_resolves_it() {
     assert_eq!(e.display_answers(), ["Paris"]);
 }
 
+/// "Who directed Heat?": no film is labelled "Heat"; the two whose labels hold it fit equally,
+/// and each option is offered by its own label.
+#[tokio::test]
+async fn options_held_by_one_word_are_offered_by_their_own_labels() {
+    let Some(pipeline) = with_clarify(true) else { return };
+    let first = ask(&pipeline, "Who directed Heat?", Mode::MultiTurn, &[]).await;
+    let Outcome::Clarify { clarification } = &first.outcome else {
+        panic!("expected a clarifying question: {:#?} {}", first.outcome, first.text);
+    };
+    let mut labels: Vec<&str> = clarification.options.iter().map(|o| o.label.as_str()).collect();
+    labels.sort();
+    assert_eq!(labels, ["Heat Lightning", "Heat Wave"], "{}", first.text);
+    assert!(
+        first.text.contains("Heat Lightning (") && first.text.contains("Heat Wave ("),
+        "{}",
+        first.text
+    );
+}
+
 #[tokio::test]
 async fn the_question_the_graph_or_the_mode_decide_without_asking() {
     let Some(pipeline) = with_clarify(true) else { return };

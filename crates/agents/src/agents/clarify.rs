@@ -132,7 +132,7 @@ async fn tie(state: &mut AgentState, ctx: &AgentContext) -> Result<Option<Clarif
     }))
 }
 
-/// Classes and named outgoing facts of each option. The answer's own first predicate is left
+/// Names, classes and named outgoing facts of each option. The answer's own first predicate is left
 /// out: it would answer the question in the options.
 async fn profiles(
     ctx: &AgentContext,
@@ -142,6 +142,9 @@ async fn profiles(
 ) -> Result<Vec<Profile>, AgentError> {
     let refs: Vec<&str> = iris.iter().map(String::as_str).collect();
     let classes = ctx.kg.classes(&refs).await?;
+    // Each option by its own name: a mention held by several labels ("Debian": Debian Games
+    // Team, Debian QA Group) offers vertices whose labels differ.
+    let mut names = ctx.kg.labels(&refs).await?;
     let answer_predicate = path.hops.first().map(|h| h.predicate.as_str());
     let label_predicates = &ctx.kg.settings().label_predicates;
     // The neighbourhood leaves out the graph's typing and description predicates (the schema's):
@@ -177,7 +180,7 @@ async fn profiles(
         .iter()
         .map(|iri| Profile {
             iri: iri.clone(),
-            label: label.to_owned(),
+            label: names.remove(iri.as_str()).unwrap_or_else(|| label.to_owned()),
             kinds: classes.get(iri).cloned().unwrap_or_default(),
             facts: facts.remove(iri.as_str()).unwrap_or_default(),
         })
