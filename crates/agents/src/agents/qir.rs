@@ -271,7 +271,11 @@ pub fn unread_mentions(question: &str) -> Vec<String> {
         let content: Vec<&str> = words
             .iter()
             .copied()
-            .filter(|w| !crate::words::is_function_word(&w.to_lowercase()))
+            .filter(|w| {
+                let w = w.to_lowercase();
+                // "Are any of *them* architecture-independent?": a pronoun names nothing.
+                !crate::words::is_function_word(&w) && !crate::words::NOT_RELATIONS.contains(&w.as_str())
+            })
             .collect();
         if !content.is_empty() {
             names.push(content.join(" "));
@@ -294,5 +298,22 @@ fn class_qir(class: &ClassMention, kind: QuestionKind) -> Qir {
         kind,
         order: None,
         source: QirSource::Class,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unread_mentions;
+
+    #[test]
+    fn what_could_not_be_read_is_named_without_its_pronouns() {
+        assert_eq!(
+            unread_mentions("Are any of them architecture-independent?"),
+            ["architecture-independent"]
+        );
+        assert_eq!(
+            unread_mentions("Who founded Zorblax Industries?"),
+            ["Zorblax Industries"]
+        );
     }
 }
