@@ -16,7 +16,7 @@
 //! or [`STOPPED`](crate::state::STOPPED) when no path fits the question.
 
 use crate::ask::{ask_validated, check_reply};
-use crate::candidates::paths::{Anchor, ClassQuery, EndKind, RelationPath, SearchBudget, SearchReport};
+use crate::candidates::paths::{Anchor, ClassQuery, EndKind, OnlyRelation, RelationPath, SearchBudget, SearchReport};
 use crate::candidates::queries::PredicateChoice;
 use crate::candidates::queries::{COUNT_VARIABLE, ClassCheck, PREDICATE_VARIABLE};
 use crate::candidates::ranking::{PathRanker, ScoredPath, UNJUSTIFIED_HOP};
@@ -578,6 +578,13 @@ async fn find_paths(
     // the kind of its answer ([`only_relation_to_class`]) or asks "when" ([`only_relation_to_a_time`]).
     let answer_class = class.filter(|c| c.role == ClassRole::Answer && form.kind != QuestionKind::Boolean);
     let asks_when = form.expects == Expectation::Temporal && form.order.is_none() && form.kind == QuestionKind::List;
+    // "What did Unicode 15.0 add?": what one thing does, by a verb no relation is named after.
+    let asks_what_it_does = anchors.len() == 1
+        && form.kind == QuestionKind::List
+        && form.order.is_none()
+        && form.constraint.is_none()
+        && matches!(form.expects, Expectation::Any | Expectation::Entity)
+        && ranker.asks_by_a_verb();
     let unnamed: Vec<ScoredPath> = match answer_class {
         _ if !judged => Vec::new(),
         Some(_) => ranked
@@ -587,7 +594,7 @@ async fn find_paths(
             })
             .cloned()
             .collect(),
-        None if asks_when => ranked
+        None if asks_when || asks_what_it_does => ranked
             .iter()
             .filter(|s| !s.unsaid && s.path.hops.len() == 1 && s.path.end == EndKind::Entity)
             .cloned()
@@ -624,9 +631,21 @@ async fn find_paths(
                 {
                     ranked = vec![only];
                     reached = Some(reach);
+                    report.only_relation = Some(OnlyRelation::ToTheClass);
                 }
             }
-            None if asks_when => ranked = only_relation_to_a_time(ctx, unnamed).await?,
+            None if asks_when => {
+                ranked = only_relation_to_a_time(ctx, unnamed).await?;
+                report.only_relation = (!ranked.is_empty()).then_some(OnlyRelation::ToATime);
+            }
+            None if asks_what_it_does => {
+                // The anchor's one relation to other things: what it does is what the graph
+                // relates it to. Several leave it unsaid.
+                if unnamed.len() == 1 {
+                    ranked = unnamed;
+                    report.only_relation = Some(OnlyRelation::ToThings);
+                }
+            }
             None => {}
         }
     }

@@ -124,6 +124,33 @@ pub struct SearchReport {
     /// each reaches, whether its values are of other kinds), in the order they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub class_queries: Vec<ClassQuery>,
+    /// No relation's name fits the words, and the answer went by the anchor's only relation of
+    /// the kind the question asks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_relation: Option<OnlyRelation>,
+}
+
+/// Which only relation answered a question whose words name none ([`SearchReport::only_relation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnlyRelation {
+    /// The one relation from the anchor to instances of the class the question names.
+    ToTheClass,
+    /// The one relation to a vertex with a date of its own, for "when".
+    ToATime,
+    /// The anchor's one relation to other vertices, for what it does ("what did X add?").
+    ToThings,
+}
+
+impl OnlyRelation {
+    /// How the explanation says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ToTheClass => "the only relation to the class asked for",
+            Self::ToATime => "the only relation to something with a date",
+            Self::ToThings => "the only relation to other things",
+        }
+    }
 }
 
 impl SearchReport {

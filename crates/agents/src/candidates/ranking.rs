@@ -464,6 +464,15 @@ impl PathRanker {
             && self.units.iter().any(|unit| unit.asked_noun && unit.class_word)
     }
 
+    /// The question asks what a thing does, with an auxiliary ("what *did* X add?", "who does X
+    /// follow?"): its words are a verb of the anchor.
+    pub(crate) fn asks_by_a_verb(&self) -> bool {
+        self.words
+            .iter()
+            .take(3)
+            .any(|w| matches!(w.text.as_str(), "do" | "does" | "did"))
+    }
+
     /// The noun the question asks for is plural ("which *airports* …"): it wants several answers.
     pub(crate) fn asks_for_several(&self) -> bool {
         self.units
@@ -1104,6 +1113,13 @@ fn asked_noun(
         (w, i) => w.or(i)?,
     };
     let mut start = opener + 1;
+    // "What *did* X add?": the question asks what X does; the word after X is its verb.
+    if words
+        .get(start)
+        .is_some_and(|w| matches!(w.text.as_str(), "do" | "does" | "did"))
+    {
+        return None;
+    }
     if words[opener].text == "how" {
         if !words.get(start).is_some_and(|w| w.text == "many" || w.text == "much") {
             return None;
@@ -1342,6 +1358,8 @@ mod tests {
             asked("Give me all films which Doug Acomb wrote", "Doug Acomb").as_deref(),
             Some("films")
         );
+        // "What did X hold?" asks what X does: "hold" is its verb, no noun asked for.
+        assert_eq!(asked("What did Edvard Munch hold?", "Edvard Munch"), None);
     }
 
     #[test]
