@@ -219,9 +219,11 @@ pub fn render(e: &Explanation) -> String {
         let _ = writeln!(s, "  your choice: {:?} → option {}, {}", c.mention, c.option + 1, c.iri);
     }
     if let Some(set) = &e.answer_set {
-        let of = set
-            .turn
-            .map_or_else(|| "an earlier answer".to_owned(), |t| format!("the answer of turn {t}"));
+        let of = match (&set.of_question, set.turn) {
+            (Some(q), _) => format!("the answer to {q:?} (an earlier question with another entity)"),
+            (None, Some(t)) => format!("the answer of turn {t}"),
+            (None, None) => "an earlier answer".to_owned(),
+        };
         let operation = match (&set.role, set.count) {
             (_, true) => format!("counted the {} values of {of}", set.members.len()),
             (chatty_kg_agents::state::SetRole::Filter, _) => {
@@ -256,7 +258,7 @@ pub fn render(e: &Explanation) -> String {
         match (&link.label, &link.iri) {
             (Some(label), Some(iri)) => {
                 let words = if link.read_as_words {
-                    "; read as words of the relation: a common noun no path joined with the name"
+                    "; read as words of the relation: no path joined it with the other mention"
                 } else {
                     ""
                 };
@@ -324,6 +326,9 @@ pub fn render(e: &Explanation) -> String {
             search.elapsed_ms,
             search.cut.as_deref().map(|c| format!(" ({c})")).unwrap_or_default()
         );
+        if let Some(only) = search.only_relation {
+            let _ = writeln!(s, "  no relation's name fits the words: {}", only.describe());
+        }
         if !search.class_queries.is_empty() {
             let slowest = search.class_queries.iter().map(|q| q.elapsed_ms).fold(0.0, f64::max);
             let _ = writeln!(

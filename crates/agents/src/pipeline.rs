@@ -237,6 +237,11 @@ impl Turn {
             // A filter over an earlier answer: what "them" meant in this turn (a list put in one
             // member's place was about that list, and its members are this turn's referents).
             answer_set: explanation.answer_set.clone().filter(AnswerSet::restricts),
+            query: explanation
+                .sparql
+                .iter()
+                .find(|q| q.used && q.error.is_none())
+                .map(|q| q.sparql.clone()),
         }
     }
 }

@@ -37,6 +37,10 @@ pub struct Turn {
     /// another entity in its place ("and in 5.2?") works over the same one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_set: Option<AnswerSet>,
+    /// The SPARQL whose answers the turn gave (the used query), kept so that a follow-up can ask
+    /// it again of another entity. Only the server's own turns carry one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
 }
 
 impl Turn {
@@ -50,6 +54,7 @@ impl Turn {
             values: Vec::new(),
             clarification: None,
             answer_set: None,
+            query: None,
         }
     }
 }
@@ -110,6 +115,11 @@ pub struct AnswerSet {
     /// The turn (1 for the dialogue's first) whose answer it is, for the explanation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<usize>,
+    /// The question whose answers they are when no turn's: an earlier one with another entity
+    /// in its place ("How about Unicode 13.0?" after "Which of them are marks?" of what 15.0
+    /// added: what 13.0 added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of_question: Option<String>,
 }
 
 impl AnswerSet {

@@ -591,3 +591,65 @@ async fn two_bounds_hold_an_ordered_list() {
         used.sparql
     );
 }
+
+/// "What does the National Museum hold?": no relation is named like "hold", and the museum has
+/// one relation to other things (The Scream's location): what it holds is what the graph relates
+/// it to, and the explanation says so. Edvard Munch has several (born in, died in, created): what
+/// he borrowed has no answer rather than a guess.
+#[tokio::test]
+async fn what_a_thing_does_is_its_one_relation_to_other_things() {
+    use chatty_kg_agents::candidates::paths::OnlyRelation;
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &["What does the National Museum hold?", "What did Edvard Munch borrow?"],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(answers[0].display_answers(), ["The Scream"], "{:?}", answers[0].outcome);
+    assert_eq!(
+        answers[0].path_search.as_ref().and_then(|s| s.only_relation),
+        Some(OnlyRelation::ToThings)
+    );
+    assert!(
+        answers[1].display_answers().is_empty(),
+        "{:?}",
+        answers[1].display_answers()
+    );
+    assert_eq!(answers[1].path_search.as_ref().and_then(|s| s.only_relation), None);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}
+
+/// "What about Sigrid Undset?" after "Which of them are plays?" of what Henrik Ibsen wrote: the
+/// restriction again, of what she wrote (the first turn's query asked of her, its answers the
+/// set), not her works unrestricted.
+#[tokio::test]
+async fn another_entity_in_the_place_of_a_restricted_questions_own() {
+    let Some((answers, _)) = converse(
+        ScriptedChatModel::new(),
+        &[
+            "What did Henrik Ibsen write?",
+            "Which of them are plays?",
+            "What about Sigrid Undset?",
+        ],
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(sorted(&answers[1]), ["A Doll's House", "Ghosts", "Peer Gynt"]);
+    assert_eq!(
+        answers[2].display_answers(),
+        ["In the Grey Light"],
+        "{}",
+        answers[2].text
+    );
+    assert_eq!(answers[2].resolved_question, "Which of them are plays?");
+    let set = answers[2].answer_set.as_ref().unwrap();
+    assert_eq!(set.of_question.as_deref(), Some("What did Sigrid Undset write?"));
+    let mut members: Vec<&str> = set.members.iter().map(|m| m.label.as_str()).collect();
+    members.sort();
+    assert_eq!(members, ["In the Grey Light", "Kristin Lavransdatter"]);
+    assert!(answers.iter().all(|a| a.llm.calls == 0));
+}

@@ -170,6 +170,10 @@ pub struct TurnContext {
     /// the store does not interpret): a follow-up in its place works over the same one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_set: Option<serde_json::Value>,
+    /// The SPARQL whose answers the turn gave: a follow-up with another entity in the place of
+    /// this turn's asks it again of that one ("How about Unicode 13.0?").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -392,6 +392,7 @@ mod tests {
             total: 1,
             clarification: None,
             answer_set: None,
+            query: None,
         }
     }
 

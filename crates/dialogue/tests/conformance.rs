@@ -24,6 +24,7 @@ fn turn(question: &str, answer: &str) -> TurnContext {
         total: 1,
         clarification: None,
         answer_set: None,
+        query: None,
     }
 }
 

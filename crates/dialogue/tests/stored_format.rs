@@ -86,6 +86,7 @@ async fn a_turns_referents_are_kept_and_given_back() {
         total: 7,
         clarification: Some(serde_json::json!({"mention": "Crash", "options": []})),
         answer_set: Some(serde_json::json!({"members": [], "role": {"as": "filter"}, "turn": 1})),
+        query: Some("SELECT ?answer WHERE { ?answer ?p ?o }".into()),
     };
     let record = store.append(&id, context.clone(), serde_json::json!({})).await.unwrap();
     assert_eq!(record.format, 2);

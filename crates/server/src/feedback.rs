@@ -419,6 +419,7 @@ mod tests {
                 total: 0,
                 clarification: None,
                 answer_set: None,
+                query: None,
             },
             explanation,
             feedback: Some(feedback),

@@ -776,6 +776,7 @@ fn turn_from_context(turn: TurnContext) -> Turn {
         // A clarification this version cannot read is no question waiting.
         clarification: turn.clarification.and_then(|c| serde_json::from_value(c).ok()),
         answer_set: turn.answer_set.and_then(|s| serde_json::from_value(s).ok()),
+        query: turn.query,
     }
 }
 
@@ -806,6 +807,7 @@ fn context_from_turn(turn: Turn) -> TurnContext {
         total: turn.total,
         clarification: turn.clarification.and_then(|c| serde_json::to_value(c).ok()),
         answer_set: turn.answer_set.and_then(|s| serde_json::to_value(s).ok()),
+        query: turn.query,
     }
 }
 
@@ -970,6 +972,7 @@ mod size_tests {
                 total: 0,
                 clarification: None,
                 answer_set: None,
+                query: None,
             },
             explanation: serde_json::json!({ "text": "z".repeat(bytes) }),
             feedback: None,

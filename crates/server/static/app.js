@@ -462,7 +462,8 @@ function details(e) {
     }
     if (e.answer_set) {
       const set = e.answer_set;
-      const of = set.turn ? "the answer of turn " + set.turn : "an earlier answer";
+      const of = set.of_question ? "the answer to \u201c" + set.of_question + "\u201d (an earlier question with another entity)" :
+        set.turn ? "the answer of turn " + set.turn : "an earlier answer";
       const operation = set.count ? "counted the" : set.role && set.role.as === "anchor" ? "asked of each of the" : "restricted to the";
       list.append(el("li", "", operation + " " + set.members.length + " values of " + of));
     }
@@ -478,7 +479,7 @@ function details(e) {
   if (e.entities.length) {
     const list = el("ul", "");
     for (const link of e.entities) {
-      const words = link.read_as_words ? "; read as words of the relation: a common noun no path joined with the name" : "";
+      const words = link.read_as_words ? "; read as words of the relation: no path joined it with the other mention" : "";
       list.append(el("li", "", link.mention + " → " + (link.iri || "not in the graph") + " (" + link.method + words + ")"));
     }
     section(panel, "Entities").append(list);
@@ -511,6 +512,12 @@ function details(e) {
     for (const p of e.paths.slice(0, 5)) list.append(el("li", "", p.text + " — " + p.score.toFixed(2)));
     box.append(list);
     if (e.path_search && e.path_search.cut) box.append(el("p", "note", e.path_search.cut));
+    const only = e.path_search && e.path_search.only_relation;
+    if (only) box.append(el("p", "note", "No relation's name fits the words: " + ({
+      to_the_class: "the only relation to the class asked for",
+      to_a_time: "the only relation to something with a date",
+      to_things: "the only relation to other things",
+    }[only] || only) + "."));
     const counted = (e.path_search && e.path_search.class_queries) || [];
     if (counted.length) {
       const slowest = Math.max(...counted.map((q) => q.elapsed_ms));

@@ -85,22 +85,40 @@ impl Agent for RephraserAgent {
         // The question became an earlier one ("What about X?", "How many are there?"): the other
         // expressions' spans no longer point into it, so they are not substituted.
         let mut replaced = false;
+        // The question became an earlier restriction, whose own expressions ("them") the later
+        // stages read.
+        let mut restated = false;
         for reference in references {
             match reference.kind {
                 ReferenceKind::WhatAbout => {
-                    let (mut r, new) = resolve_what_about(ctx, state, &reference, &candidates).await?;
+                    let (mut r, new, vertex) = resolve_what_about(ctx, state, &reference, &candidates).await?;
                     let previous = r.chosen.as_ref().and_then(|c| {
                         let turn = previous_turn(state, c)?;
-                        Some((replace_mention(&turn.question, c.mention.as_deref()?, &new)?, turn))
+                        Some((replace_mention(&turn.question, c.mention.as_deref()?, &new)?, turn, c))
                     });
                     match previous {
-                        Some((previous, turn)) if !replaced => {
-                            text = previous;
+                        Some((previous, turn, c)) if !replaced => {
                             replaced = true;
-                            // "Which of them arrived in 7.0?" then "and in 5.2?": the same
-                            // earlier answer, another version.
-                            if answer_set.is_none() {
-                                answer_set = turn.answer_set.clone();
+                            // "Which of them are marks?" of what the turn before it answered,
+                            // then "How about Unicode 13.0?": that restriction again, of what
+                            // the earlier question answers of 13.0.
+                            let restricted = match (c.iri(), vertex.as_deref()) {
+                                (Some(old), Some(new_iri)) => {
+                                    restriction_of_another(ctx, state, c, old, new_iri, &previous).await
+                                }
+                                _ => None,
+                            };
+                            if let Some((restriction, set)) = restricted {
+                                text = restriction;
+                                answer_set = Some(set);
+                                restated = true;
+                            } else {
+                                text = previous;
+                                // "Which of them arrived in 7.0?" then "and in 5.2?": the same
+                                // earlier answer, another version.
+                                if answer_set.is_none() {
+                                    answer_set = turn.answer_set.clone();
+                                }
                             }
                         }
                         // The mention is not written in the earlier question: left as asked.
@@ -190,6 +208,7 @@ impl Agent for RephraserAgent {
                             count: bare && replaced,
                             partial: c.total > c.members.len(),
                             turn: turn_index(state, c).map(|t| t + 1),
+                            of_question: None,
                         });
                     } else if let Some(first) = c.members.iter().find(|m| m.iri) {
                         // "When were they released?": the path search starts from one of them,
@@ -205,6 +224,7 @@ impl Agent for RephraserAgent {
                             count: false,
                             partial: c.total > c.members.len(),
                             turn: turn_index(state, c).map(|t| t + 1),
+                            of_question: None,
                         });
                     }
                 } else {
@@ -230,6 +250,9 @@ impl Agent for RephraserAgent {
                 tracing::warn!(%problem, %question, %text, "a substitution changed more than its expression");
                 text = question.clone();
             }
+        }
+        if restated {
+            state.references = crate::dialogue::referents::detect(&text);
         }
         state.resolution = Some(Resolution { references: resolved });
         state.answer_set = answer_set;
@@ -602,7 +625,7 @@ async fn resolve_what_about(
     state: &AgentState,
     reference: &Reference,
     candidates: &[Candidate],
-) -> Result<(ResolvedReference, String), AgentError> {
+) -> Result<(ResolvedReference, String, Option<String>), AgentError> {
     let mut fit: Vec<Candidate> = fitting(reference, candidates).into_iter().cloned().collect();
     let named = named_vertex(ctx, reference).await;
     if fit.len() > 1 {
@@ -620,9 +643,11 @@ async fn resolve_what_about(
         }
     };
     let written = reference.noun.as_deref().map(named_in_ellipsis).unwrap_or_default();
-    let replacement = match (&chosen, &named) {
-        (Some(c), Some(vertex)) if c.kinds.iter().any(|k| vertex.classes.contains(k)) => vertex.label.clone(),
-        _ => written,
+    let (replacement, vertex) = match (&chosen, &named) {
+        (Some(c), Some(vertex)) if c.kinds.iter().any(|k| vertex.classes.contains(k)) => {
+            (vertex.label.clone(), Some(vertex.iri.clone()))
+        }
+        _ => (written, None),
     };
     Ok((
         ResolvedReference {
@@ -633,6 +658,7 @@ async fn resolve_what_about(
             method,
         },
         replacement,
+        vertex,
     ))
 }
 
@@ -654,6 +680,7 @@ fn of_the_same_kind(fit: Vec<Candidate>, named: Option<&NamedVertex>) -> Vec<Can
 
 /// The vertex an ellipsis names best ("5.2": Unicode 5.2), with its classes (lower case).
 struct NamedVertex {
+    iri: String,
     label: String,
     classes: Vec<String>,
 }
@@ -677,6 +704,7 @@ async fn named_vertex(ctx: &AgentContext, reference: &Reference) -> Option<Named
         }
     };
     Some(NamedVertex {
+        iri: vertex.iri,
         label: vertex.label,
         classes: classes.iter().map(|c| c.to_lowercase()).collect(),
     })
@@ -713,6 +741,80 @@ fn resolve_ordinal(reference: &Reference, candidates: &[Candidate]) -> ResolvedR
         },
         chosen,
     }
+}
+
+/// "How about X?" where the entity X takes the place of was named by an earlier turn whose
+/// answers the latest turn restricted ("what did Unicode 15.0 add?", then "Which of them are
+/// marks?"): the earlier turn's query asked again with X's vertex in the entity's place (the
+/// same shape, other IRIs: [`chatty_kg_graph::ReadQuery::with_iris_replaced`]), and the latest
+/// turn's question restricted to its answers. `None` when the latest turn restricted no such
+/// answer, the earlier turn kept no query, or the query fails or answers nothing (the earlier
+/// question is then asked again as it was).
+async fn restriction_of_another(
+    ctx: &AgentContext,
+    state: &AgentState,
+    c: &Candidate,
+    old: &str,
+    new: &str,
+    asked: &str,
+) -> Option<(String, AnswerSet)> {
+    let source = turn_index(state, c)?;
+    let latest = state.history.len().checked_sub(1)?;
+    let last = state.history.get(latest)?;
+    let set = last.answer_set.as_ref()?;
+    if latest == source || !set.restricts() || set.turn != Some(source + 1) {
+        return None;
+    }
+    let query = chatty_kg_graph::ReadQuery::parse(state.history.get(source)?.query.as_deref()?).ok()?;
+    let replace = std::collections::HashMap::from([(old.to_owned(), new.to_owned())]);
+    let limit = ctx.params.context_answers.max(1);
+    let query = query.with_iris_replaced(&replace).ok()?.capped(limit);
+    let results = match ctx.kg.query(&query).await {
+        Ok(chatty_kg_graph::QueryResults::Solutions(s)) => s,
+        Ok(_) => return None,
+        Err(error) => {
+            tracing::info!(%error, "an earlier turn's query of another entity");
+            return None;
+        }
+    };
+    let values: Vec<&chatty_kg_graph::Term> = results.column("answer").take(limit).collect();
+    let iris: Vec<&str> = values
+        .iter()
+        .filter_map(|t| crate::candidates::paths::iri_of(t))
+        .collect();
+    let names = ctx.kg.labels(&iris).await.unwrap_or_default();
+    let members: Vec<Member> = values
+        .iter()
+        .filter_map(|t| match t {
+            chatty_kg_graph::Term::NamedNode(n) => Some(Member {
+                value: n.as_str().to_owned(),
+                label: names.get(n.as_str()).cloned().unwrap_or_else(|| n.as_str().to_owned()),
+                iri: true,
+                datatype: None,
+            }),
+            chatty_kg_graph::Term::Literal(l) => Some(Member {
+                value: l.value().to_owned(),
+                label: l.value().to_owned(),
+                iri: false,
+                datatype: Some(l.datatype().as_str().to_owned()),
+            }),
+            _ => None,
+        })
+        .collect();
+    if members.is_empty() {
+        return None;
+    }
+    Some((
+        last.question.clone(),
+        AnswerSet {
+            partial: results.truncated || results.rows.len() > limit,
+            members,
+            role: SetRole::Filter,
+            count: false,
+            turn: None,
+            of_question: Some(asked.to_owned()),
+        },
+    ))
 }
 
 /// The standalone question of the turn a candidate comes from.
