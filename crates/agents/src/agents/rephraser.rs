@@ -993,6 +993,7 @@ mod tests {
             total: values.len(),
             clarification: None,
             answer_set: None,
+            query: None,
         }
     }
 
