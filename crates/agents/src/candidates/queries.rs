@@ -711,10 +711,19 @@ impl SetRewrite<'_> {
     }
 }
 
-/// `SELECT (COUNT(*) AS ?count) WHERE { { SELECT DISTINCT ?answer WHERE { anchor path ?answer .
-/// ?answer is an instance of <class> } LIMIT cap } }`: how many instances of `class`
-/// the path reaches (with no class, how many values), counted up to `cap`; the anchor itself
-/// not, at the end of a path of several hops.
+/// Rows of a path's join whose ends [`class_reach`] looks at, at most: a path out of a hub ("a
+/// company's 4,280 employees → their birth places → what has its headquarters there") joins
+/// tens of thousands of rows on the way to a thousand ends; the count is of the ends the first
+/// rows reach, a sample whose cost does not grow with the hub.
+pub const PATH_SAMPLE: usize = 10_000;
+
+/// `SELECT (COUNT(*) AS ?count) WHERE { { SELECT ?answer WHERE { { SELECT DISTINCT ?answer
+/// WHERE { { SELECT ?answer WHERE { anchor path ?answer } LIMIT sample } } } ?answer is an
+/// instance of <class> } LIMIT cap } }`: how many instances of `class` the path reaches among
+/// the ends of its first [`PATH_SAMPLE`] rows (with no class, how many values), counted up to
+/// `cap`; the anchor itself not, at the end of a path of several hops. The class is asked of
+/// each distinct end once, after the join: asked of every row of it, the count above took 1.4 s
+/// on a 223 K-triple graph.
 pub fn class_reach(
     anchor: &str,
     path: &RelationPath,
@@ -730,22 +739,31 @@ pub fn class_reach(
     if path.hops.len() > 1 {
         distinct.push((TermPattern::NamedNode(named_node(anchor)?), answer.clone().into()));
     }
-    let reached = differing(
-        match class {
-            Some(class) => member_of(bgp, &answer, class)?,
-            None => bgp,
-        },
-        &distinct,
-    );
-    let capped = GraphPattern::Slice {
-        inner: Box::new(GraphPattern::Distinct {
-            inner: Box::new(GraphPattern::Project {
-                inner: Box::new(reached),
-                variables: vec![answer],
-            }),
+    let rows = GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(differing(bgp, &distinct)),
+            variables: vec![answer.clone()],
         }),
         start: 0,
-        length: Some(cap),
+        length: Some(PATH_SAMPLE),
+    };
+    let ends = |length: usize| GraphPattern::Slice {
+        inner: Box::new(GraphPattern::Distinct {
+            inner: Box::new(rows.clone()),
+        }),
+        start: 0,
+        length: Some(length),
+    };
+    let capped = match class {
+        Some(class) => GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(member_of(ends(PATH_SAMPLE), &answer, class)?),
+                variables: vec![answer.clone()],
+            }),
+            start: 0,
+            length: Some(cap),
+        },
+        None => ends(cap),
     };
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
@@ -1138,6 +1156,12 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(text.contains("FILTER(!sameTerm(<http://e/Hero>, ?answer))"), "{text}");
+        // The class is asked of the distinct ends of the first rows, not of every row.
+        let (sample, class) = (
+            text.find(&format!("LIMIT {PATH_SAMPLE}")).unwrap(),
+            text.find("EXISTS").unwrap(),
+        );
+        assert!(sample < class, "{text}");
         let text = class_reach(
             "http://e/Hero",
             &path(&[("neighbour", false)]),
