@@ -667,7 +667,8 @@ async fn find_paths(
         }
         let owned =
             |s: &ScoredPath| s.path.hops.len() == 1 && anchors.get(s.path.anchor).is_some_and(|a| a.modifies_class);
-        order_by_class(&mut ranked, &found, owned);
+        let preposition = ranker.asked_preposition().map(str::to_owned);
+        order_by_class(&mut ranked, &found, owned, preposition.as_deref());
         class_applied = true;
     }
     ranked.truncate(p.query_num.max(1));
@@ -1281,7 +1282,16 @@ fn prefer_several(ranked: &mut Vec<ScoredPath>, tie: f32) {
 /// asked for: "Jordi Mallach's packages" are the ones he maintains, not those of his packages'
 /// priority), then by the number of instances reached ("which cities are in Peru": "located
 /// in", not "capital").
-fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl Fn(&ScoredPath) -> bool) {
+///
+/// Among the close ones of one length, a path whose last relation is named by the preposition the
+/// question asks with ("*In* which country is the headquarters of X?": located *in*, not the
+/// country whose capital it is) goes first, then the one reaching most.
+fn order_by_class(
+    ranked: &mut Vec<ScoredPath>,
+    found: &ClassReach,
+    owned: impl Fn(&ScoredPath) -> bool,
+    preposition: Option<&str>,
+) {
     for ((scored, mixed), elsewhere) in ranked.iter_mut().zip(&found.mixed).zip(&found.elsewhere) {
         scored.class_selects = *mixed || *elsewhere;
         scored.kinds_elsewhere = *elsewhere && !*mixed;
@@ -1306,7 +1316,17 @@ fn order_by_class(ranked: &mut Vec<ScoredPath>, found: &ClassReach, owned: impl 
             && ((s.score >= best - CLASS_REACH_TIE && s.coverage >= most_said - CLASS_COVER_TIE && !s.against_words)
                 || owned(s));
         let hops = if close { s.path.hops.len() } else { 0 };
-        (*n == 0, !close, hops, std::cmp::Reverse(if close { *n } else { 0 }))
+        let asked_with = close
+            && s.path.hops.last().is_some_and(|h| {
+                h.forward && preposition.is_some_and(|p| normalize_tokens(&h.label).last().is_some_and(|w| w == p))
+            });
+        (
+            *n == 0,
+            !close,
+            hops,
+            !asked_with,
+            std::cmp::Reverse(if close { *n } else { 0 }),
+        )
     };
     paths.sort_by(|a, b| {
         key(a)
@@ -1335,6 +1355,30 @@ mod tests {
             "text": "", "score": score, "support": support, "coverage": support,
         }))
         .unwrap()
+    }
+
+    /// "In which country is the headquarters of X?": of two close paths to countries, the one
+    /// whose last relation the question's "in" names, though the other reaches more.
+    #[test]
+    fn the_preposition_asked_with_names_the_last_relation() {
+        let paths = || {
+            vec![
+                scored(&[("headquarters", true), ("capital", false)], "entity", 0.57, 0.57),
+                scored(&[("headquarters", true), ("located in", true)], "entity", 0.57, 0.57),
+            ]
+        };
+        let found = || ClassReach {
+            reach: vec![2, 1],
+            mixed: vec![false, false],
+            elsewhere: vec![false, false],
+        };
+        let last = |ranked: &[ScoredPath]| ranked[0].path.hops.last().unwrap().label.clone();
+        let mut ranked = paths();
+        order_by_class(&mut ranked, &found(), |_| false, Some("in"));
+        assert_eq!(last(&ranked), "located in");
+        let mut ranked = paths();
+        order_by_class(&mut ranked, &found(), |_| false, None);
+        assert_eq!(last(&ranked), "capital");
     }
 
     #[test]

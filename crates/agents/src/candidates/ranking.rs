@@ -464,6 +464,22 @@ impl PathRanker {
             && self.units.iter().any(|unit| unit.asked_noun && unit.class_word)
     }
 
+    /// The preposition the question asks for its answer with: the first word ("*In* which country
+    /// …", "*From* which …") or a stranded last one ("Which country is it *in*?").
+    pub(crate) fn asked_preposition(&self) -> Option<&str> {
+        let opens = self.words.first().filter(|w| {
+            self.words
+                .get(1)
+                .is_some_and(|n| matches!(n.text.as_str(), "which" | "what" | "whom"))
+                && crate::words::RELATION_PREPOSITIONS.contains(&w.text.as_str())
+        });
+        let stranded = self
+            .words
+            .last()
+            .filter(|w| crate::words::RELATION_PREPOSITIONS.contains(&w.text.as_str()) && w.text != "of");
+        opens.or(stranded).map(|w| w.text.as_str())
+    }
+
     /// The question asks what a thing does, with an auxiliary ("what *did* X add?", "who does X
     /// follow?"): its words are a verb of the anchor.
     pub(crate) fn asks_by_a_verb(&self) -> bool {
