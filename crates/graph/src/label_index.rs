@@ -301,6 +301,25 @@ impl LabelIndex {
         Ok(found)
     }
 
+    /// The labels that are `text` whole once normalised (the first tier of [`Self::search`]
+    /// alone), up to `limit` (clamped to [`MAX_SEARCH_RESULTS`]).
+    pub fn search_exact(&self, text: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
+        let mut tokens = normalize_tokens(text);
+        tokens.truncate(MAX_SEARCH_WORDS);
+        let limit = limit.min(MAX_SEARCH_RESULTS);
+        if tokens.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let mut found = Vec::new();
+        let exact = TermQuery::new(
+            Term::from_field_text(self.fields.exact, &tokens.join(" ")),
+            IndexRecordOption::Basic,
+        );
+        self.collect(&searcher, &exact, limit.max(MIN_FETCH), &mut HashSet::new(), &mut found)?;
+        Ok(found)
+    }
+
     /// The labels of several words whose initials ([`initials`]) are `acronym` ("US": "United
     /// States"), up to `limit` (clamped to [`MAX_SEARCH_RESULTS`]); none in an index built before
     /// there were initials.
@@ -424,6 +443,21 @@ mod tests {
         assert!(iris(&index, "meryl streep", 10).is_empty());
         assert!(iris(&index, "", 10).is_empty());
         assert!(iris(&index, "hanks", 0).is_empty());
+    }
+
+    #[test]
+    fn an_exact_search_reads_whole_labels_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = build(dir.path());
+        let exact = |q: &str| {
+            let mut iris: Vec<String> = index.search_exact(q, 10).unwrap().into_iter().map(|e| e.iri).collect();
+            iris.sort();
+            iris
+        };
+        assert_eq!(exact("TOM   HANKS!"), ["e:actor", "e:tag"]);
+        assert!(exact("tom").is_empty(), "a word of a label is no label");
+        assert!(exact("hamks").is_empty(), "nor a typo of one");
+        assert!(exact("").is_empty());
     }
 
     #[test]

@@ -349,7 +349,41 @@ pub trait KnowledgeGraph: Send + Sync {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut ranked = rank_candidates(text, self.label_matches(text, limit).await?);
+        let matches = self.label_matches(text, limit).await?;
+        self.ranked_matches(text, matches, limit).await
+    }
+
+    /// The entities whose whole label is `text` (up to case, accents and punctuation), as
+    /// [`search_entities`](Self::search_entities) ranks them: what spotting a name among a
+    /// question's words needs, which never looks at a partial match. A backend with a label
+    /// index reads its exact keys alone ([`exact_label_matches`](Self::exact_label_matches));
+    /// one without searches as `search_entities` does.
+    async fn search_exact_entities(&self, text: &str, limit: usize) -> Result<Vec<EntityCandidate>, GraphError> {
+        let limit = limit.min(label_index::MAX_SEARCH_RESULTS);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        match self.exact_label_matches(text, limit).await? {
+            Some(matches) => self.ranked_matches(text, matches, limit).await,
+            None => self.search_entities(text, limit).await,
+        }
+    }
+
+    /// `(iri, label)` pairs whose whole label is `text` once normalised, from an index of exact
+    /// keys; `None` for a backend without one.
+    async fn exact_label_matches(&self, text: &str, limit: usize) -> Result<Option<Vec<(String, String)>>, GraphError> {
+        let _ = (text, limit);
+        Ok(None)
+    }
+
+    /// Label matches ranked as [`search_entities`](Self::search_entities) returns them.
+    async fn ranked_matches(
+        &self,
+        text: &str,
+        matches: Vec<(String, String)>,
+        limit: usize,
+    ) -> Result<Vec<EntityCandidate>, GraphError> {
+        let mut ranked = rank_candidates(text, matches);
         // A property entity ("director", where Wikidata writes P57's name) or a term of the
         // wikibase: ontology is the schema's, never a thing the question is about.
         if !ranked.is_empty() {

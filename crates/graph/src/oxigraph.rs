@@ -780,6 +780,14 @@ impl KnowledgeGraph for EmbeddedStore {
         self.search_labels(move |labels| labels.search(&text, limit)).await
     }
 
+    async fn exact_label_matches(&self, text: &str, limit: usize) -> Result<Option<Vec<(String, String)>>, GraphError> {
+        let text = text.to_owned();
+        Ok(Some(
+            self.search_labels(move |labels| labels.search_exact(&text, limit))
+                .await?,
+        ))
+    }
+
     async fn initials_matches(&self, acronym: &str, limit: usize) -> Result<Vec<(String, String)>, GraphError> {
         let acronym = acronym.to_owned();
         self.search_labels(move |labels| labels.search_initials(&acronym, limit))

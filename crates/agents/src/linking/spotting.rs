@@ -140,7 +140,19 @@ pub(crate) async fn spot_entities(
             }
             // An exact label of a vertex that is not one of the graph's predicates (whose labels
             // are the relation's words: "date of birth").
-            let hits = ctx.kg.search_entities(&mention, SPOT_CANDIDATES).await?;
+            let capitals = words[start..start + len]
+                .iter()
+                .enumerate()
+                .filter(|(i, (w, _))| (start + i > 0) && w.chars().next().is_some_and(char::is_uppercase))
+                .count();
+            // The span's exact keys alone (a search of every word would read tens of partial
+            // matches per span, a cost that grows with the graph); a name written in capitals
+            // that is no label may be one whose letters outside ASCII were lost ("Sylvain Lvi"),
+            // which only the search's near matches find.
+            let mut hits = ctx.kg.search_exact_entities(&mention, SPOT_CANDIDATES).await?;
+            if hits.is_empty() && capitals > 0 {
+                hits = ctx.kg.search_entities(&mention, SPOT_CANDIDATES).await?;
+            }
             let exact = |c: &chatty_kg_graph::EntityCandidate| {
                 (c.score >= EXACT_MATCH_SCORE || crate::words::lost_letters_of(&mention, &c.label))
                     && !predicates.contains(&c.iri)
@@ -148,11 +160,6 @@ pub(crate) async fn spot_entities(
             if !hits.iter().any(exact) {
                 continue;
             }
-            let capitals = words[start..start + len]
-                .iter()
-                .enumerate()
-                .filter(|(i, (w, _))| (start + i > 0) && w.chars().next().is_some_and(char::is_uppercase))
-                .count();
             let mut strength = len as f32 + 1.5 * capitals as f32 + content as f32 * 0.5;
             if modifier.as_deref() == Some(span.join(" ").as_str()) {
                 strength = strength.max(NAME_STRENGTH);
