@@ -55,6 +55,9 @@ async fn counts_over_a_class_with_and_without_an_entity() {
         (Some(QuestionKind::Count), vec!["3".to_owned()])
     );
 
+    // "there" is no name, though a vertex is labelled "There".
+    let e = ask(&pipeline, "How many countries are there in South America?").await;
+    assert_eq!(e.display_answers(), ["3"], "{:#?}", e.entities);
     let e = ask(&pipeline, "How many countries are there?").await;
     assert_eq!(e.display_answers(), ["4"]);
     assert_eq!(e.qir.as_ref().unwrap().source, QirSource::Class);

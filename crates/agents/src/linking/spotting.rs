@@ -108,7 +108,13 @@ pub(crate) async fn spot_entities(
             let loose = is_function_word(last)
                 || (is_function_word(&span[0]) && !ARTICLES.contains(&span[0].as_str()))
                 || span.iter().any(|w| QUESTION_WORDS.contains(&w.as_str()));
+            // A pronoun or "there" written in lower case is no name, whatever vertex a big graph
+            // labels "There" ("How many packages are *there* in the hamradio section?").
+            let pronoun = len == 1
+                && crate::words::NOT_RELATIONS.contains(&span[0].as_str())
+                && (start == 0 || !capital(&words[start].0));
             if content == 0
+                || pronoun
                 || skip.is_some_and(|s| names_part_of(span, s))
                 || (loose && !titled)
                 || (len == 1 && !long_enough(&span[0]))
