@@ -230,12 +230,9 @@ impl LabelIndex {
     /// `limit` clamped to [`MAX_SEARCH_RESULTS`] and the text to its first [`MAX_SEARCH_WORDS`]
     /// words.
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
-        let mut tokens = normalize_tokens(text);
-        tokens.truncate(MAX_SEARCH_WORDS);
-        let limit = limit.min(MAX_SEARCH_RESULTS);
-        if tokens.is_empty() || limit == 0 {
+        let Some((tokens, limit)) = searched(text, limit) else {
             return Ok(Vec::new());
-        }
+        };
         let f = self.fields;
         let searcher = self.reader.searcher();
         let mut found = Vec::new();
@@ -245,11 +242,7 @@ impl LabelIndex {
             |query: &dyn Query, found: &mut Vec<LabelEntry>| self.collect(&searcher, query, fetch, &mut seen, found);
 
         // Tier 1: the whole label.
-        let exact = TermQuery::new(
-            Term::from_field_text(f.exact, &tokens.join(" ")),
-            IndexRecordOption::Basic,
-        );
-        collect(&exact, &mut found)?;
+        collect(&self.whole_label(&tokens), &mut found)?;
 
         // Tier 2: every word, whole first ("tea": "Tea dishes" before "Team Lotus"), then the
         // last possibly unfinished ("tom han"). A prefix scores every match alike, so which of
@@ -304,20 +297,26 @@ impl LabelIndex {
     /// The labels that are `text` whole once normalised (the first tier of [`Self::search`]
     /// alone), up to `limit` (clamped to [`MAX_SEARCH_RESULTS`]).
     pub fn search_exact(&self, text: &str, limit: usize) -> Result<Vec<LabelEntry>, GraphError> {
-        let mut tokens = normalize_tokens(text);
-        tokens.truncate(MAX_SEARCH_WORDS);
-        let limit = limit.min(MAX_SEARCH_RESULTS);
-        if tokens.is_empty() || limit == 0 {
+        let Some((tokens, limit)) = searched(text, limit) else {
             return Ok(Vec::new());
-        }
-        let searcher = self.reader.searcher();
+        };
         let mut found = Vec::new();
-        let exact = TermQuery::new(
+        self.collect(
+            &self.reader.searcher(),
+            &self.whole_label(&tokens),
+            limit.max(MIN_FETCH),
+            &mut HashSet::new(),
+            &mut found,
+        )?;
+        Ok(found)
+    }
+
+    /// The query of the labels that are `tokens` whole.
+    fn whole_label(&self, tokens: &[String]) -> TermQuery {
+        TermQuery::new(
             Term::from_field_text(self.fields.exact, &tokens.join(" ")),
             IndexRecordOption::Basic,
-        );
-        self.collect(&searcher, &exact, limit.max(MIN_FETCH), &mut HashSet::new(), &mut found)?;
-        Ok(found)
+        )
     }
 
     /// The labels of several words whose initials ([`initials`]) are `acronym` ("US": "United
@@ -371,6 +370,15 @@ impl LabelIndex {
         }
         Ok(())
     }
+}
+
+/// What a search looks for: the text's first [`MAX_SEARCH_WORDS`] words, normalised, and the limit
+/// clamped to [`MAX_SEARCH_RESULTS`]; `None` when there is nothing to find.
+fn searched(text: &str, limit: usize) -> Option<(Vec<String>, usize)> {
+    let mut tokens = normalize_tokens(text);
+    tokens.truncate(MAX_SEARCH_WORDS);
+    let limit = limit.min(MAX_SEARCH_RESULTS);
+    (!tokens.is_empty() && limit > 0).then_some((tokens, limit))
 }
 
 fn register_tokenizer(index: &Index) {
