@@ -395,6 +395,7 @@ pub fn render(e: &Explanation) -> String {
             QueryReason::Homonym => "same path from a homonym",
             QueryReason::Example => "an example from feedback",
             QueryReason::Witness => "what made the yes true",
+            QueryReason::EarlierQuestion => "an earlier question of another entity: the set restricted",
         };
         let status = match &q.error {
             Some(error) => format!("error: {error}"),

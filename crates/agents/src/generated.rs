@@ -34,8 +34,12 @@ impl Explanation {
     /// The query this question came to, or `None` when none was built (no entity found, a
     /// clarifying question, a stop before planning).
     pub fn generated_query(&self) -> Option<GeneratedQuery> {
-        let counts =
-            |q: &&ExecutedQuery| !matches!(q.reason, QueryReason::Homonym | QueryReason::Witness) && q.error.is_none();
+        let counts = |q: &&ExecutedQuery| {
+            !matches!(
+                q.reason,
+                QueryReason::Homonym | QueryReason::Witness | QueryReason::EarlierQuestion
+            ) && q.error.is_none()
+        };
         let (query, answered) = match self.sparql.iter().filter(counts).find(|q| q.used) {
             Some(used) => (used, true),
             None => (self.sparql.iter().find(counts)?, false),

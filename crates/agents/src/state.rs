@@ -249,6 +249,10 @@ pub enum QueryReason {
     Homonym,
     /// One solution of a true ASK: the bindings that made it true, for its provenance.
     Witness,
+    /// An earlier turn's query asked again with another entity in its place ("How about X?"
+    /// after a restriction of its answers): its answers are the set the question restricts,
+    /// never the answer itself.
+    EarlierQuestion,
 }
 
 /// How a question ended.

@@ -651,5 +651,16 @@ async fn another_entity_in_the_place_of_a_restricted_questions_own() {
     let mut members: Vec<&str> = set.members.iter().map(|m| m.label.as_str()).collect();
     members.sort();
     assert_eq!(members, ["In the Grey Light", "Kristin Lavransdatter"]);
+    // The earlier question's query, asked of her, is shown with the question's own queries.
+    let again = answers[2]
+        .sparql
+        .iter()
+        .find(|q| q.reason == chatty_kg_agents::QueryReason::EarlierQuestion)
+        .expect("the earlier question's query is listed");
+    assert!(again.used && again.rows == 2 && again.sparql.contains("Undset"), "{again:?}");
+    assert_ne!(
+        answers[2].generated_query().map(|g| g.reason),
+        Some(chatty_kg_agents::QueryReason::EarlierQuestion)
+    );
     assert!(answers.iter().all(|a| a.llm.calls == 0));
 }

@@ -23,7 +23,9 @@ use crate::dialogue::referents::{
 };
 use crate::error::AgentError;
 use crate::graph::Agent;
-use crate::state::{AgentState, AnswerSet, Resolution, ResolutionMethod, ResolvedReference, SetRole, Turn};
+use crate::state::{
+    AgentState, AnswerSet, ExecutedQuery, QueryReason, Resolution, ResolutionMethod, ResolvedReference, SetRole, Turn,
+};
 use crate::words::ELLIPSIS_PREPOSITIONS;
 use crate::words::{GENERIC_NOUNS, PERSON_WORDS, PLACE_WORDS};
 use chatty_kg_graph::text::normalize_tokens;
@@ -88,6 +90,8 @@ impl Agent for RephraserAgent {
         // The question became an earlier restriction, whose own expressions ("them") the later
         // stages read.
         let mut restated = false;
+        // The earlier question's query asked of another entity, for the explanation.
+        let mut asked_again: Option<ExecutedQuery> = None;
         for reference in references {
             match reference.kind {
                 ReferenceKind::WhatAbout => {
@@ -104,7 +108,10 @@ impl Agent for RephraserAgent {
                             // the earlier question answers of 13.0.
                             let restricted = match (c.iri(), vertex.as_deref()) {
                                 (Some(old), Some(new_iri)) => {
-                                    restriction_of_another(ctx, state, c, old, new_iri, &previous).await
+                                    let (restricted, executed) =
+                                        restriction_of_another(ctx, state, c, old, new_iri, &previous).await;
+                                    asked_again = executed;
+                                    restricted
                                 }
                                 _ => None,
                             };
@@ -254,6 +261,7 @@ impl Agent for RephraserAgent {
         if restated {
             state.references = crate::dialogue::referents::detect(&text);
         }
+        state.queries.extend(asked_again);
         state.resolution = Some(Resolution { references: resolved });
         state.answer_set = answer_set;
         state.resolved_question = Some(text);
@@ -747,9 +755,9 @@ fn resolve_ordinal(reference: &Reference, candidates: &[Candidate]) -> ResolvedR
 /// answers the latest turn restricted ("what did Unicode 15.0 add?", then "Which of them are
 /// marks?"): the earlier turn's query asked again with X's vertex in the entity's place (the
 /// same shape, other IRIs: [`chatty_kg_graph::ReadQuery::with_iris_replaced`]), and the latest
-/// turn's question restricted to its answers. `None` when the latest turn restricted no such
-/// answer, the earlier turn kept no query, or the query fails or answers nothing (the earlier
-/// question is then asked again as it was).
+/// turn's question restricted to its answers, with the query as it ran (for the explanation).
+/// `None` when the latest turn restricted no such answer, the earlier turn kept no query, or the
+/// query fails or answers nothing (the earlier question is then asked again as it was).
 async fn restriction_of_another(
     ctx: &AgentContext,
     state: &AgentState,
@@ -757,26 +765,33 @@ async fn restriction_of_another(
     old: &str,
     new: &str,
     asked: &str,
-) -> Option<(String, AnswerSet)> {
-    let source = turn_index(state, c)?;
-    let latest = state.history.len().checked_sub(1)?;
-    let last = state.history.get(latest)?;
-    let set = last.answer_set.as_ref()?;
-    if latest == source || !set.restricts() || set.turn != Some(source + 1) {
-        return None;
-    }
-    let query = chatty_kg_graph::ReadQuery::parse(state.history.get(source)?.query.as_deref()?).ok()?;
-    let replace = std::collections::HashMap::from([(old.to_owned(), new.to_owned())]);
-    let limit = ctx.params.context_answers.max(1);
-    let query = query.with_iris_replaced(&replace).ok()?.capped(limit);
-    let results = match ctx.kg.query(&query).await {
+) -> (Option<(String, AnswerSet)>, Option<ExecutedQuery>) {
+    let Some(query) = earlier_query_of_another(state, c, old, new, ctx.params.context_answers.max(1)) else {
+        return (None, None);
+    };
+    let started = std::time::Instant::now();
+    let result = ctx.kg.query(&query).await;
+    let mut executed = ExecutedQuery {
+        sparql: query.to_string(),
+        predicates: Vec::new(),
+        reason: QueryReason::EarlierQuestion,
+        rows: 0,
+        used: false,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        error: None,
+        attribute: None,
+    };
+    let results = match result {
         Ok(chatty_kg_graph::QueryResults::Solutions(s)) => s,
-        Ok(_) => return None,
+        Ok(_) => return (None, Some(executed)),
         Err(error) => {
             tracing::info!(%error, "an earlier turn's query of another entity");
-            return None;
+            executed.error = Some(error.to_string());
+            return (None, Some(executed));
         }
     };
+    executed.rows = results.rows.len();
+    let limit = ctx.params.context_answers.max(1);
     let values: Vec<&chatty_kg_graph::Term> = results.column("answer").take(limit).collect();
     let iris: Vec<&str> = values
         .iter()
@@ -801,20 +816,44 @@ async fn restriction_of_another(
             _ => None,
         })
         .collect();
-    if members.is_empty() {
+    let Some(last) = state.history.last().filter(|_| !members.is_empty()) else {
+        return (None, Some(executed));
+    };
+    executed.used = true;
+    (
+        Some((
+            last.question.clone(),
+            AnswerSet {
+                partial: results.truncated || results.rows.len() > limit,
+                members,
+                role: SetRole::Filter,
+                count: false,
+                turn: None,
+                of_question: Some(asked.to_owned()),
+            },
+        )),
+        Some(executed),
+    )
+}
+
+/// The query of the earlier turn `c` comes from, with `new` in the place of `old`, capped at
+/// `limit` rows, when the latest turn restricted that turn's answers and it kept its query.
+fn earlier_query_of_another(
+    state: &AgentState,
+    c: &Candidate,
+    old: &str,
+    new: &str,
+    limit: usize,
+) -> Option<chatty_kg_graph::ReadQuery> {
+    let source = turn_index(state, c)?;
+    let latest = state.history.len().checked_sub(1)?;
+    let set = state.history.get(latest)?.answer_set.as_ref()?;
+    if latest == source || !set.restricts() || set.turn != Some(source + 1) {
         return None;
     }
-    Some((
-        last.question.clone(),
-        AnswerSet {
-            partial: results.truncated || results.rows.len() > limit,
-            members,
-            role: SetRole::Filter,
-            count: false,
-            turn: None,
-            of_question: Some(asked.to_owned()),
-        },
-    ))
+    let query = chatty_kg_graph::ReadQuery::parse(state.history.get(source)?.query.as_deref()?).ok()?;
+    let replace = std::collections::HashMap::from([(old.to_owned(), new.to_owned())]);
+    Some(query.with_iris_replaced(&replace).ok()?.capped(limit))
 }
 
 /// The standalone question of the turn a candidate comes from.
