@@ -173,3 +173,15 @@ pub struct Member {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datatype: Option<String>,
 }
+
+impl Member {
+    /// An answer's value as a member of a set a later question works over.
+    pub fn of(value: &AnswerValue) -> Self {
+        Member {
+            value: value.value.clone(),
+            label: value.display().to_owned(),
+            iri: value.kind == ValueKind::Iri,
+            datatype: value.datatype.clone(),
+        }
+    }
+}

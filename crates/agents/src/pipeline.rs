@@ -193,12 +193,7 @@ impl Turn {
                 .iter()
                 .filter(|a| matches!(a.kind, ValueKind::Iri | ValueKind::Literal))
                 .take(max_answers)
-                .map(|a| Member {
-                    value: a.value.clone(),
-                    label: a.display().to_owned(),
-                    iri: a.kind == ValueKind::Iri,
-                    datatype: a.datatype.clone(),
-                })
+                .map(Member::of)
                 .collect()
         } else {
             Vec::new()

@@ -657,7 +657,10 @@ async fn another_entity_in_the_place_of_a_restricted_questions_own() {
         .iter()
         .find(|q| q.reason == chatty_kg_agents::QueryReason::EarlierQuestion)
         .expect("the earlier question's query is listed");
-    assert!(again.used && again.rows == 2 && again.sparql.contains("Undset"), "{again:?}");
+    assert!(
+        again.used && again.rows == 2 && again.sparql.contains("Undset"),
+        "{again:?}"
+    );
     assert_ne!(
         answers[2].generated_query().map(|g| g.reason),
         Some(chatty_kg_agents::QueryReason::EarlierQuestion)

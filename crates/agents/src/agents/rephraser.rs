@@ -766,7 +766,8 @@ async fn restriction_of_another(
     new: &str,
     asked: &str,
 ) -> (Option<(String, AnswerSet)>, Option<ExecutedQuery>) {
-    let Some(query) = earlier_query_of_another(state, c, old, new, ctx.params.context_answers.max(1)) else {
+    let limit = ctx.params.context_answers.max(1);
+    let Some(query) = earlier_query_of_another(state, c, old, new, limit) else {
         return (None, None);
     };
     let started = std::time::Instant::now();
@@ -791,29 +792,19 @@ async fn restriction_of_another(
         }
     };
     executed.rows = results.rows.len();
-    let limit = ctx.params.context_answers.max(1);
     let values: Vec<&chatty_kg_graph::Term> = results.column("answer").take(limit).collect();
     let iris: Vec<&str> = values
         .iter()
         .filter_map(|t| crate::candidates::paths::iri_of(t))
         .collect();
     let names = ctx.kg.labels(&iris).await.unwrap_or_default();
+    // As a turn keeps its own answers (`Turn::answered`): an IRI by its label.
     let members: Vec<Member> = values
         .iter()
-        .filter_map(|t| match t {
-            chatty_kg_graph::Term::NamedNode(n) => Some(Member {
-                value: n.as_str().to_owned(),
-                label: names.get(n.as_str()).cloned().unwrap_or_else(|| n.as_str().to_owned()),
-                iri: true,
-                datatype: None,
-            }),
-            chatty_kg_graph::Term::Literal(l) => Some(Member {
-                value: l.value().to_owned(),
-                label: l.value().to_owned(),
-                iri: false,
-                datatype: Some(l.datatype().as_str().to_owned()),
-            }),
-            _ => None,
+        .filter_map(|t| crate::answer::AnswerValue::from_term(t))
+        .map(|mut value| {
+            value.label = names.get(&value.value).cloned();
+            Member::of(&value)
         })
         .collect();
     let Some(last) = state.history.last().filter(|_| !members.is_empty()) else {
