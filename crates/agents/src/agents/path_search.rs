@@ -1169,31 +1169,25 @@ async fn relation_holds_outside(
         .map(|results| matches!(results, chatty_kg_graph::QueryResults::Solutions(s) if !s.rows.is_empty())))
 }
 
-/// Classes under a class listed for its checks at most: past it (or when their query is cut)
-/// the store walks the subclass path per vertex.
-const LISTED_SUBCLASSES: usize = 200;
-
 /// Every class under `class` (`rdfs:subClassOf+`, the graph's own subclass predicates; none
-/// where it has no such predicate), or `None` when there are more than [`LISTED_SUBCLASSES`] or
-/// the query was cut: with them listed, a class check looks up each vertex's types instead of
-/// walking the subclass path from each ([`ClassCheck`]). A fact about the graph, which the
-/// backend remembers.
+/// where it has no such predicate), or `None` when there are more than
+/// [`LISTED_SUBCLASSES`](crate::candidates::queries::LISTED_SUBCLASSES) or the query was cut:
+/// with them listed, a class check looks up each vertex's types instead of walking the subclass
+/// path from each ([`ClassCheck`]). A fact about the graph, which the backend remembers (the
+/// planner's class filter asks it again).
 async fn listed_subclasses(
     ctx: &AgentContext,
     class: &str,
     report: &mut SearchReport,
 ) -> Result<Option<Vec<String>>, AgentError> {
     let profile = ctx.kg.profile_or_default().await;
-    let Some(query) = chatty_kg_graph::subclasses_of_query(class, LISTED_SUBCLASSES + 1, profile.conventions.types())?
-    else {
+    let Some(query) = crate::candidates::queries::listed_subclasses_query(class, profile.conventions.types())? else {
         return Ok(Some(Vec::new()));
     };
-    let Some(chatty_kg_graph::QueryResults::Solutions(s)) = recorded(&query, ctx.kg.query_fact(&query), report).await?
-    else {
-        return Ok(None);
-    };
-    let listed: Vec<String> = s.iris("sub").map(str::to_owned).collect();
-    Ok((s.rows.len() <= LISTED_SUBCLASSES && listed.len() == s.rows.len()).then_some(listed))
+    Ok(recorded(&query, ctx.kg.query_fact(&query), report)
+        .await?
+        .as_ref()
+        .and_then(crate::candidates::queries::listed_subclasses))
 }
 
 /// A class query's results, or `None` when it ran out of the store's query time: a slow count

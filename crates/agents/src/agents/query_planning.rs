@@ -104,12 +104,18 @@ impl Agent for QueryPlanningAgent {
             .iter()
             .map(|s| (s.reaches_class, s.class_selects || from_modifier(s.path.anchor)))
             .collect();
+        let subclasses = match class.as_deref() {
+            Some(iri) => listed_subclasses(ctx, iri, types).await,
+            None => None,
+        };
         let class_of = |i: usize| {
             let (reaches, strict) = held.get(i).copied().unwrap_or((false, false));
-            class
-                .as_deref()
-                .filter(|_| reaches)
-                .map(|iri| ClassFilter { iri, strict, types })
+            class.as_deref().filter(|_| reaches).map(|iri| ClassFilter {
+                iri,
+                strict,
+                types,
+                subclasses: subclasses.as_deref(),
+            })
         };
         let choice = state.path_choice.ok_or(AgentError::MissingState {
             agent: NAME,
@@ -1848,6 +1854,28 @@ async fn label_values(ctx: &AgentContext, answer: &mut Answer, language: Option<
         }
     }
     Ok(())
+}
+
+/// Every class under `class`, as the path search listed them (a fact the backend remembers), or
+/// `None` when there were too many or the graph could not say in time: the answer query's class
+/// filter then walks the subclass path per answer.
+async fn listed_subclasses(
+    ctx: &AgentContext,
+    class: &str,
+    types: chatty_kg_graph::TypeVocabulary<'_>,
+) -> Option<Vec<String>> {
+    let query = match crate::candidates::queries::listed_subclasses_query(class, types) {
+        Ok(Some(query)) => query,
+        Ok(None) => return Some(Vec::new()),
+        Err(_) => return None,
+    };
+    match ctx.kg.query_fact(&query).await {
+        Ok(results) => crate::candidates::queries::listed_subclasses(&results),
+        Err(error) => {
+            tracing::info!(%error, "the class's subclasses not listed; its filter walks the subclass path");
+            None
+        }
+    }
 }
 
 #[cfg(test)]
