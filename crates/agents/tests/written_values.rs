@@ -206,3 +206,53 @@ async fn a_name_written_in_capitals_is_searched_and_a_relation_word_is_no_name()
     let e = ask_silently(&pipeline, "What is the Hexx Bolt's SKU?").await;
     assert_eq!(e.display_answers(), ["SKU-100-HX"], "{:#?}", e.paths);
 }
+
+/// Signs of a type catalogue: a category the signs share (written as a common noun), one sign
+/// whose own name is the category's words said otherwise, and nothing pointing to that sign.
+const SIGNS: &str = r#"
+@prefix ex: <http://example.org/type/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+ex:Sign rdfs:label "sign" .
+ex:category rdfs:label "category" .
+ex:addedIn rdfs:label "added in" .
+ex:currency rdfs:label "currency symbol" .
+ex:math rdfs:label "math symbol" .
+ex:v2 rdfs:label "Release 2" .
+ex:v3 rdfs:label "Release 3" .
+
+ex:generic a ex:Sign ; rdfs:label "Currency sign" ; ex:category ex:currency ; ex:addedIn ex:v2 .
+ex:dong a ex:Sign ; rdfs:label "Dong sign" ; ex:category ex:currency ; ex:addedIn ex:v3 .
+ex:euro a ex:Sign ; rdfs:label "Euro sign" ; ex:category ex:currency ; ex:addedIn ex:v3 .
+ex:plus a ex:Sign ; rdfs:label "Plus sign" ; ex:category ex:math ; ex:addedIn ex:v3 .
+ex:minus a ex:Sign ; rdfs:label "Minus sign" ; ex:category ex:math ; ex:addedIn ex:v2 .
+"#;
+
+#[tokio::test]
+async fn the_noun_a_which_question_asks_for_names_the_set_its_answers_belong_to() {
+    static FIXTURE: std::sync::OnceLock<Option<common::Fixture>> = std::sync::OnceLock::new();
+    let Some(fixture) = FIXTURE.get_or_init(|| from_turtle(SIGNS)).as_ref() else {
+        return;
+    };
+    let pipeline = silent_pipeline(fixture);
+    // "currency sign" is exactly the name of one sign, which nothing points to: the question
+    // asks for signs of the category "currency symbol" instead.
+    let e = ask_silently(&pipeline, "Which currency sign was added in Release 3?").await;
+    let link = e
+        .entities
+        .iter()
+        .find(|l| l.mention == "currency sign")
+        .unwrap_or_else(|| panic!("the noun is linked: {:#?}", e.entities));
+    assert_eq!(link.method, LinkMethod::AskedSet, "{:#?}", e.entities);
+    assert_eq!(link.label.as_deref(), Some("currency symbol"));
+    assert_eq!(link.homonyms, vec!["http://example.org/type/generic".to_owned()]);
+    assert_eq!(sorted(&e), vec!["Dong sign", "Euro sign"], "{:#?}", e.sparql);
+    // Named anywhere else, it is the sign itself.
+    let e = ask_silently(&pipeline, "When was the currency sign added?").await;
+    let link = e
+        .entities
+        .first()
+        .unwrap_or_else(|| panic!("linked: {:#?}", e.entities));
+    assert_eq!(link.method, LinkMethod::ExactLabel);
+    assert_eq!(link.iri.as_deref(), Some("http://example.org/type/generic"));
+}

@@ -104,6 +104,14 @@ impl Agent for MatchingAgent {
             state.entities = links;
             return Ok(state.stop(Outcome::UnknownEntity { mentions: unknown }));
         }
+        // "Which *currency sign* was introduced in Unicode 2.0?": the noun asked for names a set
+        // the answers belong to, not the one thing of its exact label that nothing points to.
+        // A graph error here leaves the links as they were.
+        if let Err(error) =
+            crate::linking::asked::relink_asked_sets(ctx, &question, &mut links, mention_fits, &predicates).await
+        {
+            tracing::info!(%error, "the asked noun not checked for a set");
+        }
         // A value written beside a named thing is that thing's: among the vertices storing it,
         // one next to another mention's vertex (its statement, its record) over the most
         // connected one. A graph error here leaves the links as they were.

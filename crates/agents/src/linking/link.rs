@@ -36,6 +36,11 @@ pub enum LinkMethod {
     /// writes its name where the mention stands ("Pope John Paul II" beside Mother Teresa for
     /// "John Paul the second"), where the search's vertex shares no edge with it.
     Neighbour,
+    /// The noun a "which" question asks for ("Which *currency sign* …") is exactly the label of
+    /// a vertex nothing points to; this vertex, of a label holding its words and close to it in
+    /// meaning, is one things share as a value or a type (the category "currency symbol"): the
+    /// set the answers belong to.
+    AskedSet,
     /// Nothing in the graph matches the mention.
     NotFound,
     /// Candidates matched some of its words, and the model said none of them is what the

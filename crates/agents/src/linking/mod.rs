@@ -5,6 +5,7 @@
 //! right after a mention types it ([`typed`]: a common word there is a name, and the vertex of
 //! that class is the one meant).
 
+pub(crate) mod asked;
 pub(crate) mod coherence;
 pub mod link;
 pub(crate) mod modifiers;
@@ -24,16 +25,10 @@ pub(crate) fn common_noun_link(entities: &[EntityLink]) -> Option<usize> {
     if linked.len() != 2 || entities.iter().any(|l| l.read_as_words) {
         return None;
     }
-    let common = |m: &str| {
-        m.chars().any(char::is_alphabetic)
-            && !m
-                .chars()
-                .any(|c| c.is_uppercase() || c.is_ascii_digit() || !(c.is_alphanumeric() || c == ' ' || c == '-'))
-    };
     let nouns: Vec<usize> = linked
         .iter()
         .copied()
-        .filter(|&i| common(&entities[i].mention))
+        .filter(|&i| asked::written_as_common_noun(&entities[i].mention))
         .collect();
     match nouns.as_slice() {
         // "What version of *kicad* is in *Debian*?": no label is "Debian", only a guess among
