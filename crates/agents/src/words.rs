@@ -118,7 +118,7 @@ pub(crate) const FUNCTION_WORDS: &[&str] = &[
     "a", "an", "the", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "was",
     "were", "be", "been", "do", "does", "did", "can", "could", "you", "me", "i", "give", "tell", "list", "name", "of",
     "in", "on", "for", "to", "by", "with", "and", "or", "that", "this", "it", "its", "as", "at", "from", "some", "any",
-    "few", "please", "many", "much", "has", "have", "had", "all", "every", "each", "but",
+    "few", "please", "many", "much", "has", "have", "had", "all", "every", "each", "but", "after", "before",
 ];
 
 /// Whether `word` is one of the [`FUNCTION_WORDS`].
