@@ -220,30 +220,57 @@ pub fn select_with(
     let mut intermediates = Vec::new();
     let mut predicates = Vec::new();
     let mut distinct = Vec::new();
-    let mut alternatives = Vec::new();
+    let mut sides = Vec::new();
     for (i, (anchor, path)) in paths.iter().enumerate() {
         let prefix = ["x", "y", "z"].get(i).copied().unwrap_or("w");
         let chain = chain(anchor, &path.hops, prefix, answer.clone().into())?;
+        let mut bound = vec![answer.clone()];
+        bound.extend(chain.intermediates.iter().cloned());
+        sides.push((chain.patterns.clone(), chain.alternatives, bound));
         patterns.extend(chain.patterns);
         intermediates.extend(chain.intermediates);
         distinct.extend(chain.distinct);
-        alternatives.extend(chain.alternatives);
         predicates.extend(path.hops.iter().flat_map(Hop::predicates).map(str::to_owned));
     }
     let key = var(KEY_VARIABLE);
+    let mut ordered_by = Vec::new();
     if let Shape::Superlative {
         attribute: Some(hop), ..
     } = shape
     {
-        patterns.push(triple(answer.clone(), named_node(&hop.predicate)?, key.clone()));
+        ordered_by.push(triple(answer.clone(), named_node(&hop.predicate)?, key.clone()));
         predicates.push(hop.predicate.clone());
     }
-    let mut core = with_alternatives(
-        GraphPattern::Bgp {
-            patterns: patterns.clone(),
-        },
-        &alternatives,
-    );
+    let mut core = if let [(side, alternatives, _)] = sides.as_slice() {
+        let mut side = side.clone();
+        side.extend(ordered_by.iter().cloned());
+        with_alternatives(GraphPattern::Bgp { patterns: side }, alternatives)
+    } else {
+        // Two anchors' chains meet at the answer: each is evaluated on its own from its anchor
+        // (a subquery) and the two joined on the answer, not one chain walked from every row of
+        // the other ("scripts with characters in the Greek and Coptic block and in the Coptic
+        // block": the second chain read every character of each script the first reached, 240
+        // ms; apart, 135 and 123 rows and a join, 10 ms).
+        let joined = sides
+            .into_iter()
+            .map(|(side, alternatives, variables)| GraphPattern::Project {
+                inner: Box::new(with_alternatives(GraphPattern::Bgp { patterns: side }, &alternatives)),
+                variables,
+            })
+            .reduce(join)
+            .unwrap_or(GraphPattern::Bgp { patterns: Vec::new() });
+        if ordered_by.is_empty() {
+            joined
+        } else {
+            join(
+                joined,
+                GraphPattern::Bgp {
+                    patterns: ordered_by.clone(),
+                },
+            )
+        }
+    };
+    patterns.extend(ordered_by);
     if let Some(class) = class {
         core = of_class(core, &answer, class)?;
     }
