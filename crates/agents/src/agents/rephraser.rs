@@ -634,11 +634,37 @@ async fn resolve_what_about(
     reference: &Reference,
     candidates: &[Candidate],
 ) -> Result<(ResolvedReference, String, Option<String>), AgentError> {
-    let mut fit: Vec<Candidate> = fitting(reference, candidates).into_iter().cloned().collect();
-    let named = named_vertex(ctx, reference).await;
-    if fit.len() > 1 {
-        fit = of_the_same_kind(fit, named.as_ref());
-    }
+    // The most recent of the dialogue's entities of a kind a vertex X names has, with that
+    // vertex ("And for the vim source?" after a question of the emacs source and a restriction
+    // of its answers to the architecture "all": the source emacs, and the source "vim", not the
+    // binary package; "And Ol Chiki's?" after a question of the Coptic script: the script Ol
+    // Chiki, not the block). Where no entity is of any such kind, the most recent turn's.
+    let entities: Vec<Candidate> = candidates.iter().filter(|c| fits(reference, c)).cloned().collect();
+    let named_vertices = named_vertices(ctx, reference).await;
+    let mut recent: Vec<usize> = entities.iter().map(|c| c.turns_ago).collect();
+    recent.sort_unstable();
+    recent.dedup();
+    let paired = recent.iter().find_map(|&turns_ago| {
+        named_vertices.iter().find_map(|vertex| {
+            let same: Vec<Candidate> = entities
+                .iter()
+                .filter(|c| c.turns_ago == turns_ago && c.kinds.iter().any(|k| vertex.classes.contains(k)))
+                .cloned()
+                .collect();
+            (!same.is_empty()).then_some((same, vertex))
+        })
+    });
+    let (fit, named): (Vec<Candidate>, Option<&NamedVertex>) = match paired {
+        Some((same, vertex)) => (fitting(reference, &same).into_iter().cloned().collect(), Some(vertex)),
+        None => {
+            let named = named_vertices.first();
+            let mut fit: Vec<Candidate> = fitting(reference, candidates).into_iter().cloned().collect();
+            if fit.len() > 1 {
+                fit = of_the_same_kind(fit, named);
+            }
+            (fit, named)
+        }
+    };
     let (chosen, method) = match fit.len() {
         0 => (None, ResolutionMethod::Unresolved),
         1 => (Some(fit[0].clone()), ResolutionMethod::Only),
@@ -651,7 +677,7 @@ async fn resolve_what_about(
         }
     };
     let written = reference.noun.as_deref().map(named_in_ellipsis).unwrap_or_default();
-    let (replacement, vertex) = match (&chosen, &named) {
+    let (replacement, vertex) = match (&chosen, named) {
         (Some(c), Some(vertex)) if c.kinds.iter().any(|k| vertex.classes.contains(k)) => {
             (vertex.label.clone(), Some(vertex.iri.clone()))
         }
@@ -693,29 +719,58 @@ struct NamedVertex {
     classes: Vec<String>,
 }
 
-/// The graph's best match for what an ellipsis names, when it has one.
-async fn named_vertex(ctx: &AgentContext, reference: &Reference) -> Option<NamedVertex> {
-    let named = named_in_ellipsis(reference.noun.as_deref()?);
-    let found = match ctx.kg.search_entities(&named, 1).await {
+/// Vertices searched for what an ellipsis names, among which the dialogue's kinds choose.
+const NAMED_SEARCHED: usize = 10;
+
+/// The vertices an ellipsis may name, the likeliest first: those whose label it writes whole
+/// ("vim" in "the vim source", not "vim-airline-themes"), then the other best matches, in the
+/// search's order; the best match alone where none is written whole.
+async fn named_vertices(ctx: &AgentContext, reference: &Reference) -> Vec<NamedVertex> {
+    let Some(noun) = reference.noun.as_deref() else {
+        return Vec::new();
+    };
+    let named_text = named_in_ellipsis(noun);
+    // A lower-case article is no part of a name ("the vim source"; "The Hague" keeps its own).
+    let searched = ["the ", "a ", "an "]
+        .iter()
+        .find_map(|article| named_text.strip_prefix(article))
+        .unwrap_or(&named_text);
+    let found = match ctx.kg.search_entities(searched, NAMED_SEARCHED).await {
         Ok(found) => found,
         Err(error) => {
             tracing::warn!(%error, "the entity an ellipsis names");
-            return None;
+            return Vec::new();
         }
     };
-    let vertex = found.into_iter().next()?;
-    let classes = match ctx.kg.classes(&[vertex.iri.as_str()]).await {
-        Ok(classes) => classes.get(&vertex.iri).cloned().unwrap_or_default(),
+    let Some(best) = found.first().map(|c| c.score) else {
+        return Vec::new();
+    };
+    let words = normalize_tokens(searched);
+    let written = |label: &str| {
+        let label = normalize_tokens(label);
+        !label.is_empty() && label.iter().all(|w| words.contains(w))
+    };
+    let mut order: Vec<usize> = (0..found.len()).filter(|&i| written(&found[i].label)).collect();
+    order.extend((0..found.len()).filter(|&i| !written(&found[i].label) && found[i].score >= best));
+    let iris: Vec<&str> = order.iter().map(|&i| found[i].iri.as_str()).collect();
+    let classes = match ctx.kg.classes(&iris).await {
+        Ok(classes) => classes,
         Err(error) => {
             tracing::warn!(%error, "classes of the entity an ellipsis names");
-            Vec::new()
+            Default::default()
         }
     };
-    Some(NamedVertex {
-        iri: vertex.iri,
-        label: vertex.label,
-        classes: classes.iter().map(|c| c.to_lowercase()).collect(),
-    })
+    order
+        .into_iter()
+        .map(|i| NamedVertex {
+            classes: classes
+                .get(&found[i].iri)
+                .map(|cs| cs.iter().map(|c| c.to_lowercase()).collect())
+                .unwrap_or_default(),
+            iri: found[i].iri.clone(),
+            label: found[i].label.clone(),
+        })
+        .collect()
 }
 
 /// "The second one": that value of the most recent list answer.
