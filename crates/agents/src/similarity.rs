@@ -25,6 +25,31 @@ pub(crate) async fn similarity(ctx: &AgentContext, phrase: &str, labels: &[Strin
         .collect())
 }
 
+/// Each of `texts` by its similarity in meaning to `phrase` (the cosine of their sentence
+/// embeddings, no stems counted), with its index, the closest first (ties in the texts' order);
+/// and whether the closest is at least `least` and `margin` ahead of the next.
+pub(crate) async fn closest_in_meaning(
+    ctx: &AgentContext,
+    phrase: &str,
+    texts: &[String],
+    least: f32,
+    margin: f32,
+) -> Result<(Vec<(f32, usize)>, bool), AgentError> {
+    if texts.is_empty() {
+        return Ok((Vec::new(), false));
+    }
+    let mut all = vec![phrase.to_owned()];
+    all.extend(texts.iter().cloned());
+    let vectors = embed(ctx, all).await?;
+    let mut scored: Vec<(f32, usize)> = (0..texts.len())
+        .map(|i| (cosine(&vectors[0], &vectors[i + 1]), i))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let best = scored[0].0;
+    let next = scored.get(1).map_or(0.0, |s| s.0);
+    Ok((scored, best >= least && best - next >= margin))
+}
+
 /// Similarity given to a unit and a label that share a word stem.
 pub(crate) const STEM_MATCH: f32 = 0.9;
 

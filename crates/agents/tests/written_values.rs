@@ -256,3 +256,88 @@ async fn the_noun_a_which_question_asks_for_names_the_set_its_answers_belong_to(
     assert_eq!(link.method, LinkMethod::ExactLabel);
     assert_eq!(link.iri.as_deref(), Some("http://example.org/type/generic"));
 }
+
+/// Packages of a distribution: built from source packages (a source and a binary package share
+/// the name "vim"), each for an architecture, "all" for the architecture-independent ones.
+const PACKAGES: &str = r#"
+@prefix ex: <http://example.org/distro/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+ex:Package rdfs:label "package" .
+ex:Source rdfs:label "source package" .
+ex:Architecture rdfs:label "architecture" .
+ex:builtFrom rdfs:label "built from" .
+ex:architecture rdfs:label "architecture" .
+
+ex:all a ex:Architecture ; rdfs:label "all" .
+ex:amd64 a ex:Architecture ; rdfs:label "amd64" .
+ex:arm64 a ex:Architecture ; rdfs:label "arm64" .
+ex:srcEmacs a ex:Source ; rdfs:label "emacs" .
+ex:srcVim a ex:Source ; rdfs:label "vim" .
+
+ex:emacs a ex:Package ; rdfs:label "emacs" ; ex:builtFrom ex:srcEmacs ; ex:architecture ex:amd64 .
+ex:emacsCommon a ex:Package ; rdfs:label "emacs-common" ; ex:builtFrom ex:srcEmacs ; ex:architecture ex:all .
+ex:emacsEl a ex:Package ; rdfs:label "emacs-el" ; ex:builtFrom ex:srcEmacs ; ex:architecture ex:all .
+ex:vim a ex:Package ; rdfs:label "vim" ; ex:builtFrom ex:srcVim ; ex:architecture ex:amd64 .
+ex:vimTiny a ex:Package ; rdfs:label "vim-tiny" ; ex:builtFrom ex:srcVim ; ex:architecture ex:arm64 .
+ex:vimCommon a ex:Package ; rdfs:label "vim-common" ; ex:builtFrom ex:srcVim ; ex:architecture ex:all .
+ex:vimRuntime a ex:Package ; rdfs:label "vim-runtime" ; ex:builtFrom ex:srcVim ; ex:architecture ex:all .
+ex:vimDoc a ex:Package ; rdfs:label "vim-doc" ; ex:builtFrom ex:srcVim ; ex:architecture ex:all .
+"#;
+
+fn packages() -> Option<&'static common::Fixture> {
+    static FIXTURE: std::sync::OnceLock<Option<common::Fixture>> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(|| from_turtle(PACKAGES)).as_ref()
+}
+
+#[tokio::test]
+async fn a_compound_of_a_relations_name_says_one_of_its_values() {
+    let Some(fixture) = packages() else { return };
+    let pipeline = silent_pipeline(fixture);
+    // No label holds "architecture-independent": of the architectures, "architecture all" is
+    // the reading closest to it.
+    let e = ask_silently(&pipeline, "How many packages are architecture-independent?").await;
+    let link = e
+        .entities
+        .iter()
+        .find(|l| l.mention == "architecture-independent")
+        .unwrap_or_else(|| panic!("the compound is linked: {:#?}", e.entities));
+    assert_eq!(link.method, LinkMethod::RelationValue);
+    assert_eq!(link.iri.as_deref(), Some("http://example.org/distro/all"));
+    assert_eq!(e.display_answers(), ["5"], "{:#?}", e.sparql);
+    // Beside a name, the two join.
+    let e = ask_silently(
+        &pipeline,
+        "Which packages built from the emacs source package are architecture-independent?",
+    )
+    .await;
+    assert_eq!(sorted(&e), ["emacs-common", "emacs-el"], "{:#?}", e.entities);
+}
+
+#[tokio::test]
+async fn a_restriction_by_a_compound_is_kept_for_another_source_of_the_same_kind() {
+    let Some(fixture) = packages() else { return };
+    let (ctx, ledger) = context(fixture, ScriptedChatModel::new());
+    let params = ctx.params.clone();
+    let pipeline = Pipeline::new(ctx);
+    let mut dialogue = chatty_kg_agents::Dialogue::default();
+    let mut answers = Vec::new();
+    for question in [
+        "Which packages are built from the emacs source package?",
+        "How many of them are architecture-independent?",
+        // "vim" is a binary package too: the source, of the kind the dialogue's "emacs" is,
+        // takes emacs's place, not the architecture of the turn before.
+        "And for the vim source?",
+    ] {
+        let e = pipeline
+            .ask(question, Mode::MultiTurn, &dialogue.turns)
+            .await
+            .unwrap_or_else(|e| panic!("{question}: {e}"));
+        dialogue.record(&e, params.context_answers);
+        answers.push(e);
+    }
+    assert_eq!(sorted(&answers[0]), ["emacs", "emacs-common", "emacs-el"]);
+    assert_eq!(answers[1].display_answers(), ["2"], "{:#?}", answers[1].entities);
+    assert_eq!(answers[2].display_answers(), ["3"], "{:#?}", answers[2].resolution);
+    assert_eq!(ledger.totals().calls, 0);
+}

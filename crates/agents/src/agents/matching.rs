@@ -92,7 +92,17 @@ impl Agent for MatchingAgent {
                     homonym_retried: false,
                     read_as_words: false,
                 },
-                None => link_entity(ctx, &question, mention, &predicates).await?,
+                None => {
+                    let link = link_entity(ctx, &question, mention, &predicates).await?;
+                    // No label holds it, but a compound of a relation's name may say one of that
+                    // relation's values ("architecture-independent": the architecture "all").
+                    match link.iri {
+                        None => crate::linking::compounds::relation_value(ctx, mention)
+                            .await
+                            .unwrap_or(link),
+                        Some(_) => link,
+                    }
+                }
             });
         }
         let unknown: Vec<String> = links

@@ -78,8 +78,17 @@ impl Agent for QirAgent {
         // Ground before asking: when the question names vertices by their labels, the graph
         // decides the entities and the model is not asked.
         if ctx.params.ground_entities
-            && let Some(qir) = spot(ctx, &question, form.kind, class.as_deref()).await?
+            && let Some(mut qir) = spot(ctx, &question, form.kind, class.as_deref()).await?
         {
+            // Beside the names, a compound of a relation's name ("Which packages in the shells
+            // section are *architecture-independent*?") that no name holds.
+            for word in compounds_of(&question) {
+                let covered = qir.entities.iter().any(|e| e.contains(word.as_str()));
+                if !covered && let Some(link) = crate::linking::compounds::relation_value(ctx, &word).await {
+                    qir.entities.push(link.mention.clone());
+                    state.modifier_links.push(link);
+                }
+            }
             state.qir = Some(qir);
             return Ok(BUILT);
         }
@@ -135,6 +144,16 @@ impl Agent for QirAgent {
                     ..qir_of(&question, names, form.kind)
                 });
                 return Ok(BUILT);
+            }
+            // No name, but a compound of a relation's name ("are any of them
+            // *architecture-independent*?"): one of that relation's values, which the graph
+            // grounds before the model is asked.
+            for word in compounds_of(&question) {
+                if let Some(link) = crate::linking::compounds::relation_value(ctx, &word).await {
+                    state.qir = Some(qir_of(&question, vec![link.mention.clone()], form.kind));
+                    state.modifier_links = vec![link];
+                    return Ok(BUILT);
+                }
             }
             // A follow-up whose referring words the dialogue did not resolve ("it", "the
             // publication") and that names nothing: the model could only take those words for
@@ -238,6 +257,16 @@ fn value_qir(constraint: &ValueConstraint, kind: QuestionKind) -> Qir {
         order: None,
         source: QirSource::Value,
     }
+}
+
+/// The question's words written with a hyphen, as written ("architecture-independent").
+fn compounds_of(question: &str) -> Vec<String> {
+    question
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.contains('-'))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// What the reply says could not be found in a question the graph could not ground: its names

@@ -10,8 +10,7 @@ use crate::context::AgentContext;
 use crate::error::AgentError;
 use crate::linking::find_span;
 use crate::linking::link::{EntityLink, LinkMethod};
-use crate::similarity::embed;
-use chatty_kg_embed::cosine;
+use crate::similarity::closest_in_meaning;
 use chatty_kg_graph::text::normalize_tokens;
 use chatty_kg_graph::{ReadQuery, named_node, triple, var};
 use spargebra::algebra::GraphPattern;
@@ -140,17 +139,11 @@ pub(crate) async fn relink_asked_sets(
         if sets.is_empty() {
             continue;
         }
-        let mut texts = vec![link.mention.clone()];
-        texts.extend(sets.iter().map(|c| c.label.clone()));
-        let vectors = embed(ctx, texts).await?;
-        let mut scored: Vec<(f32, usize)> = (0..sets.len())
-            .map(|i| (cosine(&vectors[0], &vectors[i + 1]), i))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let labels: Vec<String> = sets.iter().map(|c| c.label.clone()).collect();
+        let (scored, clear) = closest_in_meaning(ctx, &link.mention, &labels, SIMILARITY, MARGIN).await?;
         let (best, i) = scored[0];
-        let next = scored.get(1).map_or(0.0, |s| s.0);
-        tracing::debug!(mention = %link.mention, best = %sets[i].label, similarity = best, next, "the asked noun as a set");
-        if best < SIMILARITY || best - next < MARGIN {
+        tracing::debug!(mention = %link.mention, best = %sets[i].label, similarity = best, clear, "the asked noun as a set");
+        if !clear {
             continue;
         }
         link.homonyms.retain(|h| *h != sets[i].iri);

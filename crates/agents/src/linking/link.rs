@@ -41,6 +41,10 @@ pub enum LinkMethod {
     /// meaning, is one things share as a value or a type (the category "currency symbol"): the
     /// set the answers belong to.
     AskedSet,
+    /// No label holds the mention, but it joins a relation's name to another word
+    /// ("architecture-independent"): of the vertices that relation reaches, the one whose name
+    /// read with the relation's ("architecture all") is closest to it in meaning.
+    RelationValue,
     /// Nothing in the graph matches the mention.
     NotFound,
     /// Candidates matched some of its words, and the model said none of them is what the

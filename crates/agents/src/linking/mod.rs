@@ -7,6 +7,7 @@
 
 pub(crate) mod asked;
 pub(crate) mod coherence;
+pub(crate) mod compounds;
 pub mod link;
 pub(crate) mod modifiers;
 pub(crate) mod spotting;
