@@ -52,7 +52,7 @@ fn names_relation(label: &str, word: &str) -> bool {
 }
 
 /// `SELECT DISTINCT ?o WHERE { { SELECT ?o WHERE { ?s <predicate> ?o } LIMIT 20000 }
-/// FILTER(isIRI(?o)) } LIMIT 300`: some of the vertices a relation reaches, bounded however many
+/// FILTER(isIRI(?o)) } LIMIT 100`: some of the vertices a relation reaches, bounded however many
 /// triples it has.
 fn values_query(predicate: &str) -> Result<ReadQuery, chatty_kg_graph::GraphError> {
     let o = var("o");
