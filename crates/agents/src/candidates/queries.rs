@@ -414,11 +414,12 @@ pub(crate) fn of_class(
     answer: &Variable,
     class: ClassFilter<'_>,
 ) -> Result<GraphPattern, GraphError> {
-    let instance = match class.subclasses {
-        Some(subclasses) => listed_instance_of(answer.clone(), class.iri, subclasses, class.types)?,
-        None => instance_of(answer.clone(), class.iri, class.types)?,
+    let check = ClassCheck {
+        iri: class.iri,
+        subclasses: class.subclasses,
+        types: class.types,
     };
-    let member = Expression::Exists(Box::new(instance));
+    let member = Expression::Exists(Box::new(check.instance(answer)?));
     let expr = if class.strict {
         member
     } else {
