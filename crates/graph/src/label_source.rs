@@ -61,6 +61,8 @@ pub(crate) struct LabelFeed {
     vertices: HashSet<u64>,
     /// More than [`MAX_VERTEX_HASHES`] vertices: `vertices` was given up.
     too_many_vertices: bool,
+    /// The index, committed early by [`LabelFeed::finish_unless_scanning`].
+    finished: Option<Result<u64, GraphError>>,
 }
 
 impl LabelFeed {
@@ -86,6 +88,7 @@ impl LabelFeed {
             labelled: HashSet::default(),
             vertices: HashSet::default(),
             too_many_vertices: false,
+            finished: None,
         })
     }
 
@@ -139,12 +142,37 @@ impl LabelFeed {
         }
     }
 
+    /// Once every quad was observed, before the load's commit: when every vertex has a label (no
+    /// store scan for [`LabelFeed::finish`] to make), commits the index now, beside the store's
+    /// commit; `finish` then returns its result.
+    pub(crate) fn finish_unless_scanning(&mut self) {
+        if self.finished.is_some() || self.unnamed() {
+            return;
+        }
+        self.flush();
+        self.vertices = HashSet::default();
+        self.labelled = HashSet::default();
+        self.sent = HashSet::default();
+        if let Some(sender) = self.sender.take() {
+            let _ = sender.send(Message::Done);
+        }
+        self.finished = Some(self.join());
+    }
+
+    /// Whether some vertex seen has no label (or there were too many to tell).
+    fn unnamed(&self) -> bool {
+        self.too_many_vertices || self.vertices.iter().any(|v| !self.labelled.contains(v))
+    }
+
     /// After the load's commit: names the vertices left without a label (scanning `store` only
     /// if there are any), commits the index and returns the number of labels in it.
     pub(crate) fn finish(mut self, store: &Store, dir: &Path) -> Result<u64, GraphError> {
+        if let Some(finished) = self.finished.take() {
+            return finished;
+        }
         self.flush();
+        let unnamed = self.unnamed();
         let labelled = std::mem::take(&mut self.labelled);
-        let unnamed = self.too_many_vertices || self.vertices.iter().any(|v| !labelled.contains(v));
         self.vertices = HashSet::default();
         self.sent = HashSet::default();
         if unnamed {

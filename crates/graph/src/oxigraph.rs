@@ -23,6 +23,7 @@ use crate::{GraphError, GraphSettings, KnowledgeGraph, QueryResults, ReadQuery, 
 use async_trait::async_trait;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oxigraph::io::{RdfParseError, RdfParser};
+use oxigraph::model::Quad;
 use oxigraph::sparql::{CancellationToken, QueryEvaluationError, SparqlEvaluator};
 use oxigraph::store::{StorageError, Store};
 use serde::{Deserialize, Serialize};
@@ -281,7 +282,13 @@ impl EmbeddedStore {
             } else {
                 None
             };
-            let per_file = bulk_load(&store, dir, files, &bar, feed.as_mut())?;
+            // The label index is written beside the store's commit when no vertex is left to
+            // name from the store.
+            let per_file = bulk_load(&store, dir, files, &bar, feed.as_mut(), |feed| {
+                if let Some((labels, _)) = feed {
+                    labels.finish_unless_scanning();
+                }
+            })?;
             Ok((per_file, store, feed))
         });
         let (per_file, store, feed) = match loaded {
@@ -433,7 +440,8 @@ fn progress_bar(visible: bool) -> ProgressBar {
 
 /// Why a bulk load stopped; both kinds abort it.
 enum LoadFailure {
-    Parse(RdfParseError),
+    /// A file could not be read or parsed (the error names it).
+    Parse(GraphError),
     Storage(StorageError),
 }
 
@@ -443,58 +451,147 @@ impl From<StorageError> for LoadFailure {
     }
 }
 
+/// What the parsing thread of a load sends to the loading one.
+enum Parsed {
+    Quads(Vec<Quad>),
+    /// A file was read to its end, with this many triples or quads.
+    FileEnd(PathBuf, u64),
+    Failed(GraphError),
+}
+
+/// Quads per message from the parsing thread, and messages in flight (about 60 K quads).
+const PARSED_BATCH: usize = 4096;
+const PARSED_IN_FLIGHT: usize = 16;
+
+/// Loads `files` with Oxigraph's bulk loader, in two stages on two threads: one parses, the other
+/// takes note of each quad for the label index and the counts (`feed`) and hands it to the bulk
+/// loader (which writes each million on a thread of its own). The parser, the bulk loader's
+/// slowest step, does nothing else, so that the bookkeeping of a first load is done beside it
+/// rather than after it.
+///
+/// `while_committing` is given the feed once every quad was read, and runs on a thread of its own
+/// while the bulk loader writes its last batches and commits (the label index commits there).
 fn bulk_load(
     store: &Store,
     dir: &Path,
     files: &[RdfFile],
     bar: &ProgressBar,
     mut feed: Option<&mut (LabelFeed, Counter)>,
+    while_committing: impl FnOnce(Option<&mut (LabelFeed, Counter)>) + Send,
 ) -> Result<Vec<(PathBuf, u64)>, GraphError> {
     let mut loader = store.bulk_loader();
-    let mut per_file = Vec::with_capacity(files.len());
     // Progress in bytes read from the disk (compressed ones for a compressed file), which gives
     // the estimate; the triples and their rate in the message.
     bar.set_length(files.iter().map(RdfFile::size).sum());
+    let (sender, receiver) = std::sync::mpsc::sync_channel(PARSED_IN_FLIGHT);
+    let mut per_file = Vec::with_capacity(files.len());
+    let result = std::thread::scope(|scope| {
+        let parser = std::thread::Builder::new()
+            .name("rdf-parser".into())
+            .spawn_scoped(scope, || parse_files(files, bar, sender))
+            .map_err(|e| GraphError::storage(dir, e))?;
+        let quads = std::iter::from_fn(|| {
+            loop {
+                match receiver.recv().ok()? {
+                    Parsed::Quads(batch) => {
+                        if let Some((labels, counter)) = feed.as_deref_mut() {
+                            for quad in &batch {
+                                labels.observe(quad);
+                                counter.observe(quad);
+                            }
+                        }
+                        return Some(Ok(batch));
+                    }
+                    Parsed::FileEnd(path, count) => per_file.push((path, count)),
+                    Parsed::Failed(error) => return Some(Err(LoadFailure::Parse(error))),
+                }
+            }
+        })
+        .flat_map(|batch| {
+            let (quads, failure) = match batch {
+                Ok(quads) => (quads, None),
+                Err(failure) => (Vec::new(), Some(Err(failure))),
+            };
+            quads.into_iter().map(Ok).chain(failure)
+        });
+        let loaded = loader.load_ok_quads::<LoadFailure, LoadFailure>(quads);
+        // A failed load dropped the receiver: the parser stops at its next batch.
+        drop(receiver);
+        let parsed = parser.join();
+        match loaded {
+            Err(LoadFailure::Parse(error)) => Err(error),
+            Err(LoadFailure::Storage(error)) => Err(GraphError::storage(dir, error)),
+            Ok(()) if parsed.is_err() => Err(GraphError::storage(dir, "the parsing thread panicked")),
+            Ok(()) => Ok(()),
+        }
+    });
+    result?;
+    let (committed, beside) = std::thread::scope(|scope| {
+        let beside = scope.spawn(|| while_committing(feed));
+        (loader.commit(), beside.join())
+    });
+    committed.map_err(|e| GraphError::storage(dir, e))?;
+    beside.map_err(|_| GraphError::storage(dir, "the label index's commit panicked"))?;
+    Ok(per_file)
+}
+
+/// The parsing stage of [`bulk_load`]: each file's quads in batches, then its count; a failure
+/// ends it. Stops early when the loading stage has stopped listening.
+fn parse_files(files: &[RdfFile], bar: &ProgressBar, sender: std::sync::mpsc::SyncSender<Parsed>) {
     let started = Instant::now();
     let mut total = 0u64;
     for file in files {
         let name = file.path.display().to_string();
         bar.set_message(name.clone());
-        let parser = RdfParser::from_format(file.format)
-            .with_base_iri(file.base_iri())
-            .map_err(|e| GraphError::storage(&file.path, e))?
-            .rename_blank_nodes();
-        let mut count = 0u64;
+        let parser = match RdfParser::from_format(file.format).with_base_iri(file.base_iri()) {
+            Ok(parser) => parser.rename_blank_nodes(),
+            Err(e) => {
+                let _ = sender.send(Parsed::Failed(GraphError::storage(&file.path, e)));
+                return;
+            }
+        };
         let read = bar.clone();
-        let reader = file.open_counting(move |bytes| read.inc(bytes))?;
-        let quads = parser.for_reader(reader).map(|quad| {
-            count += 1;
-            if count.is_multiple_of(65_536) {
-                let seconds = started.elapsed().as_secs_f64().max(1e-3);
-                bar.set_message(format!(
-                    "{name}: {} triples ({:.0} K triples/s)",
-                    total + count,
-                    (total + count) as f64 / seconds / 1000.0
-                ));
+        let reader = match file.open_counting(move |bytes| read.inc(bytes)) {
+            Ok(reader) => reader,
+            Err(error) => {
+                let _ = sender.send(Parsed::Failed(error));
+                return;
             }
-            if let (Ok(quad), Some((feed, counter))) = (&quad, feed.as_deref_mut()) {
-                feed.observe(quad);
-                counter.observe(quad);
+        };
+        let mut count = 0u64;
+        let mut batch = Vec::with_capacity(PARSED_BATCH);
+        for quad in parser.for_reader(reader) {
+            match quad {
+                Ok(quad) => batch.push(quad),
+                Err(e) => {
+                    let _ = sender.send(Parsed::Failed(parse_error(&file.path, e)));
+                    return;
+                }
             }
-            quad.map_err(LoadFailure::Parse)
-        });
-        let result = loader.load_ok_quads::<LoadFailure, LoadFailure>(quads);
-        if let Err(failure) = result {
-            return Err(match failure {
-                LoadFailure::Parse(e) => parse_error(&file.path, e),
-                LoadFailure::Storage(e) => GraphError::storage(&file.path, e),
-            });
+            if batch.len() == PARSED_BATCH {
+                count += PARSED_BATCH as u64;
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(PARSED_BATCH));
+                if sender.send(Parsed::Quads(full)).is_err() {
+                    return;
+                }
+                if count.is_multiple_of(65_536) {
+                    let seconds = started.elapsed().as_secs_f64().max(1e-3);
+                    bar.set_message(format!(
+                        "{name}: {} triples ({:.0} K triples/s)",
+                        total + count,
+                        (total + count) as f64 / seconds / 1000.0
+                    ));
+                }
+            }
+        }
+        count += batch.len() as u64;
+        if (!batch.is_empty() && sender.send(Parsed::Quads(batch)).is_err())
+            || sender.send(Parsed::FileEnd(file.path.clone(), count)).is_err()
+        {
+            return;
         }
         total += count;
-        per_file.push((file.path.clone(), count));
     }
-    loader.commit().map_err(|e| GraphError::storage(dir, e))?;
-    Ok(per_file)
 }
 
 fn parse_error(path: &Path, error: RdfParseError) -> GraphError {

@@ -788,3 +788,58 @@ async fn the_deepest_queries_the_guard_allows_are_evaluated() {
         );
     }
 }
+
+/// A first load of files larger than the batches the parsing thread sends (4,096 quads): every
+/// quad and label arrives, each file's count is its own, and the label index is complete whether
+/// it was committed beside the store's commit (every vertex labelled) or after it (some vertex
+/// named from its IRI by a scan of the store).
+#[tokio::test]
+async fn a_first_load_in_many_batches_keeps_every_quad_count_and_label() {
+    for unlabelled in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = |from: usize, to: usize| -> String {
+            (from..to)
+                .map(|i| {
+                    format!(
+                        "<http://e/v{i}> {LABEL} \"Vertex {i}\" .\n<http://e/v{i}> <http://e/next> <http://e/v{}> .\n",
+                        i + 1
+                    )
+                })
+                .collect()
+        };
+        // 5,000 and 4,100 vertices: 10,000 and 8,200 triples; the last `next` of the second
+        // file points to a vertex with no label unless a third file labels it.
+        let mut files = vec![
+            write(tmp.path(), "a.nt", &lines(0, 5_000)),
+            write(tmp.path(), "b.nt.gz", &lines(5_000, 9_100)),
+        ];
+        if !unlabelled {
+            files.push(write(
+                tmp.path(),
+                "c.nt",
+                &format!("<http://e/v9100> {LABEL} \"Vertex 9100\" .\n"),
+            ));
+        }
+        let store = tmp.path().join("store");
+        let report = EmbeddedStore::load(&store, &files, &GraphSettings::default(), false).unwrap();
+        let expected = 18_200 + u64::from(!unlabelled);
+        assert_eq!((report.parsed, report.store_size), (expected, expected));
+        let counts: Vec<u64> = report.files.iter().map(|(_, n)| *n).collect();
+        assert_eq!(counts[..2], [10_000, 8_200]);
+        // 9,101 vertices, the last named from its IRI ("v9100") when it has no label.
+        assert_eq!(report.labels, 9_101, "unlabelled: {unlabelled}");
+
+        let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+        let last = kg
+            .search_entities(if unlabelled { "v9100" } else { "vertex 9100" }, 1)
+            .await
+            .unwrap();
+        assert_eq!(
+            last.first().map(|c| c.iri.as_str()),
+            Some("http://e/v9100"),
+            "unlabelled: {unlabelled}"
+        );
+        let middle = kg.search_entities("vertex 4096", 1).await.unwrap();
+        assert_eq!(middle.first().map(|c| c.iri.as_str()), Some("http://e/v4096"));
+    }
+}
