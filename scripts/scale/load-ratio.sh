@@ -7,8 +7,10 @@
 #
 #   scripts/scale/load-ratio.sh FILE [RUNS]       default RUNS: 3
 #
-# Environment: CHATTY_KG (default: scripts/build.sh's binary), SCALE_WORK (scratch stores and the
-# pyoxigraph virtualenv; default /var/tmp/chatty-kg-scale). Prints a Markdown table row.
+# Environment: CHATTY_KG (default: scripts/build.sh's binary), CHATTY_KG_RELEASE (a second binary,
+# e.g. `cargo build --release`'s, measured in the same rounds; optional), SCALE_WORK (scratch
+# stores and the pyoxigraph virtualenv; default /var/tmp/chatty-kg-scale). Prints a Markdown table
+# row per binary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FILE=$(realpath "$1")
@@ -42,15 +44,24 @@ timed() { # prints wall seconds of "$@"
     /usr/bin/time -f '%e' -o "$WORK/ratio.time" "$@" > /dev/null 2>&1
     cat "$WORK/ratio.time"
 }
-ours=() bulk=() optimized=()
+bins=("$BIN")
+[ -n "${CHATTY_KG_RELEASE:-}" ] && bins+=("$CHATTY_KG_RELEASE")
+declare -A ours
+bulk=() optimized=()
 for _ in $(seq "$RUNS"); do
-    rm -rf "$WORK/ratio-ours"
-    ours+=("$(timed "$BIN" load --store "$WORK/ratio-ours" "$FILE")")
+    for i in "${!bins[@]}"; do
+        rm -rf "$WORK/ratio-ours"
+        ours[$i]+=" $(timed "${bins[$i]}" load --store "$WORK/ratio-ours" "$FILE")"
+    done
     bulk+=("$(timed "${oxigraph[@]}" 0)")
     optimized+=("$(timed "${oxigraph[@]}" 1)")
 done
 triples=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['loads'][-1]['parsed'])" "$WORK/ratio-ours/manifest.json")
 rm -rf "$WORK/ratio-ours" "$WORK/ratio-oxigraph" "$WORK/ratio-oxigraph.py"
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-m_ours=$(median "${ours[@]}") m_bulk=$(median "${bulk[@]}") m_opt=$(median "${optimized[@]}")
-echo "| $(basename "$FILE") | $triples | $RUNS | $m_ours | $m_bulk | $m_opt | $(python3 -c "print(f'{$m_ours / $m_bulk:.2f}')") | $(python3 -c "print(f'{$m_ours / $m_opt:.2f}')") | $(basename "$BIN") |"
+m_bulk=$(median "${bulk[@]}") m_opt=$(median "${optimized[@]}")
+for i in "${!bins[@]}"; do
+    # shellcheck disable=SC2086 # the times, one word each
+    m_ours=$(median ${ours[$i]})
+    echo "| $(basename "$FILE") | $triples | $RUNS | $m_ours | $m_bulk | $m_opt | $(python3 -c "print(f'{$m_ours / $m_bulk:.2f}')") | $(python3 -c "print(f'{$m_ours / $m_opt:.2f}')") | ${bins[$i]} |"
+done
