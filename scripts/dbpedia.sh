@@ -20,7 +20,8 @@
 # The private Virtuoso loaded the scale benchmark's 10 M triples with its free-text index in
 # 5.5 minutes (30 K triples/s, 4 GB of buffers; reports/scale): about 1.5 hours for 150 M at
 # that rate, more as the database outgrows its buffers. `chatty-kg load` into the embedded
-# store ran at 82 K triples/s on the same 10 M, at least half an hour for 150 M, but the
+# store took 78 s for the same 10 M (126 K triples/s, 98a528c; reports/scale), at least 20 minutes
+# for 150 M and more as the store outgrows the page cache, but the
 # embedded store is not meant for a whole DBpedia (docs/operations.md, "How big a graph the
 # embedded store is for").
 set -euo pipefail
