@@ -153,10 +153,15 @@ impl LabelFeed {
         self.vertices = HashSet::default();
         self.labelled = HashSet::default();
         self.sent = HashSet::default();
+        self.finished = Some(self.commit());
+    }
+
+    /// Tells the builder every entry was sent, and waits for it to commit the index.
+    fn commit(&mut self) -> Result<u64, GraphError> {
         if let Some(sender) = self.sender.take() {
             let _ = sender.send(Message::Done);
         }
-        self.finished = Some(self.join());
+        self.join()
     }
 
     /// Whether some vertex seen has no label (or there were too many to tell).
@@ -191,10 +196,7 @@ impl LabelFeed {
             }
             self.flush();
         }
-        if let Some(sender) = self.sender.take() {
-            let _ = sender.send(Message::Done);
-        }
-        self.join()
+        self.commit()
     }
 
     fn join(&mut self) -> Result<u64, GraphError> {
