@@ -792,10 +792,15 @@ async fn the_deepest_queries_the_guard_allows_are_evaluated() {
 /// A first load of files larger than the batches the parsing thread sends (4,096 quads): every
 /// quad and label arrives, each file's count is its own, and the label index is complete whether
 /// it was committed beside the store's commit (every vertex labelled) or after it (some vertex
-/// named from its IRI by a scan of the store).
+/// named from its IRI by a scan of the store), and whether the store is compacted at the end
+/// (beside the count and the label index's last steps) or not.
 #[tokio::test]
 async fn a_first_load_in_many_batches_keeps_every_quad_count_and_label() {
-    for unlabelled in [false, true] {
+    for (unlabelled, compacted) in [(false, false), (true, false), (false, true), (true, true)] {
+        let settings = GraphSettings {
+            compact_after_quads: if compacted { 10_000 } else { 100_000 },
+            ..GraphSettings::default()
+        };
         let tmp = tempfile::tempdir().unwrap();
         let lines = |from: usize, to: usize| -> String {
             (from..to)
@@ -821,15 +826,25 @@ async fn a_first_load_in_many_batches_keeps_every_quad_count_and_label() {
             ));
         }
         let store = tmp.path().join("store");
-        let report = EmbeddedStore::load(&store, &files, &GraphSettings::default(), false).unwrap();
+        let report = EmbeddedStore::load(&store, &files, &settings, false).unwrap();
         let expected = 18_200 + u64::from(!unlabelled);
         assert_eq!((report.parsed, report.store_size), (expected, expected));
+        assert_eq!(report.compact_seconds > 0.0, compacted, "{report:?}");
         let counts: Vec<u64> = report.files.iter().map(|(_, n)| *n).collect();
         assert_eq!(counts[..2], [10_000, 8_200]);
         // 9,101 vertices, the last named from its IRI ("v9100") when it has no label.
         assert_eq!(report.labels, 9_101, "unlabelled: {unlabelled}");
 
-        let kg = EmbeddedStore::open(&store, GraphSettings::default()).unwrap();
+        let kg = EmbeddedStore::open(&store, settings).unwrap();
+        let query = "SELECT ?v WHERE { <http://e/v9099> <http://e/next> ?v }";
+        let QueryResults::Solutions(next) = kg.query_text(query).await.unwrap() else {
+            panic!("a SELECT")
+        };
+        assert_eq!(
+            next.column("v").next().map(|t| t.to_string()),
+            Some("<http://e/v9100>".to_owned()),
+            "compacted: {compacted}"
+        );
         let last = kg
             .search_entities(if unlabelled { "v9100" } else { "vertex 9100" }, 1)
             .await
