@@ -793,7 +793,7 @@ async fn the_deepest_queries_the_guard_allows_are_evaluated() {
 /// quad and label arrives, each file's count is its own, and the label index is complete whether
 /// it was committed beside the store's commit (every vertex labelled) or after it (some vertex
 /// named from its IRI by a scan of the store), and whether the store is compacted at the end
-/// (beside the count and the label index's last steps) or not.
+/// (`compact_after_quads`) or not.
 #[tokio::test]
 async fn a_first_load_in_many_batches_keeps_every_quad_count_and_label() {
     for (unlabelled, compacted) in [(false, false), (true, false), (false, true), (true, true)] {
