@@ -16,6 +16,7 @@ use crate::query::{ReadQuery, triple, var};
 use crate::{GraphError, KnowledgeGraph, QueryResults, Term};
 use serde::{Deserialize, Serialize};
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, Function, GraphPattern};
+use spargebra::term::Variable;
 use std::collections::BTreeMap;
 
 /// Predicates and classes kept, the most used first.
@@ -105,22 +106,29 @@ pub fn predicates_query(limit: usize) -> Result<ReadQuery, GraphError> {
 /// GROUP BY ?p ?dt ORDER BY DESC(?n) LIMIT limit`.
 pub fn datatypes_query(limit: usize) -> Result<ReadQuery, GraphError> {
     let (s, p, o, dt, n) = (var("s"), var("p"), var("o"), var("dt"), var("n"));
-    let literals = GraphPattern::Extend {
-        inner: Box::new(GraphPattern::Filter {
-            expr: Expression::FunctionCall(Function::IsLiteral, vec![Expression::Variable(o.clone())]),
-            inner: Box::new(GraphPattern::Bgp {
-                patterns: vec![triple(s, p.clone(), o.clone())],
-            }),
-        }),
-        variable: dt.clone(),
-        expression: Expression::FunctionCall(Function::Datatype, vec![Expression::Variable(o)]),
+    let all = GraphPattern::Bgp {
+        patterns: vec![triple(s, p.clone(), o.clone())],
     };
+    let literals = literal_datatypes(all, o, dt.clone());
     let grouped = GraphPattern::Group {
         inner: Box::new(literals),
         variables: vec![p.clone(), dt.clone()],
         aggregates: vec![(n.clone(), AggregateExpression::CountSolutions { distinct: false })],
     };
     ranked(grouped, vec![p, dt, n.clone()], n, limit)
+}
+
+/// `inner FILTER(isLiteral(?o)) BIND(DATATYPE(?o) AS ?dt)`: the literals among `inner`'s values
+/// `o`, each with its datatype.
+fn literal_datatypes(inner: GraphPattern, o: Variable, dt: Variable) -> GraphPattern {
+    GraphPattern::Extend {
+        inner: Box::new(GraphPattern::Filter {
+            expr: Expression::FunctionCall(Function::IsLiteral, vec![Expression::Variable(o.clone())]),
+            inner: Box::new(inner),
+        }),
+        variable: dt,
+        expression: Expression::FunctionCall(Function::Datatype, vec![Expression::Variable(o)]),
+    }
 }
 
 /// `SELECT ?dt (COUNT(*) AS ?n) WHERE { { SELECT ?o WHERE { ?s <predicate> ?o } LIMIT sample }
@@ -138,14 +146,7 @@ pub fn datatype_sample_query(predicate: &str, sample: usize) -> Result<ReadQuery
         start: 0,
         length: Some(sample),
     };
-    let literals = GraphPattern::Extend {
-        inner: Box::new(GraphPattern::Filter {
-            expr: Expression::FunctionCall(Function::IsLiteral, vec![Expression::Variable(o.clone())]),
-            inner: Box::new(values),
-        }),
-        variable: dt.clone(),
-        expression: Expression::FunctionCall(Function::Datatype, vec![Expression::Variable(o)]),
-    };
+    let literals = literal_datatypes(values, o, dt.clone());
     ReadQuery::select(GraphPattern::Project {
         inner: Box::new(GraphPattern::Group {
             inner: Box::new(literals),
@@ -154,6 +155,23 @@ pub fn datatype_sample_query(predicate: &str, sample: usize) -> Result<ReadQuery
         }),
         variables: vec![dt, n],
     })
+}
+
+/// The predicates of [`predicates_query`]'s rows, without labels or datatypes yet.
+fn predicate_rows(solutions: &crate::Solutions) -> Vec<PredicateProfile> {
+    solutions
+        .rows
+        .iter()
+        .filter_map(|row| {
+            Some(PredicateProfile {
+                iri: iri(row.first())?,
+                label: String::new(),
+                triples: count(row.get(1)),
+                iri_objects: count(row.get(2)),
+                datatypes: BTreeMap::new(),
+            })
+        })
+        .collect()
 }
 
 /// Each of the most used predicates with literals ([`SAMPLED_PREDICATES`]) gets the datatypes of
@@ -298,16 +316,7 @@ pub async fn compute(
     if let Some(counts) = counts {
         profile.predicates = counted_predicates(counts);
     } else if let QueryResults::Solutions(solutions) = kg.query(&predicates_query(PROFILE_LIMIT + 1)?).await? {
-        for row in &solutions.rows {
-            let Some(p) = iri(row.first()) else { continue };
-            profile.predicates.push(PredicateProfile {
-                label: String::new(),
-                triples: count(row.get(1)),
-                iri_objects: count(row.get(2)),
-                datatypes: BTreeMap::new(),
-                iri: p,
-            });
-        }
+        profile.predicates = predicate_rows(&solutions);
     }
     let triples: u64 = profile.predicates.iter().map(|p| p.triples).sum();
     if counts.is_some() {
@@ -462,19 +471,7 @@ mod tests {
         let QueryResults::Solutions(rows) = kg.query(&predicates_query(10).unwrap()).await.unwrap() else {
             panic!("a SELECT")
         };
-        let mut predicates: Vec<PredicateProfile> = rows
-            .rows
-            .iter()
-            .filter_map(|row| {
-                Some(PredicateProfile {
-                    iri: iri(row.first())?,
-                    label: String::new(),
-                    triples: count(row.get(1)),
-                    iri_objects: count(row.get(2)),
-                    datatypes: BTreeMap::new(),
-                })
-            })
-            .collect();
+        let mut predicates = predicate_rows(&rows);
         sample_datatypes(&kg, &mut predicates, 10).await.unwrap();
         let of = |p: &str| predicates.iter().find(|x| x.iri == p).unwrap().datatypes.clone();
         assert_eq!(
