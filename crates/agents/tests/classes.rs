@@ -52,6 +52,18 @@ async fn a_class_word_holds_the_answers_to_the_class() {
 }
 
 #[tokio::test]
+async fn a_class_word_after_a_genitive_mention_says_what_the_vertex_is() {
+    let Some(pipeline) = pipeline() else { return };
+    // "population" is a relation of the region itself: "region" says what Loreto is, so the
+    // region's own population answers, not its towns' (through "region", the towns' relation).
+    let e = ask(&pipeline, "What is the population of the Loreto region?").await;
+    assert_eq!(e.display_answers(), ["1030000"], "{:#?}", e.sparql);
+    // "Towns" names no relation of a region: after "of" or "in", "region" stays the relation's.
+    let e = ask(&pipeline, "What is the population of the towns in the Loreto region?").await;
+    assert_eq!(sorted(&e), ["480000", "63000"], "{:#?}", e.sparql);
+}
+
+#[tokio::test]
 async fn counts_over_a_class_with_and_without_an_entity() {
     let Some(pipeline) = pipeline() else { return };
     let e = ask(&pipeline, "How many countries are in South America?").await;

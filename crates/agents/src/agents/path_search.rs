@@ -390,7 +390,8 @@ fn reaches_one_of(path: &RelationPath, wanted: impl Fn(&str) -> bool) -> bool {
 /// The anchor's mention with the class word that follows it in the question, and the vertex of
 /// that class (the anchor's, else the first homonym's) when one is ("Runic" → "Runic block");
 /// else the mention alone. After a preposition the class word stays the relation's ("in the
-/// Runic block": "in block"), and only the vertex is chosen by it.
+/// Runic block": "in block"), and only the vertex is chosen by it, unless the preposition is the
+/// "of" of a relation the vertex itself has ("the last code point of the Runic block").
 async fn with_kind(
     ctx: &AgentContext,
     question: &str,
@@ -406,16 +407,24 @@ async fn with_kind(
     // After a preposition ("characters *in the Runic block*", "part *of the Greek script*") the
     // class word goes with it to name the relation ("in block"): it still says which vertex is
     // meant, but stays a word of the relation.
-    let before = words[..start]
-        .iter()
+    let before = (0..start)
         .rev()
-        .find(|w| !matches!(w.as_str(), "the" | "a" | "an"));
-    let relation_word = before.is_some_and(|w| RELATION_PREPOSITIONS.contains(&w.as_str()));
+        .find(|&i| !matches!(words[i].as_str(), "the" | "a" | "an"));
+    let relation_word = before.is_some_and(|i| RELATION_PREPOSITIONS.contains(&words[i].as_str()));
     let vertices: Vec<&str> = std::iter::once(anchor.iri.as_str())
         .chain(homonyms.iter().map(String::as_str))
         .collect();
     if let Some((vertex, len)) = crate::linking::typed::typed_vertex(ctx, &words, end, &vertices).await? {
-        let mention = if relation_word {
+        // Unless the noun before "of" names a relation of the vertex itself ("the last code
+        // *point* of the Runic block", "the *abbreviation* of the lowercase letter general
+        // category"): the question asks for the vertex's own attribute, and the class word only
+        // says what the vertex is ("characters of the Emoticons block" keeps "of block": no
+        // relation of a block is named "character").
+        let own_relation = match before.and_then(|i| crate::linking::typed::relation_noun_before(&words, i + 1)) {
+            Some(noun) => crate::linking::typed::has_relation_named(ctx, &vertex, &noun).await?,
+            None => false,
+        };
+        let mention = if relation_word && !own_relation {
             anchor.mention.clone()
         } else {
             format!("{} {}", anchor.mention, words[end..end + len].join(" "))

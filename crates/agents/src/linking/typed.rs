@@ -135,26 +135,31 @@ pub(crate) async fn related_vertex(
     let Some(noun) = relation_noun_before(words, start) else {
         return Ok(None);
     };
-    if crate::words::is_function_word(&noun) {
-        return Ok(None);
-    }
     for vertex in vertices.iter().take(MAX_KIND_CHECKS) {
-        let links = ctx.kg.predicates_around(vertex, RELATED_PREDICATES).await?;
-        let outgoing: Vec<&str> = links
-            .iter()
-            .filter(|l| l.direction == chatty_kg_graph::Direction::Outgoing)
-            .map(|l| l.iri.as_str())
-            .collect();
-        let names = ctx.kg.predicate_names(&outgoing).await?;
-        let named = outgoing.iter().any(|p| {
-            let name = names.get(*p).map(String::as_str).unwrap_or(p);
-            normalize_tokens(name).iter().any(|w| singular(w) == noun)
-        });
-        if named {
+        if has_relation_named(ctx, vertex, &noun).await? {
             return Ok(Some((*vertex).to_owned()));
         }
     }
     Ok(None)
+}
+
+/// Whether `noun` (singular, no function word) is a word of the name of one of `vertex`'s own
+/// (outgoing) predicates, read from their labels or their property entities'.
+pub(crate) async fn has_relation_named(ctx: &AgentContext, vertex: &str, noun: &str) -> Result<bool, AgentError> {
+    if crate::words::is_function_word(noun) {
+        return Ok(false);
+    }
+    let links = ctx.kg.predicates_around(vertex, RELATED_PREDICATES).await?;
+    let outgoing: Vec<&str> = links
+        .iter()
+        .filter(|l| l.direction == chatty_kg_graph::Direction::Outgoing)
+        .map(|l| l.iri.as_str())
+        .collect();
+    let names = ctx.kg.predicate_names(&outgoing).await?;
+    Ok(outgoing.iter().any(|p| {
+        let name = names.get(*p).map(String::as_str).unwrap_or(p);
+        normalize_tokens(name).iter().any(|w| singular(w) == noun)
+    }))
 }
 
 #[cfg(test)]
