@@ -60,7 +60,7 @@ pub struct GraphSettings {
     pub description_predicates: Vec<String>,
     /// An embedded store's `load` of more quads than this compacts the store at its end: the
     /// bulk loader writes each million quads as files of their own, which every lookup reads in
-    /// turn until they are merged: at 10 M triples, 45 files, compacting took about 10 s of the
+    /// turn until they are merged: at 10 M triples, 45 files, compacting took 10–19 s of the
     /// load and made a question's type checks 9× faster. At or below 4 M (the default) a load is
     /// left as written, at the bulk loader's own speed.
     pub compact_after_quads: u64,
